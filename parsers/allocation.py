@@ -1,0 +1,186 @@
+"""What a job is allocated: node count, tasks, CPUs, GPUs and memory per node.
+
+Slurm decides this in slurmctld from the request and the nodes' sizes; sbatch-k8s decides it
+at submission from the request and the partition's node shape, because every pod of a job is
+built from one template (all nodes alike). The rules follow sbatch's ``_opt_verify`` and
+slurmctld's task placement:
+
+* ``--nodes=min[-max]`` gives the node count (a range gets its maximum); ``-n`` below the node
+  count lowers it (Slurm warns "can't run N processes on M nodes").
+* Without ``--nodes``: as many nodes as the tasks (``-n`` × ``-c``), GPUs (``--gpus``) or
+  ``--ntasks-per-node`` need, given the node shape; one node when the shape is unknown.
+* Tasks are placed in blocks: node *i* gets ``ceil`` of what is left over the nodes left, so
+  ``-N2 -n5`` → ``3,2`` — the counts every node's pod must have room for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, submission_failed
+from parsers.jobspec import JobSpec
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    """Size of one node of a partition (None = unknown, i.e. unlimited for placement)."""
+
+    cpus: Optional[int] = None
+    gpus: Optional[int] = None
+    memory_mb: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """The job's resources, per node, as Slurm would report them."""
+
+    node_count: int
+    tasks_per_node: Tuple[int, ...]
+    cpus_per_node: Tuple[int, ...]
+    gpus_per_node: int
+    mem_per_node_mb: Optional[int]
+    ntasks: Optional[int]
+    warnings: Tuple[str, ...] = ()
+
+    @property
+    def total_tasks(self) -> int:
+        """Tasks a default ``srun`` starts."""
+        return sum(self.tasks_per_node)
+
+    @property
+    def max_tasks_per_node(self) -> int:
+        """The most tasks any node holds (pods are sized for it)."""
+        return max(self.tasks_per_node)
+
+    @property
+    def max_cpus_per_node(self) -> int:
+        """The most CPUs any node holds (pods are sized for it)."""
+        return max(self.cpus_per_node)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def count_gpus(counts: tuple) -> int:
+    """Total of a ``[type:]n[,...]`` GPU request."""
+    return sum(c.count for c in counts)
+
+
+def gres_gpus(job: JobSpec) -> int:
+    """GPUs per node requested with ``--gres=gpu[:type]:n``."""
+    return sum(g.count for g in job.gres if g.name == "gpu")
+
+
+def block_layout(ntasks: int, nodes: int) -> Tuple[int, ...]:
+    """Slurm's block distribution of ``ntasks`` over ``nodes`` when every node has room."""
+    counts = []
+    left = ntasks
+    for i in range(nodes):
+        share = _ceil_div(left, nodes - i)
+        counts.append(share)
+        left -= share
+    return tuple(counts)
+
+
+def _node_count(job: JobSpec, shape: NodeShape, cpt: int, warnings: list) -> int:
+    if job.nodes is not None:
+        count = job.nodes.max_nodes or job.nodes.min_nodes
+        if job.ntasks is not None and job.ntasks < count:
+            warnings.append(f"can't run {job.ntasks} processes on {count} nodes, "
+                            f"setting nnodes to {job.ntasks}")
+            count = job.ntasks
+        return count
+    if job.nodelist:
+        return len(dict.fromkeys(job.nodelist))
+    count = 1
+    if job.ntasks is not None:
+        if job.ntasks_per_node:
+            count = _ceil_div(job.ntasks, job.ntasks_per_node)
+        elif shape.cpus:
+            count = _ceil_div(job.ntasks * cpt, shape.cpus)
+    total_gpus = count_gpus(job.gpus)
+    if total_gpus and shape.gpus:
+        count = max(count, _ceil_div(total_gpus, shape.gpus))
+    return max(count, 1)
+
+
+def _task_count(job: JobSpec, nodes: int) -> Optional[int]:
+    """SLURM_NTASKS of the batch step: only when a task count was asked for."""
+    if job.ntasks is not None:
+        return job.ntasks
+    if job.ntasks_per_node:
+        return job.ntasks_per_node * nodes
+    total_gpus = count_gpus(job.gpus)
+    if job.ntasks_per_gpu and total_gpus:
+        return job.ntasks_per_gpu * total_gpus
+    per_task = count_gpus(job.gpus_per_task)
+    if per_task and total_gpus:
+        return total_gpus // per_task
+    return None
+
+
+def _gpus_per_node(job: JobSpec, nodes: int, tasks_per_node: Tuple[int, ...]) -> int:
+    if job.gpus_per_node:
+        return count_gpus(job.gpus_per_node)
+    if gres_gpus(job):
+        return gres_gpus(job)
+    if job.gpus_per_task:
+        return count_gpus(job.gpus_per_task) * max(tasks_per_node)
+    if job.gpus:
+        return _ceil_div(count_gpus(job.gpus), nodes)
+    return 0
+
+
+def allocate(job: JobSpec, shape: NodeShape) -> Allocation:
+    """The allocation Slurm would give ``job`` on nodes of ``shape``; raises the controller's
+    refusal when it cannot fit."""
+    warnings: list = []
+    cpt = job.cpus_per_task or 1
+    nodes = _node_count(job, shape, cpt, warnings)
+    if nodes < 1:
+        raise submission_failed("Node count specification invalid")
+    ntasks = _task_count(job, nodes)
+    if ntasks is not None and ntasks < nodes:
+        raise submission_failed("Requested node configuration is not available")
+    if ntasks is not None:
+        tasks = block_layout(ntasks, nodes)
+    else:
+        tasks = (1,) * nodes
+    if job.ntasks_per_node and max(tasks) > job.ntasks_per_node and job.ntasks is None:
+        raise submission_failed("Requested node configuration is not available")
+    cpus = [t * cpt for t in tasks]
+    if job.mincpus:
+        cpus = [max(c, job.mincpus) for c in cpus]
+    gpus = _gpus_per_node(job, nodes, tasks)
+    if job.cpus_per_gpu and gpus:
+        cpus = [max(c, job.cpus_per_gpu * gpus) for c in cpus]
+    if job.exclusive == "node" and shape.cpus:
+        cpus = [shape.cpus] * nodes
+        if shape.gpus and not gpus:
+            gpus = shape.gpus
+    if shape.cpus and max(cpus) > shape.cpus:
+        raise submission_failed("Requested node configuration is not available")
+    if shape.gpus is not None and gpus > shape.gpus:
+        raise submission_failed("Requested node configuration is not available")
+    memory = _memory_per_node(job, max(cpus), gpus, shape)
+    if ntasks is None and job.exclusive == "node" and shape.cpus:
+        tasks = tuple(c // cpt for c in cpus)
+    return Allocation(nodes, tasks, tuple(cpus), gpus, memory, ntasks, tuple(warnings))
+
+
+def _memory_per_node(job: JobSpec, cpus: int, gpus: int, shape: NodeShape) -> Optional[int]:
+    if job.mem_per_node_mb is not None:
+        memory = job.mem_per_node_mb or shape.memory_mb
+    elif job.mem_per_cpu_mb is not None:
+        memory = job.mem_per_cpu_mb * cpus
+    elif job.mem_per_gpu_mb is not None:
+        memory = job.mem_per_gpu_mb * max(gpus, 1)
+    else:
+        return None
+    if memory and shape.memory_mb and memory > shape.memory_mb:
+        raise SlurmInputError(
+            "Batch job submission failed: Requested node configuration is not available",
+            exit_code=EXIT_SUBMIT_ERROR)
+    return memory

@@ -1,0 +1,314 @@
+"""Value readers: one per option ``kind`` of the option table.
+
+A reader turns the raw text of an option into the typed value its JobSpec / StepRequest field
+holds, and words failures as Slurm does for that option (``Invalid --time specification``,
+``Invalid numeric value "x" for --ntasks.``, …) with Slurm's exit code. The value languages
+themselves live in :mod:`parsers.values` (lark grammars); they are imported lazily so that a
+command line that needs none of them never loads lark.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional, Tuple
+
+from parsers.errors import EXIT_OPTION_ERROR, EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
+from parsers.errors import submission_failed
+from parsers.options import Option
+
+#: Slurm's NICE_OFFSET - 3: the largest --nice adjustment.
+NICE_LIMIT = 0x80000000 - 3
+K8S_TARGETS = ("indexed-job", "jobset", "pytorchjob", "mpijob")
+MAIL_TYPES = (
+    "NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
+    "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS",
+)
+
+
+def _invalid(option: Option) -> SlurmInputError:
+    return SlurmInputError(f"Invalid --{option.long} specification")
+
+
+def _flag(option: Option, raw: Optional[str]) -> object:
+    return True if option.const is None else option.const
+
+
+def _string(option: Option, raw: Optional[str]) -> object:
+    return raw if raw is not None else ""
+
+
+def parse_int(name: str, raw: Optional[str], positive: bool) -> int:
+    """Slurm's ``parse_int``: a whole decimal number, > 0 when ``positive``; failures exit 1."""
+    text = (raw or "").strip()
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = None
+    if value is None or value < 0 or (positive and value == 0) or text.startswith("+"):
+        raise SlurmInputError(f'Invalid numeric value "{raw}" for {name}.',
+                              exit_code=EXIT_SUBMIT_ERROR)
+    if value >= 2**31 - 1:
+        raise SlurmInputError(f"Numeric argument ({value}) too large for {name}.",
+                              exit_code=EXIT_SUBMIT_ERROR)
+    return value
+
+
+def _int(option: Option, raw: Optional[str]) -> object:
+    if raw is None and option.arg == "optional":
+        return 1
+    return parse_int(f"--{option.long}", raw, positive=True)
+
+
+def _int0(option: Option, raw: Optional[str]) -> object:
+    return parse_int(f"--{option.long}", raw, positive=False)
+
+
+def _time(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.time import parse_time_limit_min
+
+    try:
+        return parse_time_limit_min(raw or "")
+    except ValueSyntaxError as e:
+        raise _invalid(option) from e
+
+
+def _memory(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.memory import parse_memory_mb
+
+    try:
+        return parse_memory_mb(raw or "")
+    except ValueSyntaxError as e:
+        raise _invalid(option) from e
+
+
+def _nodes(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.nodes import parse_node_range
+
+    try:
+        return parse_node_range(raw or "")
+    except ValueSyntaxError as e:
+        raise SlurmInputError(f'"{raw}" is not a valid node count') from e
+
+
+def _gres(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.gres import parse_gres
+
+    try:
+        return parse_gres(raw or "")
+    except ValueSyntaxError as e:
+        raise submission_failed("Invalid generic resource (gres) specification") from e
+
+
+def _gpus(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.gres import parse_gpu_counts
+
+    try:
+        return parse_gpu_counts(raw or "")
+    except ValueSyntaxError as e:
+        raise submission_failed("Invalid generic resource (gres) specification") from e
+
+
+def _array(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.array import parse_array
+
+    try:
+        return parse_array(raw or "")
+    except ValueSyntaxError as e:
+        raise submission_failed("Invalid job array specification") from e
+
+
+def _dependency(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.dependency import parse_dependency
+
+    try:
+        return parse_dependency(raw or "")
+    except ValueSyntaxError as e:
+        raise submission_failed("Job dependency problem") from e
+
+
+def _hostlist(option: Option, raw: Optional[str]) -> object:
+    """Node names; a value containing ``/`` names a file and is kept as text for the CLI."""
+    text = raw or ""
+    if "/" in text:
+        return ("@file", text)
+    from parsers.values.hostlist import expand_hostlist
+
+    try:
+        return tuple(expand_hostlist(text))
+    except ValueSyntaxError as e:
+        raise SlurmInputError("Invalid node list specified", exit_code=EXIT_SUBMIT_ERROR) from e
+
+
+def _filename(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.filename import parse_step_io
+
+    text = raw or ""
+    try:
+        parse_step_io(text)
+    except ValueSyntaxError as e:
+        raise _invalid(option) from e
+    return text
+
+
+def _export(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.export import parse_export
+
+    try:
+        return parse_export(raw or "")
+    except ValueSyntaxError as e:
+        raise _invalid(option) from e
+
+
+def _signal(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.signal import parse_signal
+
+    try:
+        return parse_signal(raw or "")
+    except ValueSyntaxError as e:
+        raise _invalid(option) from e
+
+
+def _begin(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.begin import parse_begin
+
+    try:
+        return parse_begin(raw or "")
+    except ValueSyntaxError as e:
+        raise _invalid(option) from e
+
+
+def _distribution(option: Option, raw: Optional[str]) -> object:
+    from parsers.values.distribution import parse_distribution
+
+    try:
+        return parse_distribution(raw or "")
+    except ValueSyntaxError as e:
+        raise _invalid(option) from e
+
+
+def _exclusive(option: Option, raw: Optional[str]) -> object:
+    """``--exclusive[=user|mcs|topo|oversubscribe]`` → the sharing mode Slurm records."""
+    modes = {"": "node", "exclusive": "node", "allocation": "node", "user": "user",
+             "mcs": "mcs", "topo": "topo", "oversubscribe": "oversubscribe"}
+    mode = modes.get((raw or "").lower())
+    if mode is None:
+        raise _invalid(option)
+    return mode
+
+
+def _yesno(option: Option, raw: Optional[str]) -> object:
+    answer = (raw or "").lower()
+    if answer not in ("yes", "no"):
+        raise _invalid(option)
+    return answer == "yes"
+
+
+def _mail_type(option: Option, raw: Optional[str]) -> object:
+    kinds = tuple(part.strip().upper() for part in (raw or "").split(","))
+    if not kinds or any(kind not in MAIL_TYPES for kind in kinds):
+        raise _invalid(option)
+    return kinds
+
+
+def _open_mode(option: Option, raw: Optional[str]) -> object:
+    first = (raw or " ")[0].lower()
+    if first not in "at":
+        raise _invalid(option)
+    return "append" if first == "a" else "truncate"
+
+
+def _requeue(option: Option, raw: Optional[str]) -> object:
+    if raw and raw.lower() != "expedite":
+        raise _invalid(option)
+    return True
+
+
+def _no_kill(option: Option, raw: Optional[str]) -> object:
+    value = (raw or "set").lower()
+    if value not in ("set", "off", "no"):
+        raise _invalid(option)
+    return value == "set"
+
+
+def _nice(option: Option, raw: Optional[str]) -> object:
+    text = (raw or "100").strip()
+    digits = text.lstrip("+-")
+    value = int(text) if digits.isdigit() else 0
+    if abs(value) > NICE_LIMIT:
+        raise SlurmInputError(f"Invalid --nice value, out of range (+/- {NICE_LIMIT})")
+    return value
+
+
+def _wait_all_nodes(option: Option, raw: Optional[str]) -> object:
+    value = parse_int("--wait-all-nodes", raw, positive=False)
+    if value > 1:
+        raise _invalid(option)
+    return value
+
+
+def _tres(option: Option, raw: Optional[str]) -> object:
+    """``--tres-per-task=cpu:4,gres/gpu:1`` → ``(("cpu", 4), ("gres/gpu", 1))``."""
+    parts = []
+    for item in (raw or "").split(","):
+        name, sep, count = item.replace("=", ":").rpartition(":")
+        if not sep or not name or not count.isdigit():
+            raise _invalid(option)
+        parts.append((name.lower(), int(count)))
+    return tuple(parts)
+
+
+def _mounts(option: Option, raw: Optional[str]) -> object:
+    """pyxis ``SRC[:DST[:FLAGS]][,...]`` → ``((src, dst, flags), ...)``."""
+    mounts = []
+    for item in (raw or "").split(","):
+        fields = item.split(":")
+        if not fields[0] or len(fields) > 3:
+            raise _invalid(option)
+        src = fields[0]
+        dst = fields[1] if len(fields) > 1 and fields[1] else src
+        flags = fields[2] if len(fields) > 2 else ""
+        mounts.append((src, dst, flags))
+    return tuple(mounts)
+
+
+def _k8s_target(option: Option, raw: Optional[str]) -> object:
+    if raw not in K8S_TARGETS:
+        raise SlurmInputError(
+            f"Invalid --k8s-target specification: {raw} (one of {', '.join(K8S_TARGETS)})")
+    return raw
+
+
+def _count(option: Option, raw: Optional[str]) -> object:
+    """``-v`` counts; from SBATCH_DEBUG the value is the count."""
+    return int(raw) if raw and raw.isdigit() else 1
+
+
+READERS: Dict[str, Callable[[Option, Optional[str]], object]] = {
+    "flag": _flag, "string": _string, "int": _int, "int0": _int0, "time": _time,
+    "memory": _memory, "nodes": _nodes, "gres": _gres, "gpus": _gpus, "array": _array,
+    "dependency": _dependency, "hostlist": _hostlist, "filename": _filename, "export": _export,
+    "signal": _signal, "begin": _begin, "distribution": _distribution,
+    "exclusive": _exclusive, "yesno": _yesno, "mail_type": _mail_type,
+    "open_mode": _open_mode, "requeue": _requeue, "no_kill": _no_kill, "nice": _nice,
+    "wait_all_nodes": _wait_all_nodes, "tres": _tres, "mounts": _mounts,
+    "k8s_target": _k8s_target, "count": _count,
+}
+
+
+def read_value(option: Option, raw: Optional[str]) -> object:
+    """The typed value of ``option`` given ``raw`` (None for a flag or an absent optional)."""
+    return READERS[option.kind](option, raw)
+
+
+def env_flag_is_set(raw: str) -> bool:
+    """How Slurm reads a flag option from the environment: empty, ``yes`` or a non-zero
+    number sets it; anything else resets it."""
+    if raw == "" or raw.lower() == "yes":
+        return True
+    try:
+        return int(raw, 10) != 0
+    except ValueError:
+        return False
+
+
+__all__: Tuple[str, ...] = ("READERS", "read_value", "parse_int", "env_flag_is_set",
+                            "EXIT_OPTION_ERROR")

@@ -1,0 +1,252 @@
+"""sbatch's option processing: command line, ``SBATCH_*`` environment and ``#SBATCH`` header
+become one :class:`JobSpec` (plus the :class:`SubmitOptions` that steer sbatch itself).
+
+Order (sbatch's second pass): script directives, then environment, then command line; a later
+setting of the same option wins. Then Slurm's cross-option checks, with Slurm's messages.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
+from parsers.getopt import GivenOption, parse_args
+from parsers.jobspec import (
+    SCRIPT_FROM_STDIN,
+    SCRIPT_FROM_WRAP,
+    BatchScript,
+    Diagnostic,
+    JobSpec,
+    OptionRecord,
+    SubmitOptions,
+    field_names,
+)
+from parsers.option_values import env_flag_is_set, read_value
+from parsers.options import (
+    APPROXIMATED,
+    IGNORED,
+    NO_ARG,
+    OPTIONAL,
+    REJECTED,
+    SBATCH,
+    Option,
+    env_sources,
+)
+from parsers.script import check_script, directive_words, find_steps, wrap_command
+
+COMMAND_LINE = "command line"
+_RESET = "\0reset"
+_JOB_FIELDS = field_names(JobSpec)
+_SUBMIT_FIELDS = field_names(SubmitOptions)
+
+
+class CommandLine(NamedTuple):
+    """sbatch's argv split by getopt: options, then the script path and its arguments."""
+
+    options: Tuple[GivenOption, ...]
+    script_path: Optional[str]
+    script_args: Tuple[str, ...]
+
+    def value_of(self, long: str) -> Optional[str]:
+        """Last raw value given for ``--long`` on the command line ("" for a flag)."""
+        for given in reversed(self.options):
+            if given.option.long == long:
+                return given.raw if given.raw is not None else ""
+        return None
+
+
+def split_command_line(argv: Sequence[str]) -> CommandLine:
+    """getopt over sbatch's arguments (without the program name)."""
+    parsed = parse_args(SBATCH, argv)
+    script = parsed.operands[0] if parsed.operands else None
+    return CommandLine(parsed.options, script, tuple(parsed.operands[1:]))
+
+
+def env_options(environ: Mapping[str, str], command: str = SBATCH) -> Tuple[GivenOption, ...]:
+    """Options set through input environment variables, read as Slurm reads them."""
+    found: List[GivenOption] = []
+    for var, option in env_sources(command):
+        if var not in environ:
+            continue
+        text = environ[var]
+        raw: Optional[str] = text
+        if option.arg == NO_ARG and option.kind != "count":
+            raw = None if env_flag_is_set(text) else _RESET
+        elif option.arg == OPTIONAL and text == "":
+            raw = None
+        found.append(GivenOption(option, raw, var, f"{var}={text}"))
+    return tuple(found)
+
+
+def script_options(script: BatchScript) -> Tuple[Tuple[GivenOption, ...], Tuple[Diagnostic, ...]]:
+    """The ``#SBATCH`` header of ``script`` as options, and the header's warnings."""
+    words, sources, notes = directive_words(script.text, script.display_name)
+    parsed = parse_args(SBATCH, words, word_sources=sources)
+    if parsed.operands:
+        at = len(words) - len(parsed.operands)
+        raise SlurmInputError(f"Invalid directive found in batch script: {parsed.operands[0]}",
+                              location=sources[at])
+    return parsed.options, notes
+
+
+def load_script(
+    command_line: CommandLine, text: Optional[str], display_path: Optional[str]
+) -> BatchScript:
+    """The script sbatch will submit: ``--wrap``'s, or ``text`` read by the caller from the
+    file (``display_path``) or from stdin (``display_path`` None). Checks it as sbatch does."""
+    wrap = command_line.value_of("wrap")
+    if wrap is not None:
+        if command_line.script_path is not None:
+            raise SlurmInputError("Script arguments not permitted with --wrap option",
+                                  exit_code=EXIT_SUBMIT_ERROR)
+        return BatchScript(wrap_command(wrap), None, (), SCRIPT_FROM_WRAP)
+    assert text is not None, "caller reads the script when there is no --wrap"
+    check_script(text)
+    if display_path is None:
+        return BatchScript(text, None, command_line.script_args, SCRIPT_FROM_STDIN)
+    return BatchScript(text, display_path, command_line.script_args)
+
+
+def default_job_name(script: BatchScript) -> str:
+    """Slurm's default: the script's file name, ``wrap`` for --wrap, ``sbatch`` for stdin."""
+    if script.origin == SCRIPT_FROM_WRAP:
+        return "wrap"
+    if script.path is None:
+        return "sbatch"
+    return posixpath.basename(script.path)
+
+
+class _Merged(NamedTuple):
+    values: Dict[str, object]
+    set_by: Dict[str, str]
+    records: Tuple[OptionRecord, ...]
+    notes: Tuple[Diagnostic, ...]
+
+
+def _merge(ordered: Sequence[GivenOption]) -> _Merged:
+    values: Dict[str, object] = {}
+    set_by: Dict[str, str] = {}
+    records: List[OptionRecord] = []
+    notes: List[Diagnostic] = []
+    warned = set()
+    for given in ordered:
+        option = given.option
+        field = option.field or option.long
+        from_env = given.source.isupper() and "." not in given.source and ":" not in given.source
+        records.append(OptionRecord(option.long, given.raw, given.source))
+        if given.raw == _RESET:
+            values.pop(field, None)
+            set_by.pop(field, None)
+            continue
+        try:
+            value = read_value(option, given.raw)
+        except SlurmInputError as e:
+            if e.location is None and given.source != COMMAND_LINE:
+                e.location = given.source
+            raise
+        if option.kind == "count":
+            values[field] = int(values.get(field, 0)) + int(value)  # type: ignore[call-overload]
+        else:
+            values[field] = value
+        set_by[field] = "env" if from_env else "cli"
+        note = _support_note(option, given, warned)
+        if note:
+            notes.append(note)
+    return _Merged(values, set_by, tuple(records), tuple(notes))
+
+
+def rejection(option: Option, source: str) -> SlurmInputError:
+    """The error for an option the table rejects."""
+    where = None if source == COMMAND_LINE else source
+    return SlurmInputError(f"--{option.long} is not supported by sbatch-k8s: {option.note}",
+                           location=where)
+
+
+def _support_note(option: Option, given: GivenOption, warned: set) -> Optional[Diagnostic]:
+    """The warning (or, for rejected options, the error) that the option table asks for."""
+    level = option.level(SBATCH)
+    where = None if given.source == COMMAND_LINE else given.source
+    if level == REJECTED:
+        raise rejection(option, given.source)
+    if level not in (APPROXIMATED, IGNORED) or option.long in warned:
+        return None
+    warned.add(option.long)
+    verb = "is approximated" if level == APPROXIMATED else "has no effect"
+    return Diagnostic(f"--{option.long} {verb}: {option.note}", where)
+
+
+def _check_exclusive_options(merged: _Merged) -> None:
+    """Slurm's mutually-exclusive option checks (``slurm_opt.c`` validate_* functions)."""
+    values, set_by = merged.values, merged.set_by
+    mem_fields = ("mem_per_node_mb", "mem_per_cpu_mb", "mem_per_gpu_mb")
+    by_cli = [f for f in mem_fields if set_by.get(f) == "cli"]
+    if len(by_cli) > 1:
+        raise fatal("--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.")
+    if by_cli:
+        for other in mem_fields:
+            if other != by_cli[0]:
+                values.pop(other, None)
+    elif sum(1 for f in mem_fields if f in values) > 1:
+        raise fatal("SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are "
+                    "mutually exclusive.")
+    gres = values.get("gres") or ()
+    if any(g.name == "gpu" for g in gres) and "gpus_per_node" in values:  # type: ignore[attr-defined]
+        raise fatal("--gpus-per-node and --gres=gpu are mutually exclusive.")
+    if set_by.get("exclusive") == "cli" and set_by.get("oversubscribe") == "cli":
+        raise fatal("--exclusive and --oversubscribe options are mutually exclusive")
+    if "cpus_per_task" in values and "cpus_per_gpu" in values and (
+            set_by["cpus_per_task"] == set_by["cpus_per_gpu"]):
+        raise fatal("--cpus-per-task, --tres-per-task=cpu:#, and --cpus-per-gpu are mutually "
+                    "exclusive")
+    if "ntasks_per_gpu" in values:
+        for field, spelled in (("gpus_per_task", "--gpus-per-task"),
+                               ("ntasks_per_node", "--ntasks-per-node")):
+            if field in values:
+                raise fatal(f"{spelled} is mutually exclusive with --ntasks-per-gpu and "
+                            "SLURM_NTASKS_PER_GPU")
+
+
+def _check_counts(values: Dict[str, object]) -> None:
+    """sbatch's ``_opt_verify`` checks of task and node counts."""
+    nodes = values.get("nodes")
+    if nodes is not None:
+        low, high = nodes.min_nodes, nodes.max_nodes  # type: ignore[attr-defined]
+        if low < 0 or high < 0 or (high and low > high):
+            raise SlurmInputError(f"invalid number of nodes (-N {low}-{high})",
+                                  exit_code=EXIT_SUBMIT_ERROR)
+
+
+def build_job(
+    command_line: CommandLine,
+    environ: Mapping[str, str],
+    script: BatchScript,
+) -> Tuple[JobSpec, SubmitOptions]:
+    """Merge every source of options into the job and sbatch's own settings."""
+    from_script, header_notes = script_options(script)
+    ordered = from_script + env_options(environ) + command_line.options
+    merged = _merge(ordered)
+    _check_exclusive_options(merged)
+    _check_counts(merged.values)
+    job_values: Dict[str, object] = {}
+    submit_values: Dict[str, object] = {}
+    other: List[Tuple[str, object]] = []
+    for field, value in merged.values.items():
+        if field in _JOB_FIELDS:
+            job_values[field] = value
+        elif field in _SUBMIT_FIELDS:
+            submit_values[field] = value
+        else:
+            other.append((field, value))
+    if "wrap" in merged.values:
+        other = [(k, v) for k, v in other if k != "wrap"]
+    job_values.setdefault("job_name", default_job_name(script))
+    job = JobSpec(
+        script=script,
+        steps=find_steps(script.text),
+        given=merged.records,
+        other_options=tuple(sorted(other, key=lambda kv: kv[0])),
+        warnings=header_notes + merged.notes,
+        **job_values,  # type: ignore[arg-type]
+    )
+    return job, SubmitOptions(**submit_values)  # type: ignore[arg-type]

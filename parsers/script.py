@@ -1,0 +1,214 @@
+"""Reading a batch script exactly as sbatch does.
+
+* :func:`check_script` — sbatch's sanity checks, with its messages (empty, whitespace only,
+  no ``#!``, NUL byte, DOS line breaks).
+* :func:`wrap_command` — the script ``--wrap`` builds.
+* :func:`directive_words` — the words of the ``#SBATCH`` header: directives only before the
+  first command, only at column 0, ``#`` ends a directive, quotes group, backslash escapes, no
+  variable expansion. Each word remembers ``file:line``.
+* :func:`find_steps` — the ``srun`` lines of the script body, for reporting.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
+from parsers.jobspec import Diagnostic, StepRecord
+
+MAGIC = "#SBATCH"
+OLD_MAGIC = "#SLURM"
+_FOREIGN_MAGIC = ("#PBS", "#BSUB")
+
+
+def check_script(text: str) -> None:
+    """Raise sbatch's error for a script the controller would not accept."""
+    if text == "":
+        raise SlurmInputError("Batch script is empty!", exit_code=EXIT_SUBMIT_ERROR)
+    if text.strip() == "":
+        raise SlurmInputError("Batch script contains only whitespace!",
+                              exit_code=EXIT_SUBMIT_ERROR)
+    if not text.startswith("#!"):
+        raise SlurmInputError(
+            "This does not look like a batch script.  The first",
+            "line must start with #! followed by the path to an interpreter.",
+            "For instance: #!/bin/sh",
+            exit_code=EXIT_SUBMIT_ERROR)
+    if "\0" in text:
+        raise SlurmInputError("The Slurm controller does not allow scripts that",
+                              "contain a NULL character '\\0'.", exit_code=EXIT_SUBMIT_ERROR)
+    if "\r\n" in text:
+        raise SlurmInputError("Batch script contains DOS line breaks (\\r\\n)",
+                              "instead of expected UNIX line breaks (\\n).",
+                              exit_code=EXIT_SUBMIT_ERROR)
+
+
+def wrap_command(command: str) -> str:
+    """The script sbatch builds for ``--wrap=<command>``."""
+    return f"#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{command}\n"
+
+
+def _split_directive(file: str, line_no: int, line: str, rest: str) -> List[str]:
+    """Tokenize the text after ``#SBATCH`` like sbatch's ``get_argument``."""
+    words: List[str] = []
+    i, n = 0, len(rest)
+    while True:
+        while i < n and rest[i].isspace():
+            i += 1
+        if i < n and rest[i] == ":":
+            raise fatal(f"{file}: line {line_no}: Unexpected `:` in [{line}]")
+        if i >= n:
+            return words
+        word: List[str] = []
+        quote = ""
+        while i < n and (quote or not rest[i].isspace()):
+            ch = rest[i]
+            if ch == "\\":
+                word.append(rest[i + 1:i + 2])
+                i += 2
+                continue
+            if quote:
+                i += 1
+                if ch == quote:
+                    quote = ""
+                else:
+                    word.append(ch)
+                continue
+            if ch in "\"'":
+                quote = ch
+                i += 1
+                continue
+            if ch == "#":
+                if word:
+                    words.append("".join(word))
+                return words
+            word.append(ch)
+            i += 1
+        if quote:
+            raise fatal(f"{file}: line {line_no}: Unmatched `{quote}` in [{line}]")
+        if word:
+            words.append("".join(word))
+
+
+def _is_command(line: str) -> bool:
+    """A line that ends the directive header: its first non-blank character is not ``#``."""
+    stripped = line.lstrip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def directive_words(
+    text: str, file: str
+) -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[Diagnostic, ...]]:
+    """Words of the ``#SBATCH`` header, the ``file:line`` of each, and warnings.
+
+    Warnings cover ``#SLURM`` (Slurm's own message), ``#PBS``/``#BSUB`` lines (not translated),
+    and ``#SBATCH`` lines after the first command (silently ignored by Slurm; we say so).
+    """
+    words: List[str] = []
+    sources: List[str] = []
+    notes: List[Diagnostic] = []
+    lines = text.split("\n")
+    header_end = len(lines)
+    for index, line in enumerate(lines):
+        line_no = index + 1
+        if line.startswith(MAGIC):
+            rest = line[len(MAGIC):]
+        elif line.startswith(OLD_MAGIC):
+            rest = line[len(OLD_MAGIC):]
+            if not any(d.message.startswith("Change from #SLURM") for d in notes):
+                notes.append(Diagnostic("Change from #SLURM to #SBATCH in your script and "
+                                        "verify the options are valid in sbatch"))
+        else:
+            if line.startswith(_FOREIGN_MAGIC):
+                notes.append(Diagnostic(f"{line.split()[0]} directives are not translated; "
+                                        "write them as #SBATCH", f"{file}:{line_no}"))
+            if _is_command(line):
+                header_end = index
+                break
+            continue
+        for word in _split_directive(file, line_no, line, rest):
+            words.append(word)
+            sources.append(f"{file}:{line_no}: {line.strip()}")
+    for index in range(header_end + 1, len(lines)):
+        if lines[index].startswith(MAGIC):
+            notes.append(Diagnostic("#SBATCH after the first command is ignored (as by Slurm)",
+                                    f"{file}:{index + 1}"))
+    return tuple(words), tuple(sources), tuple(notes)
+
+
+def _logical_lines(text: str) -> List[Tuple[int, str]]:
+    """Script lines with backslash-newline continuations joined, with their first line no."""
+    out: List[Tuple[int, str]] = []
+    pending: Optional[Tuple[int, List[str]]] = None
+    for index, line in enumerate(text.split("\n")):
+        if pending is None:
+            pending = (index + 1, [])
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending[1].append(line[:-1])
+            continue
+        pending[1].append(line)
+        out.append((pending[0], " ".join(pending[1])))
+        pending = None
+    if pending is not None:
+        out.append((pending[0], " ".join(pending[1])))
+    return out
+
+
+_COMMAND_STARTERS = {";", "&&", "||", "|", "&", "(", "$(", "`", "then", "do", "else", "exec",
+                     "time", "nohup", "command", "eval"}
+
+
+def _shell_words(line: str) -> List[str]:
+    """Approximate shell words of a line (quotes grouped, comments dropped); never raises."""
+    import shlex
+
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()`")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    words: List[str] = []
+    try:
+        for word in lexer:
+            if word.startswith("#"):
+                break
+            words.append(word)
+    except ValueError:
+        return line.split()
+    return words
+
+
+def find_steps(text: str) -> Tuple[StepRecord, ...]:
+    """Every ``srun`` invocation of the script, with its options as given (values unexpanded).
+
+    Only reporting uses this (lint, the image a pyxis script asks for); the runtime runs the
+    script as it is.
+    """
+    from parsers.getopt import parse_args
+
+    steps: List[StepRecord] = []
+    for line_no, line in _logical_lines(text):
+        if "srun" not in line or line.lstrip().startswith("#"):
+            continue
+        words = _shell_words(line)
+        for at, word in enumerate(words):
+            if word != "srun" and not word.endswith("/srun"):
+                continue
+            before = words[at - 1] if at else ";"
+            if before not in _COMMAND_STARTERS and "=" not in before and at != 0:
+                continue
+            tail = _until_operator(words[at + 1:])
+            try:
+                parsed = parse_args("srun", tail)
+            except SlurmInputError:
+                continue
+            options = tuple((g.option.long, g.raw) for g in parsed.options)
+            steps.append(StepRecord(line_no, line.strip(), options, parsed.operands))
+    return tuple(steps)
+
+
+def _until_operator(words: Sequence[str]) -> List[str]:
+    out: List[str] = []
+    for word in words:
+        if word in (";", "&&", "||", "|", "&", ")", "`"):
+            break
+        out.append(word)
+    return out

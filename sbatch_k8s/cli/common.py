@@ -1,0 +1,60 @@
+"""The one place where errors become messages and exit codes.
+
+Every command's ``main`` runs its body through :func:`run_command`: user errors
+(:class:`~parsers.errors.SlurmInputError`) print Slurm's words, I/O-layer errors
+(:class:`~sbatch_k8s.errors.SbatchK8sError`) print one ``<command>: error: …`` line, anything
+unexpected prints one line naming the failure. ``SBATCH_K8S_DEBUG=1`` shows the traceback too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable, List, Optional, Sequence
+
+from parsers.errors import SlurmInputError
+from sbatch_k8s.errors import SbatchK8sError
+
+
+def print_error(command: str, message: str) -> None:
+    """One ``<command>: error: <message>`` line on stderr."""
+    sys.stderr.write(f"{command}: error: {message}\n")
+
+
+def print_warning(command: str, message: str, location: Optional[str] = None) -> None:
+    """One ``<command>: warning: [<location>: ]<message>`` line on stderr."""
+    where = f"{location}: " if location else ""
+    sys.stderr.write(f"{command}: warning: {where}{message}\n")
+
+
+def run_command(command: str, body: Callable[[List[str]], int],
+                argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``body(argv)`` and turn every failure into Slurm-style output and an exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return body(args)
+    except SlurmInputError as e:
+        sys.stderr.write(e.render(command))
+        return e.exit_code
+    except SbatchK8sError as e:
+        print_error(command, str(e))
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 141
+    except Exception as e:  # the boundary: no traceback reaches a user
+        if os.environ.get("SBATCH_K8S_DEBUG"):
+            raise
+        print_error(command, f"internal error: {type(e).__name__}: {e} "
+                             "(set SBATCH_K8S_DEBUG=1 for details)")
+        return 1
+
+
+def exit_with(code: int) -> None:
+    """Flush and exit (console-script entry points end here)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = code or 141
+    raise SystemExit(code)

@@ -1,0 +1,64 @@
+"""``--help``, ``--usage``, ``--version`` and ``--autocomplete``, derived from the option table."""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+from parsers.options import HONOURED, NO_ARG, OPTIONAL, options_for
+
+#: The Slurm release whose formats and messages sbatch-k8s reproduces.
+SLURM_VERSION = "22.05.8"
+VERSION = "0.1.0"
+
+_SYNOPSIS = {
+    "sbatch": "Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]",
+    "srun": "Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]] "
+            "[ : [OPTIONS(N)...]] executable(N) [args(N)...]",
+}
+
+
+def usage_text(command: str) -> str:
+    """The usage line."""
+    return _SYNOPSIS[command] + "\n"
+
+
+def help_text(command: str) -> str:
+    """Every option valid for ``command``, with what it does here and its support level."""
+    lines = [_SYNOPSIS[command], "", "Options (support level on sbatch-k8s in brackets):"]
+    for option in options_for(command):
+        if option.hidden:
+            continue
+        spelled = option.spelled()
+        if option.arg != NO_ARG:
+            spelled += "[=value]" if option.arg == OPTIONAL else "=value"
+        level = option.level(command)
+        tag = "" if level == HONOURED else f" [{level}]"
+        lines.append(f"  {spelled:<34} {option.note}{tag}")
+    return "\n".join(lines) + "\n"
+
+
+def version_text() -> str:
+    """Slurm's version line, with ours in brackets."""
+    return f"slurm {SLURM_VERSION} (sbatch-k8s {VERSION})\n"
+
+
+def autocomplete_text(command: str, prefix: str) -> str:
+    """Option spellings starting with ``prefix``, one per line (shell completion)."""
+    words = []
+    for option in options_for(command):
+        for name in (option.long,) + option.aliases:
+            word = f"--{name}" + ("=" if option.arg != NO_ARG else "")
+            if word.startswith(prefix):
+                words.append(word)
+    return "".join(f"{w}\n" for w in sorted(words))
+
+
+def answer(command: str, given: Mapping[str, Optional[str]]) -> str:
+    """The text for whichever of the early-answer options was given."""
+    if "help" in given:
+        return help_text(command)
+    if "usage" in given:
+        return usage_text(command)
+    if "version" in given:
+        return version_text()
+    return autocomplete_text(command, given.get("autocomplete") or "")

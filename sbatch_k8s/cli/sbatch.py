@@ -1,0 +1,103 @@
+"""``sbatch``: submit a batch script (or print/lint what it becomes on Kubernetes).
+
+Flow, as Slurm's sbatch: getopt over the command line; ``--help``/``--usage``/``--version``
+answer at once; the script comes from ``--wrap``, the named file (looked up in the working
+directory, then ``PATH``) or stdin; ``#SBATCH`` < ``SBATCH_*`` < command line; Slurm's checks.
+Then one of: ``--k8s-lint`` (report), ``--k8s-print`` (manifests, nothing contacted), or a
+real submission through the configured backend.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Mapping, Optional, Sequence, Tuple
+
+from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.jobspec import JobSpec, SubmitOptions
+from parsers.sbatch import CommandLine, build_job, load_script, split_command_line
+from sbatch_k8s.cli.common import exit_with, print_warning, run_command
+
+COMMAND = "sbatch"
+
+
+def resolve_script_path(name: str, chdir: Optional[str], environ: Mapping[str, str]) -> str:
+    """sbatch's search: a path with ``/`` as given; else the working directory (``--chdir``
+    if given), then ``PATH``; an unreadable name is returned as is (opening it fails)."""
+    if "/" in name:
+        return name
+    base = chdir or os.getcwd()
+    candidates = [os.path.join(base, name)]
+    candidates += [os.path.join(d, name) for d in environ.get("PATH", "").split(os.pathsep) if d]
+    for candidate in candidates:
+        if os.path.isfile(candidate) and os.access(candidate, os.R_OK):
+            return candidate
+    return name
+
+
+def read_script(command_line: CommandLine, environ: Mapping[str, str]) -> Tuple[
+        Optional[str], Optional[str]]:
+    """The script text and its path (None when read from stdin; both None with --wrap)."""
+    if command_line.value_of("wrap") is not None:
+        return None, None
+    if command_line.script_path is None:
+        return sys.stdin.read(), None
+    path = resolve_script_path(command_line.script_path, command_line.value_of("chdir"),
+                               environ)
+    try:
+        with open(path, "r", encoding="utf-8", errors="surrogateescape") as f:
+            return f.read(), path
+    except OSError as e:
+        raise SlurmInputError(f"Unable to open file {command_line.script_path}",
+                              exit_code=EXIT_SUBMIT_ERROR) from e
+
+
+def _answer_at_once(command_line: CommandLine) -> Optional[int]:
+    """``--help``, ``--usage``, ``--version``, ``--autocomplete``: print and exit 0."""
+    names = {g.option.long: g.raw for g in command_line.options}
+    if "help" in names or "usage" in names or "version" in names or "autocomplete" in names:
+        from sbatch_k8s.cli.help_text import answer
+
+        sys.stdout.write(answer(COMMAND, names))
+        return 0
+    return None
+
+
+def _print_warnings(job: JobSpec, submit: SubmitOptions) -> None:
+    if submit.quiet:
+        return
+    for note in job.warnings:
+        print_warning(COMMAND, note.message, note.location)
+
+
+def _main(argv: List[str]) -> int:
+    environ = os.environ
+    command_line = split_command_line(argv)
+    early = _answer_at_once(command_line)
+    if early is not None:
+        return early
+    if command_line.value_of("k8s-lint") is not None:
+        from sbatch_k8s.cli.lint import lint_report
+
+        text, path = read_script(command_line, environ)
+        script = load_script(command_line, text, path)
+        report, ok = lint_report(command_line, environ, script)
+        sys.stdout.write(report)
+        return 0 if ok else 1
+    text, path = read_script(command_line, environ)
+    script = load_script(command_line, text, path)
+    job, submit = build_job(command_line, environ, script)
+    _print_warnings(job, submit)
+    if submit.k8s_print:
+        from sbatch_k8s.submit import print_manifests
+
+        sys.stdout.write(print_manifests(job, submit, environ))
+        return 0
+    from sbatch_k8s.submit import submit_job
+
+    return submit_job(job, submit, environ)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Console entry point."""
+    exit_with(run_command(COMMAND, _main, argv))

@@ -1,0 +1,92 @@
+"""From a checked JobSpec to a submission: the login-side facts, the partition, the
+allocation, then the backend (or, for ``--k8s-print``, the manifests only)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import secrets
+import socket
+from typing import Mapping, Tuple
+
+from parsers.allocation import Allocation, NodeShape, allocate
+from parsers.errors import SlurmInputError, submission_failed
+from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
+from sbatch_k8s.config import LOCAL, choose_backend, load_config
+from translators.config import ClusterConfig, PartitionConfig
+
+
+def submit_context(environ: Mapping[str, str]) -> SubmitContext:
+    """Who submits, from where, with which environment."""
+    import grp
+    import pwd
+
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = environ.get("USER", str(uid))
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    host = socket.gethostname().split(".")[0]
+    return SubmitContext(cwd=os.getcwd(), host=host, user=user, uid=uid, gid=gid, group=group,
+                         environment=tuple(sorted(environ.items())))
+
+
+def choose_partition(job: JobSpec, config: ClusterConfig) -> PartitionConfig:
+    """The job's partition (first of a comma list that exists), or Slurm's refusal."""
+    names = (job.partition or config.default_partition).split(",")
+    for name in names:
+        found = config.partition(name)
+        if found is not None:
+            return found
+    raise submission_failed("Invalid partition name specified")
+
+
+def node_shape(partition: PartitionConfig) -> NodeShape:
+    """The size of one node of ``partition``."""
+    return NodeShape(partition.node_cpus, partition.node_gpus, partition.node_memory_mb)
+
+
+def plan(job: JobSpec, config: ClusterConfig) -> Tuple[PartitionConfig, Allocation]:
+    """Partition and allocation for ``job`` (raises Slurm's refusals)."""
+    partition = choose_partition(job, config)
+    return partition, allocate(job, node_shape(partition))
+
+
+def now_iso() -> str:
+    """Submit time as Slurm prints timestamps (local time, seconds)."""
+    return datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def print_manifests(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, str]) -> str:
+    """``sbatch --k8s-print``: the manifests as YAML; nothing is contacted or created."""
+    from sbatch_k8s.manifest_yaml import dump_manifests
+    from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
+    from translators import RenderInputs, render
+
+    config, _ = load_config(environ)
+    partition, allocation = plan(job, config)
+    inputs = RenderInputs(
+        job=job, allocation=allocation, context=submit_context(environ), partition=partition,
+        cluster_name=config.cluster_name, job_id=submit.k8s_job_id or 1,
+        token=secrets.token_hex(16), runtime_hash=bundle_hash(build_bundle()),
+        submit_time=now_iso(), target=submit.k8s_target or partition.target)
+    result = render(inputs)
+    return dump_manifests(result.manifests)
+
+
+def submit_job(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, str]) -> int:
+    """Submit through the configured backend; prints what sbatch prints; returns the exit
+    code (the job's with ``--wait``)."""
+    config, path = load_config(environ)
+    backend = choose_backend(environ, config, path)
+    if backend == LOCAL:
+        from sbatch_k8s.backends.local.submit import submit_local
+
+        return submit_local(job, submit, config, environ)
+    raise SlurmInputError("Batch job submission failed: the Kubernetes backend is not "
+                          "available in this version; use --k8s-print and kubectl apply, or "
+                          "SBATCH_K8S_BACKEND=local", exit_code=1)

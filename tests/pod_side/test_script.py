@@ -1,0 +1,104 @@
+"""Reading batch scripts as sbatch does (reference/slurm.md §1.1, §1.2, §10)."""
+
+from __future__ import annotations
+
+import pytest
+
+from parsers.errors import SlurmInputError
+from parsers.script import check_script, directive_words, find_steps, wrap_command
+
+
+@pytest.mark.parametrize("text, lines, code", [
+    ("", ["Batch script is empty!"], 1),
+    ("  \n\t\n", ["Batch script contains only whitespace!"], 1),
+    ("echo hello\n", ["This does not look like a batch script.  The first",
+                      "line must start with #! followed by the path to an interpreter.",
+                      "For instance: #!/bin/sh"], 1),
+    ("#!/bin/sh\necho \0\n", ["The Slurm controller does not allow scripts that",
+                              "contain a NULL character '\\0'."], 1),
+    ("#!/bin/sh\r\necho\r\n", ["Batch script contains DOS line breaks (\\r\\n)",
+                               "instead of expected UNIX line breaks (\\n)."], 1),
+])
+def test_script_checks(text, lines, code):
+    with pytest.raises(SlurmInputError) as e:
+        check_script(text)
+    assert list(e.value.lines) == lines
+    assert e.value.exit_code == code
+    assert e.value.render("sbatch").splitlines() == [f"sbatch: error: {x}" for x in lines]
+
+
+def test_good_script_passes():
+    check_script("#!/bin/bash\necho hi\n")
+
+
+def test_wrap_builds_slurms_script():
+    assert wrap_command("hostname") == (
+        "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nhostname\n")
+
+
+def _words(text):
+    words, sources, notes = directive_words(text, "job.sh")
+    return list(words)
+
+
+@pytest.mark.parametrize("text, words", [
+    # Several options on one line; '#' ends a directive; no space needed after #SBATCH.
+    ("#!/bin/sh\n#SBATCH -t 0:30:00 --exclusive --mem=0\n", ["-t", "0:30:00", "--exclusive", "--mem=0"]),
+    ("#!/bin/sh\n#SBATCH --time=01:00:00   # one hour\n", ["--time=01:00:00"]),
+    ("#!/bin/sh\n#SBATCH--time=24:00:00\n", ["--time=24:00:00"]),
+    ("#!/bin/sh\n#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.01\n",
+     ["--container-image=nvcr.io"]),
+    # Inert forms: ##SBATCH, indented #SBATCH, other comments, blank lines.
+    ("#!/bin/sh\n##SBATCH --time=5\n  #SBATCH -N 3\n# comment\n\n#SBATCH -N 2\n", ["-N", "2"]),
+    # Directives after the first command are not read.
+    ("#!/bin/sh\n#SBATCH -N 2\necho hi\n#SBATCH -N 5\n", ["-N", "2"]),
+    # Quoting groups, quotes removed; backslash escapes; no variable expansion.
+    ("#!/bin/sh\n#SBATCH --job-name=\"my job\" --comment='a b'\n", ["--job-name=my job", "--comment=a b"]),
+    ("#!/bin/sh\n#SBATCH --job-name=a\\ b --comment=x\\#y\n", ["--job-name=a b", "--comment=x#y"]),
+    ("#!/bin/sh\n#SBATCH --output=$HOME/~/$(date).out\n", ["--output=$HOME/~/$(date).out"]),
+    ("#!/bin/sh\n#SBATCH --comment=\"a # b\"\n", ["--comment=a # b"]),
+    # #SLURM is read too (with Slurm's warning).
+    ("#!/bin/sh\n#SLURM -N 2\n", ["-N", "2"]),
+    # hetjob separators are blanked.
+    ("#!/bin/sh\n#SBATCH -N1\n", ["-N1"]),
+])
+def test_directive_words(text, words):
+    assert _words(text) == words
+
+
+def test_sources_and_notes():
+    text = "#!/bin/sh\n#SBATCH -N 2\n#SLURM --time=5\n#PBS -l nodes=2\necho hi\n#SBATCH -n 4\n"
+    words, sources, notes = directive_words(text, "job.sh")
+    assert sources[0].startswith("job.sh:2: ")
+    assert sources[2].startswith("job.sh:3: ")
+    messages = [n.message for n in notes]
+    assert any(m.startswith("Change from #SLURM to #SBATCH") for m in messages)
+    assert any("#PBS directives are not translated" in m for m in messages)
+    assert any(n.location == "job.sh:6" for n in notes)
+
+
+@pytest.mark.parametrize("line, message", [
+    ('#SBATCH --job-name="abc', "job.sh: line 2: Unmatched `\"` in [#SBATCH --job-name=\"abc]"),
+    ("#SBATCH : -N 2", "job.sh: line 2: Unexpected `:` in [#SBATCH : -N 2]"),
+])
+def test_directive_fatal_errors(line, message):
+    with pytest.raises(SlurmInputError) as e:
+        directive_words(f"#!/bin/sh\n{line}\n", "job.sh")
+    assert e.value.render("sbatch") == f"sbatch: fatal: {message}\n"
+    assert e.value.exit_code == 1
+
+
+def test_find_steps():
+    text = ("#!/bin/bash\n#SBATCH -N 2\n"
+            "srun --label torchrun --nnodes \"$SLURM_NNODES\" \\\n   --nproc_per_node 8 train.py\n"
+            "srun -N1 -n1 --container-image=nvcr.io#nvidia/pytorch:24.01 hostname &\n"
+            "echo srun is a word here\n"
+            "X=1 srun -n2 true && srun --overlap sleep 1\n"
+            "# srun in a comment\n")
+    steps = find_steps(text)
+    assert [s.line_no for s in steps] == [3, 5, 7, 7]
+    assert steps[0].options == (("label", None),)
+    assert steps[0].command[:3] == ("torchrun", "--nnodes", "$SLURM_NNODES")
+    assert steps[1].option("container-image") == "nvcr.io#nvidia/pytorch:24.01"
+    assert steps[2].option("ntasks") == "2"
+    assert steps[3].option("overlap") == ""

@@ -1,0 +1,135 @@
+"""The job description: the one document the runtime reads to become a Slurm job.
+
+Every target ships it (ConfigMap key ``job.json``, mounted at ``/etc/sbatch-k8s/job``; the local
+backend writes the same file). It holds plain Slurm facts — ids, names, the allocation, the
+options the runtime acts on, and the job's environment after ``--export`` — so the pod side
+needs nothing but this file, the script, and its contract adapter.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
+
+from parsers.allocation import Allocation
+from parsers.jobspec import JobSpec, SubmitContext
+
+DESCRIPTION_VERSION = 1
+
+#: Login-side variables not carried into pods by ``--export=ALL`` on Kubernetes: they describe
+#: the login machine, not the container (a ``*`` suffix matches a prefix).
+LOGIN_ONLY_VARIABLES = (
+    "PATH", "LD_LIBRARY_PATH", "HOME", "HOSTNAME", "PWD", "OLDPWD", "SHELL", "TERM", "TMPDIR",
+    "DISPLAY", "KUBECONFIG", "MAIL", "SHLVL", "_", "LS_COLORS", "SSH_*", "XDG_*", "DBUS_*",
+    "SBATCH_K8S_*", "VIRTUAL_ENV", "PYTHONHOME", "CONDA_*",
+)
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    for pattern in patterns:
+        if pattern.endswith("*") and name.startswith(pattern[:-1]):
+            return True
+        if name == pattern:
+            return True
+    return False
+
+
+def job_environment(
+    job: JobSpec, submit_env: Mapping[str, str], drop: Sequence[str] = ()
+) -> Dict[str, str]:
+    """The environment the batch script starts with: ``--export`` applied to the submission
+    environment, minus the ``drop`` patterns (login-only variables for pods)."""
+    from parsers.values.export import apply_export, parse_export
+
+    spec = job.export if job.export is not None else parse_export("ALL")
+    exported = apply_export(spec, submit_env)
+    return {k: v for k, v in sorted(exported.items()) if not _matches(k, drop)}
+
+
+def _gpu_text(counts: Tuple[Any, ...]) -> Optional[str]:
+    if not counts:
+        return None
+    return ",".join(f"{c.type}:{c.count}" if c.type else str(c.count) for c in counts)
+
+
+def _given_raw(job: JobSpec, name: str) -> Optional[str]:
+    """The raw text of the last occurrence of ``--name`` (as Slurm exports it)."""
+    for record in reversed(job.given):
+        if record.name == name:
+            return record.raw
+    return None
+
+
+def describe_job(
+    job: JobSpec,
+    allocation: Allocation,
+    context: SubmitContext,
+    job_id: int,
+    cluster_name: str,
+    workdir: str,
+    environment: Mapping[str, str],
+    array_job_id: Optional[int] = None,
+    array_task_id: Optional[int] = None,
+) -> Dict[str, Any]:
+    """The job description as a JSON-ready dict (keys are stable; ``version`` guards them)."""
+    array = None
+    if job.array is not None:
+        array = {"count": job.array.count(), "min": job.array.min_index,
+                 "max": job.array.max_index, "step": job.array.step_value(),
+                 "text": job.array.format()}
+    signal = None
+    if job.signal is not None:
+        signal = {"number": job.signal.signal_number, "name": job.signal.signal_name,
+                  "seconds_before_end": job.signal.seconds_before_end,
+                  "batch_only": job.signal.batch_only}
+    return {
+        "version": DESCRIPTION_VERSION,
+        "job_id": job_id,
+        "job_name": job.job_name,
+        "array_job_id": array_job_id,
+        "array_task_id": array_task_id,
+        "array": array,
+        "user": context.user,
+        "uid": context.uid,
+        "gid": context.gid,
+        "group": context.group,
+        "submit_dir": context.cwd,
+        "submit_host": context.host,
+        "cluster_name": cluster_name,
+        "partition": job.partition,
+        "account": job.account,
+        "qos": job.qos,
+        "node_count": allocation.node_count,
+        "tasks_per_node": list(allocation.tasks_per_node),
+        "cpus_per_node": list(allocation.cpus_per_node),
+        "ntasks": allocation.ntasks,
+        "ntasks_per_node": job.ntasks_per_node,
+        "cpus_per_task": job.cpus_per_task,
+        "gpus_per_node_count": allocation.gpus_per_node,
+        "gpus": _gpu_text(job.gpus),
+        "gpus_per_node": _given_raw(job, "gpus-per-node"),
+        "gpus_per_task": _gpu_text(job.gpus_per_task),
+        "cpus_per_gpu": job.cpus_per_gpu,
+        "mem_per_node_mb": job.mem_per_node_mb,
+        "mem_per_cpu_mb": job.mem_per_cpu_mb,
+        "mem_per_gpu_mb": job.mem_per_gpu_mb,
+        "time_limit_min": job.time_limit_min,
+        "signal": signal,
+        "output": job.output,
+        "error": job.error,
+        "input": job.input,
+        "open_mode": job.open_mode,
+        "workdir": workdir,
+        "export": _given_raw(job, "export"),
+        "environment": dict(environment),
+        "script_name": job.script.display_name,
+        "script_args": list(job.script.args),
+        "dependency": _given_raw(job, "dependency"),
+        "distribution": job.distribution.format() if job.distribution else None,
+        "exclusive": job.exclusive,
+        "overcommit": job.overcommit,
+        "requeue": job.requeue,
+        "container_image": job.container_image,
+        "container_mounts": [list(m) for m in job.container_mounts],
+        "container_workdir": job.container_workdir,
+        "wait_all_nodes": job.wait_all_nodes,
+    }
