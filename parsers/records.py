@@ -1,0 +1,103 @@
+"""What Slurm's reporting commands print about: jobs and their steps.
+
+:class:`JobRecord` holds what ``squeue``, ``sacct`` and ``scontrol show job`` show, in Slurm's
+vocabulary; backends fill it (the local job database, the runtime's own job, cluster state)
+and :mod:`parsers.formats` prints it exactly as Slurm does. Times are UNIX epoch seconds
+(None = not yet / unknown); the formatters take ``now`` so they stay pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+#: Job states, long names (squeue %T, sacct State, scontrol JobState).
+PENDING, RUNNING, SUSPENDED, COMPLETING = "PENDING", "RUNNING", "SUSPENDED", "COMPLETING"
+COMPLETED, CANCELLED, FAILED, TIMEOUT = "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT"
+NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, BOOT_FAIL = "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", \
+    "BOOT_FAIL"
+DEADLINE, REQUEUED = "DEADLINE", "REQUEUED"
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One step as sacct lists it: ``batch``, ``extern`` or a number."""
+
+    step_id: str
+    name: str
+    state: str
+    exit_code: int = 0
+    exit_signal: int = 0
+    start_time: Optional[int] = None
+    end_time: Optional[int] = None
+    node_list: str = ""
+    node_count: int = 0
+    ntasks: int = 0
+    cpus: int = 0
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One job (or one array element) as Slurm's reporting commands see it."""
+
+    job_id: int
+    name: str
+    user: str
+    uid: int
+    group: str
+    gid: int
+    partition: str
+    state: str
+    account: str = ""
+    qos: str = "normal"
+    reason: str = "None"
+    array_job_id: Optional[int] = None
+    array_task_id: Optional[int] = None
+    #: For a pending array remainder shown on one line: the index expression (``5-1024%4``).
+    array_pending: Optional[str] = None
+    submit_time: Optional[int] = None
+    eligible_time: Optional[int] = None
+    start_time: Optional[int] = None
+    end_time: Optional[int] = None
+    time_limit_min: Optional[int] = None
+    node_count: int = 1
+    node_list: str = ""
+    batch_host: str = ""
+    cpus: int = 1
+    ntasks: Optional[int] = None
+    cpus_per_task: int = 1
+    ntasks_per_node: Optional[int] = None
+    min_memory_mb: Optional[int] = None
+    memory_per_cpu: bool = False
+    gres: str = ""
+    tres: str = ""
+    exit_code: int = 0
+    exit_signal: int = 0
+    derived_exit_code: int = 0
+    cancelled_by: Optional[int] = None
+    priority: int = 1
+    nice: int = 0
+    requeue: bool = True
+    restarts: int = 0
+    dependency: str = ""
+    features: str = ""
+    work_dir: str = ""
+    command: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    stdin: str = "/dev/null"
+    comment: str = ""
+    exclusive: Optional[str] = None
+    req_nodes: str = ""
+    exc_nodes: str = ""
+    submit_host: str = ""
+    steps: Tuple[StepRecord, ...] = ()
+
+    @property
+    def job_id_text(self) -> str:
+        """``1234``, ``1234_7`` for array elements, ``1234_[5-1024%4]`` for the remainder."""
+        if self.array_pending is not None:
+            return f"{self.array_job_id}_[{self.array_pending}]"
+        if self.array_task_id is not None:
+            return f"{self.array_job_id}_{self.array_task_id}"
+        return str(self.job_id)

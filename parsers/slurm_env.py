@@ -1,0 +1,219 @@
+"""The ``SLURM_*`` environment of a batch script and of each task, with Slurm's formats.
+
+Names and value formats follow Slurm (``env.c``: ``env_array_for_batch_job``,
+``env_array_for_step``, ``setup_env``) as observed on a real Slurm 22.05: run-length lists
+(``2(x3),1``), compressed hostlists, per-task ranks. The inputs are the job description
+(``job.json``: see :mod:`translators.job_description`), the node names, and for tasks the
+step's layout — so the runtime computes them without any controller.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from parsers.steps import StepLayout, StepRequest
+from parsers.values.hostlist import compress_hostlist
+
+Description = Mapping[str, Any]
+DEFAULT_MASTER_PORT = "29500"
+DEFAULT_QOS = "normal"
+
+
+def run_length(counts: Sequence[int]) -> str:
+    """Slurm's compressed count list: ``[2, 2, 2, 1]`` → ``2(x3),1``."""
+    parts: List[str] = []
+    i = 0
+    while i < len(counts):
+        j = i
+        while j + 1 < len(counts) and counts[j + 1] == counts[i]:
+            j += 1
+        reps = j - i + 1
+        parts.append(f"{counts[i]}(x{reps})" if reps > 1 else str(counts[i]))
+        i = j + 1
+    return ",".join(parts)
+
+
+def node_gpu_ids(desc: Description, node_index: int) -> List[int]:
+    """GPU indices of node ``node_index`` (pods see 0..n-1; the local backend assigns)."""
+    ids = desc.get("gpu_ids")
+    if ids:
+        return list(ids[node_index])
+    return list(range(int(desc.get("gpus_per_node_count") or 0)))
+
+
+def _ids(values: Sequence[int]) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def _set_if(env: Dict[str, str], name: str, value: Optional[Any]) -> None:
+    if value is not None and value != "":
+        env[name] = str(value)
+
+
+def job_environment(desc: Description, names: Sequence[str]) -> Dict[str, str]:
+    """Variables that describe the job; identical on every node, in batch and tasks."""
+    nodelist = compress_hostlist(names)
+    env: Dict[str, str] = {
+        "SLURM_CLUSTER_NAME": str(desc["cluster_name"]),
+        "SLURM_JOB_ID": str(desc["job_id"]),
+        "SLURM_JOBID": str(desc["job_id"]),
+        "SLURM_JOB_NAME": str(desc["job_name"]),
+        "SLURM_JOB_NUM_NODES": str(len(names)),
+        "SLURM_NNODES": str(len(names)),
+        "SLURM_JOB_NODELIST": nodelist,
+        "SLURM_NODELIST": nodelist,
+        "SLURM_JOB_PARTITION": str(desc.get("partition") or "debug"),
+        "SLURM_JOB_CPUS_PER_NODE": run_length(desc["cpus_per_node"]),
+        "SLURM_TASKS_PER_NODE": run_length(desc["tasks_per_node"]),
+        "SLURM_JOB_ACCOUNT": str(desc.get("account") or desc["user"]),
+        "SLURM_JOB_QOS": str(desc.get("qos") or DEFAULT_QOS),
+        "SLURM_JOB_UID": str(desc["uid"]),
+        "SLURM_JOB_USER": str(desc["user"]),
+        "SLURM_JOB_GID": str(desc["gid"]),
+        "SLURM_SUBMIT_DIR": str(desc["submit_dir"]),
+        "SLURM_SUBMIT_HOST": str(desc["submit_host"]),
+        "SLURM_PRIO_PROCESS": "0",
+    }
+    if desc.get("ntasks") is not None:
+        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(desc["ntasks"])
+    _set_if(env, "SLURM_NTASKS_PER_NODE", desc.get("ntasks_per_node"))
+    _set_if(env, "SLURM_CPUS_PER_TASK", desc.get("cpus_per_task"))
+    _set_if(env, "SLURM_MEM_PER_NODE", desc.get("mem_per_node_mb"))
+    _set_if(env, "SLURM_MEM_PER_CPU", desc.get("mem_per_cpu_mb"))
+    _set_if(env, "SLURM_MEM_PER_GPU", desc.get("mem_per_gpu_mb"))
+    _set_if(env, "SLURM_GPUS", desc.get("gpus"))
+    _set_if(env, "SLURM_GPUS_PER_NODE", desc.get("gpus_per_node"))
+    _set_if(env, "SLURM_GPUS_PER_TASK", desc.get("gpus_per_task"))
+    _set_if(env, "SLURM_CPUS_PER_GPU", desc.get("cpus_per_gpu"))
+    _set_if(env, "SLURM_JOB_DEPENDENCY", desc.get("dependency"))
+    _set_if(env, "SLURM_DISTRIBUTION", desc.get("distribution"))
+    _set_if(env, "SLURM_EXPORT_ENV", desc.get("export") if desc.get("export") not in (
+        None, "ALL") else None)
+    _set_if(env, "SLURM_RESTART_COUNT", desc.get("restart_count") or None)
+    if desc.get("open_mode"):
+        env["SLURM_OPEN_MODE"] = "a" if desc["open_mode"] == "append" else "t"
+    if desc.get("array_task_id") is not None:
+        array = desc.get("array") or {}
+        env["SLURM_ARRAY_JOB_ID"] = str(desc["array_job_id"])
+        env["SLURM_ARRAY_TASK_ID"] = str(desc["array_task_id"])
+        env["SLURM_ARRAY_TASK_COUNT"] = str(array.get("count", 1))
+        env["SLURM_ARRAY_TASK_MIN"] = str(array.get("min", desc["array_task_id"]))
+        env["SLURM_ARRAY_TASK_MAX"] = str(array.get("max", desc["array_task_id"]))
+        env["SLURM_ARRAY_TASK_STEP"] = str(array.get("step", 1))
+    return env
+
+
+def _gpu_vars(env: Dict[str, str], job_ids: Sequence[int], step_ids: Optional[Sequence[int]],
+              visible: Sequence[int]) -> None:
+    if not job_ids:
+        return
+    env["SLURM_JOB_GPUS"] = _ids(job_ids)
+    env["SLURM_GPUS_ON_NODE"] = str(len(job_ids))
+    if step_ids is not None:
+        env["SLURM_STEP_GPUS"] = _ids(step_ids)
+    env["CUDA_VISIBLE_DEVICES"] = env["GPU_DEVICE_ORDINAL"] = _ids(visible)
+
+
+def rendezvous_defaults(base: Mapping[str, str], names: Sequence[str]) -> Dict[str, str]:
+    """``MASTER_ADDR`` (node 0) and ``MASTER_PORT`` for torch-style rendezvous, unless set."""
+    env: Dict[str, str] = {}
+    if "MASTER_ADDR" not in base:
+        env["MASTER_ADDR"] = names[0]
+    if "MASTER_PORT" not in base:
+        env["MASTER_PORT"] = DEFAULT_MASTER_PORT
+    return env
+
+
+def batch_environment(desc: Description, names: Sequence[str], node_index: int = 0) -> Dict[
+        str, str]:
+    """Slurm's variables for the batch script, on node ``node_index`` (node 0 in practice)."""
+    env = job_environment(desc, names)
+    node = names[node_index]
+    env.update({
+        "SLURM_NODEID": str(node_index),
+        "SLURM_PROCID": "0",
+        "SLURM_LOCALID": "0",
+        "SLURM_GTIDS": "0",
+        "SLURMD_NODENAME": node,
+        "SLURM_TOPOLOGY_ADDR": node,
+        "SLURM_TOPOLOGY_ADDR_PATTERN": "node",
+        "SLURM_CPUS_ON_NODE": str(desc["cpus_per_node"][node_index]),
+        "ENVIRONMENT": "BATCH",
+        "HOSTNAME": node,
+    })
+    gpus = node_gpu_ids(desc, node_index)
+    _gpu_vars(env, gpus, None, gpus)
+    return env
+
+
+def step_environment(desc: Description, names: Sequence[str], layout: StepLayout,
+                     request: StepRequest, step_id: int, launch_host: str,
+                     launch_port: int, umask: str) -> Dict[str, str]:
+    """Variables shared by every task of a step (srun overwrites the job's counts with the
+    step's, unless ``--preserve-env``)."""
+    step_names = [names[i] for i in layout.node_indices]
+    counts = [len(r) for r in layout.ranks]
+    env = {
+        "SLURM_STEP_ID": str(step_id),
+        "SLURM_STEPID": str(step_id),
+        "SLURM_STEP_NODELIST": compress_hostlist(step_names),
+        "SLURM_STEP_NUM_NODES": str(len(step_names)),
+        "SLURM_STEP_NUM_TASKS": str(layout.ntasks),
+        "SLURM_STEP_TASKS_PER_NODE": run_length(counts),
+        "SLURM_STEP_LAUNCHER_PORT": str(launch_port),
+        "SLURM_SRUN_COMM_HOST": launch_host,
+        "SLURM_SRUN_COMM_PORT": str(launch_port),
+        "SLURM_LAUNCH_NODE_IPADDR": launch_host,
+        "SLURM_DISTRIBUTION": layout.distribution,
+        "SLURM_UMASK": umask,
+    }
+    if not request.preserve_env:
+        env.update({
+            "SLURM_NTASKS": str(layout.ntasks),
+            "SLURM_NPROCS": str(layout.ntasks),
+            "SLURM_NNODES": str(len(step_names)),
+            "SLURM_TASKS_PER_NODE": run_length(counts),
+        })
+    if request.label:
+        env["SLURM_LABELIO"] = "1"
+    if request.cpus_per_task:
+        env["SLURM_CPUS_PER_TASK"] = str(request.cpus_per_task)
+    return env
+
+
+def _step_gpus(desc: Description, node_index: int, request: StepRequest) -> List[int]:
+    gpus = node_gpu_ids(desc, node_index)
+    per_node = sum(g.count for g in request.gres if getattr(g, "name", "") == "gpu") or \
+        sum(getattr(g, "count", 0) for g in request.gpus_per_node)
+    return gpus[:per_node] if per_node else gpus
+
+
+def task_environment(desc: Description, names: Sequence[str], layout: StepLayout,
+                     request: StepRequest, rank: int) -> Dict[str, str]:
+    """Variables that differ per task: ranks, node, GPUs."""
+    position = layout.node_of(rank)
+    node_index = layout.node_indices[position]
+    ranks = layout.ranks[position]
+    local = ranks.index(rank)
+    node = names[node_index]
+    env = {
+        "SLURM_PROCID": str(rank),
+        "SLURM_LOCALID": str(local),
+        "SLURM_NODEID": str(position),
+        "SLURM_GTIDS": _ids(ranks),
+        "SLURMD_NODENAME": node,
+        "SLURM_TOPOLOGY_ADDR": node,
+        "SLURM_TOPOLOGY_ADDR_PATTERN": "node",
+        "SLURM_CPUS_ON_NODE": str(desc["cpus_per_node"][node_index]),
+    }
+    job_gpus = node_gpu_ids(desc, node_index)
+    step_gpus = _step_gpus(desc, node_index, request)
+    per_task = sum(getattr(g, "count", 0) for g in request.gpus_per_task)
+    if not per_task and not request.gpus_per_task and desc.get("gpus_per_task"):
+        per_task = int(str(desc["gpus_per_task"]).split(":")[-1])
+    if per_task and step_gpus:
+        mine = [step_gpus[(local * per_task + k) % len(step_gpus)] for k in range(per_task)]
+        _gpu_vars(env, job_gpus, mine, mine)
+    else:
+        _gpu_vars(env, job_gpus, step_gpus, step_gpus)
+    return env

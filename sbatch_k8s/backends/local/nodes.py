@@ -1,0 +1,173 @@
+"""Starting a local job's node processes, and recording how it ended.
+
+Node *i* is ``<runtime> node --contract local --index i`` bound to ``127.0.0.<i+2>`` on a port
+free on every node address; each runs in its own session with its log in the job directory.
+When node 0 ends, its ``result.json`` and ``steps.jsonl`` become the job's row and its steps;
+the other nodes get KillWait to follow, then their process groups are killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+from typing import Any, Dict, List, Mapping, Optional
+
+from parsers.records import COMPLETED, FAILED
+from parsers.values.hostlist import compress_hostlist
+from sbatch_k8s import jobdb
+from sbatch_k8s.runtime.contract import local_address
+from sbatch_k8s.runtime.shims import runtime_invocation
+from sbatch_k8s.runtime.stdio import batch_paths
+from translators.config import ClusterConfig
+
+PORT_RANGE = (20000, 60000)
+#: How long the other nodes get to exit after node 0 (beyond KillWait).
+FOLLOW_S = 5.0
+
+
+def free_port(addresses: List[str]) -> int:
+    """A TCP port that is free on every one of ``addresses``."""
+    for _ in range(200):
+        port = random.randint(*PORT_RANGE)
+        probes = []
+        try:
+            for address in addresses:
+                probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                probes.append(probe)
+                probe.bind((address, port))
+            return port
+        except OSError:
+            continue
+        finally:
+            for probe in probes:
+                probe.close()
+    raise RuntimeError("no free port on the local node addresses")
+
+
+class ElementRun:
+    """The running node processes of one job (or array element)."""
+
+    def __init__(self, job_id: int, directory: str, processes: List[subprocess.Popen],
+                 kill_wait_s: float) -> None:
+        self.job_id = job_id
+        self.directory = directory
+        self.processes = processes
+        self.kill_wait_s = kill_wait_s
+
+    def poll(self) -> bool:
+        """True once node 0 has exited."""
+        return self.processes[0].poll() is not None
+
+    def _stop_others(self) -> None:
+        deadline = time.time() + self.kill_wait_s + FOLLOW_S
+        for process in self.processes[1:]:
+            try:
+                process.wait(max(0.0, deadline - time.time()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                process.wait()
+
+    def result(self) -> Dict[str, Any]:
+        """Node 0's verdict, or a failure when it died without one."""
+        path = os.path.join(self.directory, "node-0", "result.json")
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            code = self.processes[0].returncode or 1
+            signum = -code if code < 0 else 0
+            return {"state": FAILED, "exit_code": 0 if signum else code, "signal": signum,
+                    "reason": "NonZeroExitCode"}
+
+    def finish(self, conn: sqlite3.Connection) -> None:
+        """Record the job's end and its steps."""
+        self._stop_others()
+        result = self.result()
+        row = jobdb.get_job(conn, self.job_id)
+        end = time.time()
+        state = result["state"]
+        jobdb.update_job(conn, self.job_id, state=state, reason=result.get("reason", "None"),
+                         exit_code=result["exit_code"], exit_signal=result["signal"],
+                         end_time=end, node0_pid=None)
+        record_steps(conn, row, os.path.join(self.directory, "node-0", "steps.jsonl"),
+                     result, end)
+
+
+def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapping[str, Any],
+                 end: float) -> None:
+    """The ``batch``, ``extern`` and numbered steps of a finished job."""
+    start = row["start_time"]
+    batch_state = result["state"]
+    if batch_state in ("TIMEOUT", "NODE_FAIL") or (batch_state == "CANCELLED"):
+        batch_state = "CANCELLED"
+    base = {"job_id": row["job_id"], "end_time": end}
+    jobdb.put_step(conn, dict(base, step_id="batch", name="batch", state=batch_state,
+                              exit_code=result["exit_code"], exit_signal=result["signal"],
+                              start_time=start, node_list=row["batch_host"], node_count=1,
+                              ntasks=1, cpus=0, seq=0))
+    jobdb.put_step(conn, dict(base, step_id="extern", name="extern", state=COMPLETED,
+                              exit_code=0, exit_signal=0, start_time=start,
+                              node_list=row["node_list"], node_count=row["node_count"],
+                              ntasks=row["node_count"], cpus=row["cpus"], seq=1))
+    try:
+        with open(log_path) as f:
+            events = [json.loads(line) for line in f if line.strip()]
+    except OSError:
+        events = []
+    starts = {e["step_id"]: e for e in events if e.get("event") == "start"}
+    ends = {e["step_id"]: e for e in events if e.get("event") == "end"}
+    for step_id, began in sorted(starts.items()):
+        ended = ends.get(step_id, {"state": "CANCELLED", "exit_code": 0, "signal": 9,
+                                   "time": end})
+        nodes = began.get("nodes") or []
+        jobdb.put_step(conn, {
+            "job_id": row["job_id"], "step_id": str(step_id), "name": began.get("name", ""),
+            "state": ended.get("state", "COMPLETED"), "exit_code": ended.get("exit_code", 0),
+            "exit_signal": ended.get("signal", 0), "start_time": began.get("time"),
+            "end_time": ended.get("time"), "node_list": compress_hostlist(nodes),
+            "node_count": len(nodes), "ntasks": began.get("ntasks", 0),
+            "cpus": began.get("ntasks", 0), "seq": 2 + int(step_id)})
+
+
+def start_element(conn: sqlite3.Connection, environ: Mapping[str, str],
+                  config: ClusterConfig, directory: str, desc: Mapping[str, Any]) -> ElementRun:
+    """Start the node processes of one job; record where it runs."""
+    count = int(desc["node_count"])
+    names = [local_address(i) for i in range(count)]
+    port = free_port(names)
+    kill_wait = float(environ.get("SBATCH_K8S_KILL_WAIT", 30))
+    paths = batch_paths(desc, names[0])
+    jobdb.update_job(conn, int(desc["job_id"]), node_list=compress_hostlist(names),
+                     batch_host=names[0], port=port, stdout=paths.stdout, stderr=paths.stderr)
+    processes = []
+    for index in range(count):
+        spool = os.path.join(directory, f"node-{index}")
+        os.makedirs(spool, exist_ok=True)
+        env = {
+            "PATH": environ.get("PATH", os.defpath),
+            "SBATCH_K8S_JOB_DIR": directory,
+            "SBATCH_K8S_TOKEN_FILE": os.path.join(directory, "token"),
+            "SBATCH_K8S_SPOOL": spool,
+            "SBATCH_K8S_RUNTIME_PORT": str(port),
+            "SBATCH_K8S_KILL_WAIT": str(kill_wait),
+            "SBATCH_K8S_NODE_WAIT": environ.get("SBATCH_K8S_NODE_WAIT", "30"),
+        }
+        with open(os.path.join(directory, f"node-{index}.log"), "ab") as log:
+            processes.append(subprocess.Popen(
+                runtime_invocation() + ["node", "--contract", "local", "--index", str(index)],
+                env=env, cwd=spool, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                start_new_session=True))
+    jobdb.update_job(conn, int(desc["job_id"]), node0_pid=processes[0].pid)
+    return ElementRun(int(desc["job_id"]), directory, processes, kill_wait)
+
+
+__all__ = ["start_element", "ElementRun", "free_port", "Optional"]

@@ -1,0 +1,133 @@
+"""``sbatch`` on the local backend: record the job, start its supervisor, print the id.
+
+The job directory (``<state>/jobs/<id>/``) gets the script, the job's token (mode 0600) and
+the job description; the database gets one row per job (per element for arrays, all
+PENDING); a detached supervisor is forked to run it. ``--wait`` blocks on the supervisor's
+lock (no polling) and returns the job's exit code (1 for a signal, the highest for arrays).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from parsers.allocation import Allocation, allocate
+from parsers.errors import submission_failed
+from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
+from parsers.records import PENDING
+from sbatch_k8s import jobdb
+from sbatch_k8s.backends.local.capacity import fits_ever, local_shape
+from sbatch_k8s.backends.local.layout import job_dir_of, write_private
+from sbatch_k8s.backends.local.waiting import initial_reason, wait_for_job
+from sbatch_k8s.submit import choose_partition, submit_context
+from translators.config import ClusterConfig
+from translators.job_description import describe_job, job_environment
+
+INTERNAL_VARIABLES = ("SBATCH_K8S_*",)
+
+
+def _check_request(job: JobSpec, allocation: Allocation, config: ClusterConfig,
+                   conn: Any) -> None:
+    """The controller's refusals that only the local backend can decide."""
+    if job.array is not None and job.array.max_index >= config.local.max_array_size:
+        raise submission_failed("Invalid job array specification")
+    ok, _ = fits_ever(sum(allocation.cpus_per_node), allocation.gpus_per_node *
+                      allocation.node_count, config.local)
+    if not ok:
+        raise submission_failed("Requested node configuration is not available")
+    if job.gres and any(g.name == "gpu" and g.type for g in job.gres) and not config.local.gpus:
+        raise submission_failed("Requested node configuration is not available")
+    if job.dependency is not None:
+        for clause in job.dependency.clauses:
+            for target in clause.targets:
+                if jobdb.get_job(conn, target.job_id) is None:
+                    raise submission_failed("Job dependency problem")
+
+
+def _workdir(job: JobSpec, context: SubmitContext) -> str:
+    if job.chdir:
+        return os.path.normpath(os.path.join(context.cwd, job.chdir))
+    return context.cwd
+
+
+def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id: int,
+          job_dir: str, workdir: str, desc: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    now = time.time()
+    indices: Sequence[Optional[int]] = job.array.indices() if job.array else (None,)
+    common: Dict[str, Any] = {
+        "name": job.job_name, "user": context.user, "uid": context.uid, "grp": context.group,
+        "gid": context.gid, "partition": desc["partition"], "account": desc.get("account"),
+        "qos": job.qos or "normal", "state": PENDING, "reason": initial_reason(job),
+        "submit_time": now, "eligible_time": None if job.hold else now,
+        "time_limit_min": job.time_limit_min, "node_count": allocation.node_count,
+        "node_list": "", "cpus": sum(allocation.cpus_per_node),
+        "gpus": allocation.gpus_per_node, "gpu_ids": "", "ntasks": allocation.ntasks,
+        "cpus_per_task": job.cpus_per_task or 1, "ntasks_per_node": job.ntasks_per_node,
+        "mem_mb": allocation.mem_per_node_mb or job.mem_per_cpu_mb,
+        "mem_per_cpu": 1 if job.mem_per_cpu_mb is not None else 0,
+        "dependency": desc.get("dependency") or "", "hold": 1 if job.hold else 0,
+        "kill_on_invalid_dep": 1 if job.kill_on_invalid_dep else 0,
+        "priority": 1, "nice": job.nice or 0, "work_dir": workdir,
+        "command": job.script.path and os.path.abspath(job.script.path) or "",
+        "stdin": job.input or "/dev/null", "job_dir": job_dir,
+        "array_spec": job.array.format() if job.array else None,
+        "array_max_running": job.array.max_running if job.array else None,
+        "comment": job.comment or "", "exclusive": job.exclusive,
+        "submit_host": context.host, "features": job.constraint or "",
+        "requeue": 0 if job.requeue is False else 1,
+    }
+    rows = []
+    for k, index in enumerate(indices):
+        row = dict(common, job_id=base_id + k,
+                   array_job_id=base_id if job.array else None, array_task_id=index)
+        rows.append(row)
+    return rows
+
+
+def _print_submitted(job_id: int, submit: SubmitOptions) -> None:
+    if submit.quiet:
+        return
+    sys.stdout.write(f"{job_id}\n" if submit.parsable else f"Submitted batch job {job_id}\n")
+    sys.stdout.flush()
+
+
+def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
+                 environ: Mapping[str, str]) -> int:
+    """Submit ``job`` to this machine; sbatch's exit code."""
+    from sbatch_k8s.backends.local.supervisor import spawn_supervisor
+
+    partition = choose_partition(job, config)
+    allocation = allocate(job, local_shape(config.local))
+    conn = jobdb.connect(environ)
+    _check_request(job, allocation, config, conn)
+    context = submit_context(environ)
+    count = job.array.count() if job.array else 1
+    base_id = jobdb.allocate_job_ids(conn, count)
+    if submit.test_only:
+        start = time.strftime("%Y-%m-%dT%H:%M:%S")
+        sys.stderr.write(f"sbatch: Job {base_id} to start at {start} using "
+                         f"{sum(allocation.cpus_per_node)} processors on nodes localhost in "
+                         f"partition {partition.name}\n")
+        return 0
+    workdir = _workdir(job, context)
+    environment = job_environment(job, dict(context.environment), drop=INTERNAL_VARIABLES)
+    desc = describe_job(job, allocation, context, base_id, config.cluster_name, workdir,
+                        environment)
+    desc["partition"] = partition.name
+    job_dir = job_dir_of(environ, base_id)
+    os.makedirs(job_dir, mode=0o700, exist_ok=True)
+    write_private(os.path.join(job_dir, "script"), job.script.text.encode())
+    write_private(os.path.join(job_dir, "token"), secrets.token_hex(32).encode())
+    write_private(os.path.join(job_dir, "job.json"),
+                  json.dumps(desc, sort_keys=True, indent=1).encode())
+    jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc))
+    lock = spawn_supervisor(environ, base_id, config)
+    _print_submitted(base_id, submit)
+    if not submit.wait:
+        lock.close()
+        return 0
+    return wait_for_job(conn, lock, base_id)

@@ -1,0 +1,266 @@
+"""The node agent: the slurmd/slurmstepd of one node.
+
+It accepts only authenticated connections (see :mod:`protocol`) and serves:
+
+* ``launch`` — start a step's tasks on this node, stream their output, forward stdin and
+  signals, report each exit; kill them if the launching srun disappears;
+* ``control`` — the batch host's lifeline to this node: when it says ``shutdown`` or drops,
+  the job is over (or node 0 is gone) and this node ends its tasks and exits;
+* ``ping`` — "are you up";
+* on node 0 only: ``step_begin``/``step_end``/``steps`` (step ids and the step log) and
+  ``cancel`` (``scancel`` of the own job from inside it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+from sbatch_k8s.runtime.protocol import (
+    KIND_JSON,
+    KIND_STDIN,
+    KIND_STDIN_CLOSE,
+    ProtocolError,
+    challenge_client,
+    decode_json,
+    encode_frame,
+    encode_json,
+    read_frame,
+)
+from sbatch_k8s.runtime.tasks import Task, start_task, terminate, wait_task
+
+#: How long tasks get between SIGTERM and SIGKILL when their srun vanished.
+ORPHAN_GRACE_S = 2.0
+#: Slurm's KillWait default: SIGTERM → SIGKILL when a job ends.
+KILL_WAIT_S = 30.0
+
+
+def log(message: str) -> None:
+    """One line on the agent's stderr (the pod log)."""
+    sys.stderr.write(f"sbatch-k8s: {message}\n")
+    sys.stderr.flush()
+
+
+class StepLog:
+    """Node 0's record of steps: ids in order, and a JSON-lines file the backend reads."""
+
+    def __init__(self, path: Optional[str]) -> None:
+        self.path = path
+        self.next_id = 0
+        self.running: Dict[int, Dict[str, Any]] = {}
+
+    def _write(self, record: Dict[str, Any]) -> None:
+        if self.path:
+            with open(self.path, "a") as f:
+                f.write(json.dumps(record, sort_keys=True) + "\n")
+
+    def begin(self, info: Dict[str, Any]) -> int:
+        step_id = self.next_id
+        self.next_id += 1
+        record = dict(info, step_id=step_id, event="start", time=int(time.time()))
+        self.running[step_id] = record
+        self._write(record)
+        return step_id
+
+    def end(self, step_id: int, result: Dict[str, Any]) -> None:
+        self.running.pop(step_id, None)
+        self._write(dict(result, step_id=step_id, event="end", time=int(time.time())))
+
+
+class Agent:
+    """One node's agent. ``on_shutdown`` is called once when the job is over for this node."""
+
+    def __init__(self, node_name: str, token: bytes, is_batch_host: bool,
+                 step_log_path: Optional[str], on_shutdown: Callable[[int], None],
+                 on_cancel: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
+        self.node_name = node_name
+        self.token = token
+        self.is_batch_host = is_batch_host
+        self.steps = StepLog(step_log_path) if is_batch_host else None
+        self.on_shutdown = on_shutdown
+        self.on_cancel = on_cancel
+        self.running: Dict[int, List[Task]] = {}
+        self.controlled = asyncio.Event()
+        self.server: Optional[asyncio.AbstractServer] = None
+
+    async def start(self, host: str, port: int) -> None:
+        """Listen for connections."""
+        self.server = await asyncio.start_server(self._serve, host, port, reuse_address=True,
+                                                 limit=1 << 20)
+
+    async def close(self) -> None:
+        """Stop listening and end every task still running here."""
+        if self.server is not None:
+            self.server.close()
+        await self.end_all_tasks(KILL_WAIT_S)
+
+    async def end_all_tasks(self, grace_s: float) -> None:
+        """SIGTERM, then SIGKILL after ``grace_s``, every task of every step on this node."""
+        tasks = [t for step in self.running.values() for t in step]
+        await terminate(tasks, grace_s)
+
+    def signal_all(self, signum: int) -> None:
+        """Deliver ``signum`` to every task of every step on this node."""
+        for step in self.running.values():
+            for task in step:
+                task.signal(signum)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        try:
+            await challenge_client(reader, writer, self.token)
+            frame = await read_frame(reader)
+            if frame is None:
+                return
+            message = decode_json(frame[2])
+            handler = self._handlers().get(message["type"])
+            if handler is None:
+                raise ProtocolError(f"unknown request {message['type']!r}")
+            await handler(message, reader, writer)
+        except (ProtocolError, asyncio.TimeoutError) as e:
+            log(f"rejected a connection from {peer[0] if peer else '?'}: {e}")
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    def _handlers(self) -> Dict[str, Callable[..., Any]]:
+        handlers = {"launch": self._launch, "control": self._control, "ping": self._ping,
+                    "signal_all": self._signal_all}
+        if self.is_batch_host:
+            handlers.update(step_begin=self._step_begin, step_end=self._step_end,
+                            steps=self._list_steps, cancel=self._cancel)
+        return handlers
+
+    async def _ping(self, message: Dict[str, Any], reader: asyncio.StreamReader,
+                    writer: asyncio.StreamWriter) -> None:
+        writer.write(encode_json({"type": "pong", "node": self.node_name}))
+        await writer.drain()
+
+    async def _signal_all(self, message: Dict[str, Any], reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> None:
+        self.signal_all(int(message["signal"]))
+        writer.write(encode_json({"type": "ok"}))
+        await writer.drain()
+
+    async def _control(self, message: Dict[str, Any], reader: asyncio.StreamReader,
+                       writer: asyncio.StreamWriter) -> None:
+        self.controlled.set()
+        writer.write(encode_json({"type": "ready", "node": self.node_name}))
+        await writer.drain()
+        code = 1
+        while True:
+            frame = await read_frame(reader)
+            if frame is None:
+                break
+            request = decode_json(frame[2])
+            if request["type"] == "shutdown":
+                code = int(request.get("code", 0))
+                break
+            if request["type"] == "signal_all":
+                self.signal_all(int(request["signal"]))
+        self.on_shutdown(code)
+
+    async def _step_begin(self, message: Dict[str, Any], reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> None:
+        assert self.steps is not None
+        step_id = self.steps.begin(message.get("info", {}))
+        writer.write(encode_json({"type": "step", "step_id": step_id}))
+        await writer.drain()
+
+    async def _step_end(self, message: Dict[str, Any], reader: asyncio.StreamReader,
+                        writer: asyncio.StreamWriter) -> None:
+        assert self.steps is not None
+        self.steps.end(int(message["step_id"]), message.get("result", {}))
+        writer.write(encode_json({"type": "ok"}))
+        await writer.drain()
+
+    async def _list_steps(self, message: Dict[str, Any], reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> None:
+        assert self.steps is not None
+        writer.write(encode_json({"type": "steps", "running": list(self.steps.running.values())}))
+        await writer.drain()
+
+    async def _cancel(self, message: Dict[str, Any], reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter) -> None:
+        if self.on_cancel is not None:
+            self.on_cancel(message)
+        writer.write(encode_json({"type": "ok"}))
+        await writer.drain()
+
+    async def _launch(self, message: Dict[str, Any], reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter) -> None:
+        step_id = int(message["step_id"])
+        lock = asyncio.Lock()
+
+        async def sink(rank: int, kind: bytes, data: bytes) -> None:
+            async with lock:
+                writer.write(encode_frame(kind, rank, data))
+                await writer.drain()
+
+        tasks: List[Task] = []
+        try:
+            for spec in message["tasks"]:
+                tasks.append(await start_task(
+                    spec["rank"], message["argv"], spec["env"], message["cwd"], sink,
+                    stdin_piped=bool(spec.get("stdin")), stdout_file=spec.get("stdout_file"),
+                    stderr_file=spec.get("stderr_file"), append=bool(message.get("append"))))
+        except OSError as e:
+            await terminate(tasks, ORPHAN_GRACE_S)
+            writer.write(encode_json({"type": "launch_failed", "error": str(e)}))
+            await writer.drain()
+            return
+        self.running[step_id] = tasks
+        writer.write(encode_json({"type": "started",
+                                  "pids": {str(t.rank): t.process.pid for t in tasks}}))
+        await writer.drain()
+        inbound = asyncio.ensure_future(self._inbound(reader, tasks))
+        exits = [asyncio.ensure_future(self._report_exit(t, writer, lock)) for t in tasks]
+        try:
+            done = asyncio.ensure_future(asyncio.gather(*exits))
+            await asyncio.wait([done, inbound], return_when=asyncio.FIRST_COMPLETED)
+            if not done.done():
+                # srun went away: its tasks must not outlive it.
+                await terminate(tasks, ORPHAN_GRACE_S)
+                await asyncio.gather(done, return_exceptions=True)
+            else:
+                async with lock:
+                    writer.write(encode_json({"type": "done"}))
+                    await writer.drain()
+        finally:
+            inbound.cancel()
+            self.running.pop(step_id, None)
+
+    async def _report_exit(self, task: Task, writer: asyncio.StreamWriter,
+                           lock: asyncio.Lock) -> None:
+        result = await wait_task(task)
+        async with lock:
+            writer.write(encode_json(dict(result, type="exit")))
+            await writer.drain()
+
+    async def _inbound(self, reader: asyncio.StreamReader, tasks: List[Task]) -> None:
+        """stdin data and signals from srun, until srun closes the connection."""
+        by_rank = {t.rank: t for t in tasks}
+        while True:
+            frame = await read_frame(reader)
+            if frame is None:
+                return
+            kind, rank, payload = frame
+            task = by_rank.get(rank)
+            if kind == KIND_STDIN and task is not None and task.process.stdin is not None:
+                try:
+                    task.process.stdin.write(payload)
+                    await task.process.stdin.drain()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+            elif kind == KIND_STDIN_CLOSE and task is not None and task.process.stdin:
+                task.process.stdin.close()
+            elif kind == KIND_JSON:
+                request = decode_json(payload)
+                if request["type"] == "signal":
+                    for each in tasks:
+                        each.signal(int(request["signal"]))

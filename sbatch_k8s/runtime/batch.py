@@ -1,0 +1,259 @@
+"""The batch host (node 0): run the batch script once, and end the job when it ends.
+
+Before the script starts, every other node's agent must answer (bounded wait; on timeout one
+error naming the missing nodes). The script gets the batch environment, its working directory
+(or ``/tmp`` with slurmstepd's message when that is missing), stdin from ``--input`` or
+``/dev/null``, stdout/stderr to the ``--output``/``--error`` files. The batch host enforces
+``--time`` (SIGTERM, then SIGKILL after KillWait, state TIMEOUT), sends ``--signal`` before the
+limit, carries out cancellation, and ends the job when a node is lost. When the script ends,
+every node is told to shut down and the job's state and exit code are the script's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import os
+import signal
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from sbatch_k8s.runtime.agent import Agent, log
+from sbatch_k8s.runtime.protocol import (
+    ProtocolError,
+    authenticate,
+    decode_json,
+    encode_json,
+    read_frame,
+)
+
+COMPLETED, FAILED, CANCELLED, TIMEOUT = "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"
+RETRY_S = 0.05
+
+
+class JobResult:
+    """How the job ended: Slurm state, exit code and terminating signal of the script."""
+
+    def __init__(self, state: str, exit_code: int, signal_number: int = 0,
+                 reason: str = "None") -> None:
+        self.state = state
+        self.exit_code = exit_code
+        self.signal = signal_number
+        self.reason = reason
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {"state": self.state, "exit_code": self.exit_code, "signal": self.signal,
+                "reason": self.reason}
+
+
+def slurm_time(epoch: Optional[float] = None) -> str:
+    """``2026-11-22T09:04:34`` as slurmstepd prints times."""
+    moment = datetime.datetime.fromtimestamp(epoch if epoch is not None else
+                                             datetime.datetime.now().timestamp())
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+class NodeLink:
+    """The batch host's control connection to one other node."""
+
+    def __init__(self, index: int, name: str, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter) -> None:
+        self.index = index
+        self.name = name
+        self.reader = reader
+        self.writer = writer
+
+    async def send(self, message: Dict[str, Any]) -> None:
+        try:
+            self.writer.write(encode_json(message))
+            await self.writer.drain()
+        except (ConnectionError, RuntimeError):
+            pass
+
+    async def wait_closed(self) -> None:
+        """Return when the node's connection drops (the node is gone)."""
+        try:
+            while await read_frame(self.reader) is not None:
+                pass
+        except (ProtocolError, ConnectionError):
+            pass
+
+
+async def connect_node(index: int, name: str, address: str, port: int, token: bytes,
+                       deadline: float) -> NodeLink:
+    """Open the control connection to node ``index``, retrying until ``deadline``."""
+    loop = asyncio.get_event_loop()
+    while True:
+        try:
+            reader, writer = await asyncio.open_connection(address, port)
+            await authenticate(reader, writer, token)
+            writer.write(encode_json({"type": "control"}))
+            await writer.drain()
+            frame = await read_frame(reader)
+            if frame is not None and decode_json(frame[2]).get("type") == "ready":
+                return NodeLink(index, name, reader, writer)
+            writer.close()
+        except (OSError, ProtocolError, asyncio.TimeoutError):
+            pass
+        if loop.time() >= deadline:
+            raise TimeoutError(name)
+        await asyncio.sleep(RETRY_S)
+
+
+async def connect_all(names: Sequence[str], addresses: Sequence[str], port: int, token: bytes,
+                      wait_s: float) -> List[NodeLink]:
+    """Control connections to nodes 1..N-1; RuntimeError naming every node that never
+    answered within ``wait_s``."""
+    deadline = asyncio.get_event_loop().time() + wait_s
+    attempts = [asyncio.ensure_future(connect_node(i, names[i], addresses[i], port, token,
+                                                   deadline))
+                for i in range(1, len(names))]
+    results = await asyncio.gather(*attempts, return_exceptions=True)
+    missing = [names[i + 1] for i, r in enumerate(results) if isinstance(r, BaseException)]
+    if missing:
+        for r in results:
+            if isinstance(r, NodeLink):
+                r.writer.close()
+        raise RuntimeError(f"nodes did not answer within {int(wait_s)} s: {', '.join(missing)}")
+    return [r for r in results if isinstance(r, NodeLink)]
+
+
+class BatchHost:
+    """Runs the script and owns the job's life on node 0."""
+
+    def __init__(self, desc: Mapping[str, Any], names: Sequence[str], agent: Agent,
+                 kill_wait_s: float) -> None:
+        self.desc = desc
+        self.names = names
+        self.agent = agent
+        self.kill_wait_s = kill_wait_s
+        self.links: List[NodeLink] = []
+        self.process: Optional["asyncio.subprocess.Process"] = None
+        self.ending: Optional[Tuple[str, str]] = None
+        self.stderr_path: Optional[str] = None
+        self.finished = asyncio.Event()
+
+    def note(self, line: str) -> None:
+        """Append one slurmstepd-style line to the batch script's stderr file."""
+        if self.stderr_path:
+            with open(self.stderr_path, "a") as f:
+                f.write(line + "\n")
+
+    def _signal_script(self, signum: int, group: bool = True) -> None:
+        if self.process is None or self.process.returncode is not None:
+            return
+        try:
+            if group:
+                os.killpg(self.process.pid, signum)
+            else:
+                os.kill(self.process.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    async def signal_steps(self, signum: int) -> None:
+        """Deliver ``signum`` to every task of every step on every node."""
+        self.agent.signal_all(signum)
+        await asyncio.gather(*(link.send({"type": "signal_all", "signal": signum})
+                               for link in self.links))
+
+    async def end_job(self, state: str, why: str) -> None:
+        """Cancel/time-out/node-fail path: Slurm's message, SIGTERM, SIGKILL after KillWait."""
+        if self.ending is not None:
+            return
+        self.ending = (state, why)
+        job, node = self.desc["job_id"], self.names[0]
+        suffix = f" DUE TO {why}" if why else ""
+        self.note(f"slurmstepd: error: *** JOB {job} ON {node} CANCELLED AT {slurm_time()}"
+                  f"{suffix} ***")
+        self._signal_script(signal.SIGCONT)
+        self._signal_script(signal.SIGTERM)
+        await self.signal_steps(signal.SIGCONT)
+        await self.signal_steps(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(self.finished.wait(), self.kill_wait_s)
+        except asyncio.TimeoutError:
+            self._signal_script(signal.SIGKILL)
+            await self.signal_steps(signal.SIGKILL)
+
+    def handle_cancel(self, request: Mapping[str, Any]) -> None:
+        """``scancel`` of this job: a signal to steps/batch, or the whole job."""
+        signum = request.get("signal")
+        if signum is None:
+            asyncio.ensure_future(self.end_job(CANCELLED, ""))
+            return
+        signum = int(signum)
+        if request.get("batch") or request.get("full"):
+            self._signal_script(signum, group=bool(request.get("full")))
+        if not request.get("batch"):
+            asyncio.ensure_future(self.signal_steps(signum))
+
+    async def _watch_links(self) -> None:
+        lost = await asyncio.gather(*(self._lost(link) for link in self.links))
+        del lost
+
+    async def _lost(self, link: NodeLink) -> None:
+        await link.wait_closed()
+        if not self.finished.is_set():
+            log(f"node {link.name} is gone: ending job {self.desc['job_id']}")
+            await self.end_job(FAILED, "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS")
+
+    async def _time_limit(self, started: float) -> None:
+        limit_min = int(self.desc.get("time_limit_min") or 0)
+        if limit_min <= 0:
+            return
+        loop = asyncio.get_event_loop()
+        end = started + limit_min * 60
+        sig = self.desc.get("signal")
+        if sig:
+            await asyncio.sleep(max(0.0, end - sig["seconds_before_end"] - loop.time()))
+            if sig.get("batch_only"):
+                self._signal_script(int(sig["number"]), group=False)
+            else:
+                await self.signal_steps(int(sig["number"]))
+        await asyncio.sleep(max(0.0, end - loop.time()))
+        await self.end_job(TIMEOUT, "TIME LIMIT")
+
+    async def run(self, argv: Sequence[str], env: Mapping[str, str], cwd: str,
+                  stdin_path: str, stdout_path: str, stderr_path: str,
+                  append: bool) -> JobResult:
+        """Run the script to its end; the job's result."""
+        self.stderr_path = stderr_path
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+        fds = []
+        try:
+            fds.append(os.open(stdin_path, os.O_RDONLY))
+            fds.append(os.open(stdout_path, flags, 0o644))
+            fds.append(fds[1] if stderr_path == stdout_path else
+                       os.open(stderr_path, flags, 0o644))
+            wrapper = ["/bin/sh", "-c", 'SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec "$0" "$@"']
+            self.process = await asyncio.create_subprocess_exec(
+                *wrapper, *argv, env=dict(env), cwd=cwd, stdin=fds[0], stdout=fds[1],
+                stderr=fds[2], start_new_session=True)
+        finally:
+            for fd in set(fds):
+                os.close(fd)
+        loop = asyncio.get_event_loop()
+        watchers = [asyncio.ensure_future(self._time_limit(loop.time())),
+                    asyncio.ensure_future(self._watch_links())]
+        code = await self.process.wait()
+        self.finished.set()
+        for watcher in watchers:
+            watcher.cancel()
+        return self._result(code)
+
+    def _result(self, code: int) -> JobResult:
+        exit_code, signum = (0, -code) if code < 0 else (code, 0)
+        if self.ending is not None:
+            state, why = self.ending
+            reason = "NodeFail" if why.startswith("NODE") else (
+                "TimeLimit" if state == TIMEOUT else "None")
+            return JobResult(state, exit_code, signum, reason)
+        if code == 0:
+            return JobResult(COMPLETED, 0)
+        return JobResult(FAILED, exit_code, signum, "NonZeroExitCode")
+
+    async def shutdown_nodes(self, code: int) -> None:
+        """Tell every other node the job is over."""
+        await asyncio.gather(*(link.send({"type": "shutdown", "code": code})
+                               for link in self.links))
+        for link in self.links:
+            link.writer.close()

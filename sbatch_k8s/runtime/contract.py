@@ -1,0 +1,139 @@
+"""Contract adapters: who am I, how many are we, how do I reach the others.
+
+Each workload kind tells its pods their place differently; an adapter turns that into a
+:class:`NodeIdentity`. Node *names* are what Slurm's variables show (the pods' hostnames,
+e.g. ``llm-1234-0``); node *addresses* are what agents connect to (names that resolve from
+inside a pod, e.g. ``llm-1234-0.llm-1234`` through the headless Service).
+
+| contract     | node index                                  | names                              |
+|--------------|---------------------------------------------|------------------------------------|
+| local        | ``--index``                                 | ``127.0.0.<i+2>`` (also addresses) |
+| indexed-job  | ``JOB_COMPLETION_INDEX``                    | ``<job>-<i>``                      |
+| jobset       | ``SBATCH_K8S_NODE_INDEX`` / completion index| ``<js>-node-0-<i>``                |
+| pytorchjob   | ``RANK`` (Master 0, Worker i → i+1)         | ``<job>-master-0``, ``<job>-worker-<i>`` |
+| mpijob       | launcher 0, worker i → i+1                  | ``<job>-launcher``, ``<job>-worker-<i>`` |
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
+
+CONTRACTS = ("local", "indexed-job", "jobset", "pytorchjob", "mpijob")
+ANY_ADDRESS = "0.0.0.0"
+
+
+class ContractError(Exception):
+    """The pod's environment does not say what the contract needs."""
+
+
+class NodeIdentity(NamedTuple):
+    """This node's place in the job."""
+
+    index: int
+    count: int
+    names: Tuple[str, ...]
+    addresses: Tuple[str, ...]
+    bind_host: str
+
+    @property
+    def name(self) -> str:
+        """This node's name (``SLURMD_NODENAME``)."""
+        return self.names[self.index]
+
+
+def local_address(index: int) -> str:
+    """Loopback address of local node ``index``: ``127.0.0.<index+2>``."""
+    if index > 252:
+        raise ContractError("the local backend runs at most 253 nodes")
+    return f"127.0.0.{index + 2}"
+
+
+def _int(environ: Mapping[str, str], name: str) -> int:
+    value = environ.get(name)
+    if value is None or not value.strip().isdigit():
+        raise ContractError(f"{name} is not set to a node index in this pod")
+    return int(value)
+
+
+def _prefix(hostname: str, suffix_parts: int) -> str:
+    """``llm-1234-node-0-3`` minus its last ``suffix_parts`` dash-separated parts."""
+    parts = hostname.split("-")
+    if len(parts) <= suffix_parts:
+        raise ContractError(f"hostname {hostname!r} does not follow the workload's naming")
+    return "-".join(parts[:-suffix_parts])
+
+
+def _local(environ: Mapping[str, str], count: int, hostname: str,
+           index: Optional[int]) -> NodeIdentity:
+    if index is None:
+        index = _int(environ, "SBATCH_K8S_NODE_INDEX")
+    names = tuple(local_address(i) for i in range(count))
+    return NodeIdentity(index, count, names, names, names[index])
+
+
+def _indexed_job(environ: Mapping[str, str], count: int, hostname: str,
+                 index: Optional[int]) -> NodeIdentity:
+    index = _int(environ, "JOB_COMPLETION_INDEX") if index is None else index
+    job = _prefix(hostname, 1)
+    names = tuple(f"{job}-{i}" for i in range(count))
+    return NodeIdentity(index, count, names, tuple(f"{n}.{job}" for n in names), ANY_ADDRESS)
+
+
+def _jobset(environ: Mapping[str, str], count: int, hostname: str,
+            index: Optional[int]) -> NodeIdentity:
+    if index is None:
+        key = "SBATCH_K8S_NODE_INDEX" if "SBATCH_K8S_NODE_INDEX" in environ else \
+            "JOB_COMPLETION_INDEX"
+        index = _int(environ, key)
+    jobset = _prefix(hostname, 3)
+    names = tuple(f"{jobset}-node-0-{i}" for i in range(count))
+    return NodeIdentity(index, count, names, tuple(f"{n}.{jobset}" for n in names),
+                        ANY_ADDRESS)
+
+
+def _pytorchjob(environ: Mapping[str, str], count: int, hostname: str,
+                index: Optional[int]) -> NodeIdentity:
+    if index is None:
+        key = "PET_NODE_RANK" if "PET_NODE_RANK" in environ else "RANK"
+        index = _int(environ, key)
+    job = _prefix(hostname, 2)
+    names = (f"{job}-master-0",) + tuple(f"{job}-worker-{i}" for i in range(count - 1))
+    return NodeIdentity(index, count, names, names, ANY_ADDRESS)
+
+
+def _mpijob(environ: Mapping[str, str], count: int, hostname: str,
+            index: Optional[int]) -> NodeIdentity:
+    if index is None:
+        if hostname.endswith("-launcher"):
+            index = 0
+        else:
+            tail = hostname.rsplit("-", 1)[-1]
+            if not tail.isdigit():
+                raise ContractError(f"hostname {hostname!r} is neither launcher nor worker")
+            index = int(tail) + 1
+    job = hostname[:-len("-launcher")] if hostname.endswith("-launcher") else _prefix(hostname, 2)
+    names = (f"{job}-launcher",) + tuple(f"{job}-worker-{i}" for i in range(count - 1))
+    return NodeIdentity(index, count, names, tuple(f"{n}.{job}" for n in names), ANY_ADDRESS)
+
+
+_ADAPTERS: Dict[str, Callable[[Mapping[str, str], int, str, Optional[int]], NodeIdentity]] = {
+    "local": _local, "indexed-job": _indexed_job, "jobset": _jobset,
+    "pytorchjob": _pytorchjob, "mpijob": _mpijob,
+}
+
+
+def identify(contract: str, environ: Mapping[str, str], node_count: int,
+             index: Optional[int] = None, hostname: Optional[str] = None) -> NodeIdentity:
+    """This node's identity under ``contract``; ContractError when the pod cannot tell."""
+    if contract not in _ADAPTERS:
+        raise ContractError(f"unknown contract {contract!r} (one of {', '.join(CONTRACTS)})")
+    identity = _ADAPTERS[contract](environ, node_count, hostname or socket.gethostname(), index)
+    if not 0 <= identity.index < identity.count:
+        raise ContractError(f"node index {identity.index} is outside 0..{identity.count - 1}")
+    return identity
+
+
+def node_address_map(identity: NodeIdentity) -> List[Tuple[str, str]]:
+    """``(name, address)`` pairs, for the environment of the batch script and srun."""
+    return list(zip(identity.names, identity.addresses))

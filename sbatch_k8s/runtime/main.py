@@ -1,0 +1,66 @@
+"""Dispatch of the runtime's commands: ``node``, ``srun``, ``scontrol``, ``squeue``,
+``scancel``. When started as PID 1 (a container's first process) it forks: the parent reaps
+orphaned processes and forwards signals, the child runs the command."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Callable, Dict, List, Mapping
+
+Command = Callable[[List[str], Mapping[str, str]], int]
+
+
+def _commands() -> Dict[str, Command]:
+    def node(argv: List[str], environ: Mapping[str, str]) -> int:
+        from sbatch_k8s.runtime.node import main as run
+
+        return run(argv, environ)
+
+    def srun(argv: List[str], environ: Mapping[str, str]) -> int:
+        from sbatch_k8s.runtime.step import main as run
+
+        return run(argv, environ)
+
+    def own_job(name: str) -> Command:
+        def command(argv: List[str], environ: Mapping[str, str]) -> int:
+            from sbatch_k8s.runtime.commands import run
+
+            return run(name, argv, environ)
+        return command
+
+    return {"node": node, "srun": srun, "scontrol": own_job("scontrol"),
+            "squeue": own_job("squeue"), "scancel": own_job("scancel")}
+
+
+def _be_init(child: int) -> int:
+    """PID 1 duties: forward signals to ``child``, reap every orphan, exit as the child."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1,
+                   signal.SIGUSR2, signal.SIGQUIT):
+        signal.signal(signum, lambda s, _f: os.kill(child, s))
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            return 1
+        except InterruptedError:
+            continue
+        if pid == child:
+            return os.waitstatus_to_exitcode(status) if hasattr(
+                os, "waitstatus_to_exitcode") else (status >> 8)
+
+
+def main() -> None:
+    """Entry point: ``<runtime> <command> [args…]``."""
+    args = sys.argv[1:]
+    commands = _commands()
+    if not args or args[0] not in commands:
+        sys.stderr.write("usage: runtime {" + ",".join(commands) + "} ...\n")
+        raise SystemExit(2)
+    name, rest = args[0], args[1:]
+    if name == "node" and os.getpid() == 1:
+        child = os.fork()
+        if child:
+            raise SystemExit(_be_init(child))
+    raise SystemExit(commands[name](rest, os.environ))

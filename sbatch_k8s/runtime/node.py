@@ -1,0 +1,224 @@
+"""``runtime node``: make this pod (or local process) a Slurm node of the job.
+
+Every node starts its agent. Node 0 then becomes the batch host; the others wait for node 0's
+control connection and serve until it says the job is over (or disappears). The process exit
+code is the job's on node 0 and 0 elsewhere; node 0 also writes the job's result as JSON to
+``<spool>/result.json`` and, in pods, to ``/dev/termination-log`` (Kubernetes keeps it in the
+pod's status, where the login side reads it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from typing import Any, Dict, List, Mapping, Optional
+
+from sbatch_k8s.runtime.agent import KILL_WAIT_S, Agent, log
+from sbatch_k8s.runtime.batch import FAILED, BatchHost, JobResult, connect_all
+from sbatch_k8s.runtime.contract import NodeIdentity, identify, node_address_map
+from sbatch_k8s.runtime.protocol import read_token
+from sbatch_k8s.runtime.shims import install_shims, runtime_invocation
+from sbatch_k8s.runtime.stdio import batch_paths
+
+DEFAULT_JOB_DIR = "/etc/sbatch-k8s/job"
+DEFAULT_TOKEN_FILE = "/etc/sbatch-k8s/token/token"
+DEFAULT_PORT = 6818
+TERMINATION_LOG = "/dev/termination-log"
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+INTERNAL_PREFIX = "SBATCH_K8S_"
+
+
+class NodeSettings:
+    """Where this node finds its job and how it behaves (from argv and the environment)."""
+
+    def __init__(self, contract: str, job_dir: str, token_file: str, port: int,
+                 spool: str, index: Optional[int], wait_s: float, kill_wait_s: float) -> None:
+        self.contract = contract
+        self.job_dir = job_dir
+        self.token_file = token_file
+        self.port = port
+        self.spool = spool
+        self.index = index
+        self.wait_s = wait_s
+        self.kill_wait_s = kill_wait_s
+
+
+def settings_from(contract: str, environ: Mapping[str, str],
+                  index: Optional[int] = None) -> NodeSettings:
+    """Settings with the defaults pods use; the local backend sets the variables."""
+    local = contract == "local"
+    return NodeSettings(
+        contract=contract,
+        job_dir=environ.get("SBATCH_K8S_JOB_DIR", DEFAULT_JOB_DIR),
+        token_file=environ.get("SBATCH_K8S_TOKEN_FILE", DEFAULT_TOKEN_FILE),
+        port=int(environ.get("SBATCH_K8S_RUNTIME_PORT", DEFAULT_PORT)),
+        spool=environ.get("SBATCH_K8S_SPOOL", "/tmp/sbatch-k8s"),
+        index=index,
+        wait_s=float(environ.get("SBATCH_K8S_NODE_WAIT", 30 if local else 600)),
+        kill_wait_s=float(environ.get("SBATCH_K8S_KILL_WAIT", KILL_WAIT_S)))
+
+
+def load_description(job_dir: str) -> Dict[str, Any]:
+    """The job description (``job.json``) of the job directory."""
+    with open(os.path.join(job_dir, "job.json")) as f:
+        return json.load(f)
+
+
+def platform_environment(environ: Mapping[str, str]) -> Dict[str, str]:
+    """The environment the platform gave this process, minus our internal variables."""
+    return {k: v for k, v in environ.items() if not k.startswith(INTERNAL_PREFIX)}
+
+
+def _search_domains(identity: NodeIdentity, environ: Mapping[str, str]) -> Optional[str]:
+    """``LOCALDOMAIN`` making short pod hostnames (``llm-1234-1``) resolve through the
+    headless Service's subdomain, which Kubernetes leaves out of ``resolv.conf``."""
+    first = identity.addresses[0]
+    if "." not in first:
+        return None
+    subdomain = first.split(".", 1)[1]
+    try:
+        with open("/etc/resolv.conf") as f:
+            searches = [line.split()[1:] for line in f if line.startswith("search")]
+    except OSError:
+        return None
+    domains = searches[-1] if searches else []
+    if not domains:
+        return None
+    return " ".join([f"{subdomain}.{domains[0]}"] + domains)
+
+
+def job_process_environment(desc: Mapping[str, Any], identity: NodeIdentity,
+                            settings: NodeSettings, shim_dir: str,
+                            environ: Mapping[str, str]) -> Dict[str, str]:
+    """Everything but the SLURM_* variables: platform env, exported env, internals, PATH."""
+    env = platform_environment(environ) if settings.contract != "local" else {}
+    env.update({k: str(v) for k, v in (desc.get("environment") or {}).items()})
+    env.setdefault("PATH", DEFAULT_PATH)
+    env["PATH"] = f"{shim_dir}{os.pathsep}{env['PATH']}"
+    domains = _search_domains(identity, environ)
+    if domains and "LOCALDOMAIN" not in env:
+        env["LOCALDOMAIN"] = domains
+    env.update({
+        "SBATCH_K8S_JOB_DIR": settings.job_dir,
+        "SBATCH_K8S_TOKEN_FILE": settings.token_file,
+        "SBATCH_K8S_RUNTIME_PORT": str(settings.port),
+        "SBATCH_K8S_CONTRACT": settings.contract,
+        "SBATCH_K8S_SPOOL": settings.spool,
+        "SBATCH_K8S_NODE_ADDRS": ";".join(f"{n}={a}" for n, a in node_address_map(identity)),
+    })
+    return env
+
+
+def write_result(settings: NodeSettings, result: JobResult) -> None:
+    """Leave the job's result where the backends look for it."""
+    text = json.dumps(result.as_dict(), sort_keys=True)
+    with open(os.path.join(settings.spool, "result.json"), "w") as f:
+        f.write(text + "\n")
+    if settings.contract != "local" and os.path.exists(os.path.dirname(TERMINATION_LOG)):
+        try:
+            with open(TERMINATION_LOG, "w") as f:
+                f.write(text)
+        except OSError:
+            pass
+
+
+async def run_node(settings: NodeSettings, environ: Mapping[str, str]) -> int:
+    """Serve as this node until the job ends; the process exit code."""
+    from parsers.slurm_env import batch_environment, rendezvous_defaults
+
+    desc = load_description(settings.job_dir)
+    identity = identify(settings.contract, environ, int(desc["node_count"]), settings.index)
+    token = read_token(settings.token_file)
+    os.makedirs(settings.spool, exist_ok=True)
+    is_host = identity.index == 0
+    done = asyncio.get_event_loop().create_future()
+
+    def shutdown(code: int) -> None:
+        if not done.done():
+            done.set_result(code)
+
+    host: List[BatchHost] = []
+    agent = Agent(identity.name, token, is_host,
+                  os.path.join(settings.spool, "steps.jsonl") if is_host else None, shutdown,
+                  on_cancel=lambda request: host[0].handle_cancel(request) if host else None)
+    await agent.start(identity.bind_host, settings.port)
+    if not is_host:
+        return await _serve_until_done(agent, settings, done)
+    shim_dir = install_shims(settings.spool, runtime_invocation())
+    env = job_process_environment(desc, identity, settings, shim_dir, environ)
+    env.update(batch_environment(desc, identity.names, 0))
+    env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names))
+    batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s)
+    host.append(batch)
+    loop = asyncio.get_event_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, lambda: asyncio.ensure_future(
+            batch.end_job("CANCELLED", "")))
+    result = await _run_batch(batch, desc, identity, settings, env, token)
+    write_result(settings, result)
+    await batch.shutdown_nodes(0)
+    await agent.close()
+    return result.exit_code if result.signal == 0 else 128 + result.signal
+
+
+async def _serve_until_done(agent: Agent, settings: NodeSettings,
+                            done: "asyncio.Future[int]") -> int:
+    try:
+        await asyncio.wait_for(agent.controlled.wait(), settings.wait_s)
+    except asyncio.TimeoutError:
+        log(f"node 0 did not contact this node within {int(settings.wait_s)} s")
+        await agent.close()
+        return 1
+    code = await done
+    await agent.end_all_tasks(settings.kill_wait_s)
+    await agent.close()
+    return code
+
+
+async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeIdentity,
+                     settings: NodeSettings, env: Dict[str, str], token: bytes) -> JobResult:
+    paths = batch_paths(desc, identity.names[0])
+    try:
+        batch.links = await connect_all(identity.names, identity.addresses, settings.port,
+                                        token, settings.wait_s)
+    except RuntimeError as e:
+        message = f"sbatch-k8s: error: job {desc['job_id']}: {e}"
+        log(message[len("sbatch-k8s: "):])
+        _write_line(paths.stderr, message, paths.append)
+        return JobResult(FAILED, 1, 0, "NodeNotAvailable")
+    script = os.path.join(settings.job_dir, "script")
+    runnable = os.path.join(settings.spool, "slurm_script")
+    with open(script, "rb") as src, open(runnable, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(runnable, 0o700)
+    cwd = paths.cwd
+    if paths.chdir_error:
+        _write_line(paths.stderr, paths.chdir_error, paths.append)
+    return await batch.run([runnable] + list(desc.get("script_args") or []), env, cwd,
+                           paths.stdin, paths.stdout, paths.stderr, paths.append)
+
+
+def _write_line(path: str, line: str, append: bool) -> None:
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "a" if append else "w") as f:
+        f.write(line + "\n")
+
+
+def main(argv: List[str], environ: Mapping[str, str]) -> int:
+    """``runtime node --contract C [--index I]``."""
+    contract, index = "indexed-job", None
+    args = list(argv)
+    while args:
+        word = args.pop(0)
+        if word == "--contract" and args:
+            contract = args.pop(0)
+        elif word == "--index" and args:
+            index = int(args.pop(0))
+        else:
+            sys.stderr.write(f"sbatch-k8s: error: runtime node: unexpected argument {word}\n")
+            return 2
+    settings = settings_from(contract, environ, index)
+    return asyncio.get_event_loop().run_until_complete(run_node(settings, environ))

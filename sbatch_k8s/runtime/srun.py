@@ -1,0 +1,286 @@
+"""``srun`` inside an allocation: create a step and fan its tasks out to the node agents.
+
+1. Options: srun's own table; the job's ``SLURM_*`` variables are its input environment.
+2. Layout: the step's nodes and each node's ranks (block/cyclic/plane/arbitrary).
+3. Step id from node 0; one authenticated connection per node; ``launch`` with each task's
+   environment; output streamed back, line-buffered per task, ``--label`` prefixed; stdin
+   broadcast (Slurm's default ``--input=all``) or sent to one task; signals forwarded.
+4. Exit: the highest task exit code, 128+signal for a signalled task, 1 for launch failures;
+   Slurm's ``srun: error: <node>: task <n>: Exited with exit code <c>`` lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import threading
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from parsers.errors import SlurmInputError
+from sbatch_k8s.runtime.output import OutputRouter
+from sbatch_k8s.runtime.protocol import (
+    KIND_JSON,
+    KIND_STDIN,
+    KIND_STDIN_CLOSE,
+    KIND_STDERR,
+    KIND_STDOUT,
+    ProtocolError,
+    authenticate,
+    decode_json,
+    encode_frame,
+    encode_json,
+    read_frame,
+    read_token,
+)
+from sbatch_k8s.runtime.step_report import failure_lines, step_exit_code
+
+COMMAND = "srun"
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                     signal.SIGUSR2, signal.SIGCONT, signal.SIGALRM)
+
+
+def warn(message: str) -> None:
+    """``srun: warning: …`` on stderr."""
+    sys.stderr.write(f"{COMMAND}: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def error(message: str) -> None:
+    """``srun: error: …`` on stderr."""
+    sys.stderr.write(f"{COMMAND}: error: {message}\n")
+    sys.stderr.flush()
+
+
+def node_addresses(environ: Mapping[str, str]) -> Tuple[List[str], List[str]]:
+    """Node names and agent addresses of the job, from the runtime's variable."""
+    pairs = [item.split("=", 1) for item in environ["SBATCH_K8S_NODE_ADDRS"].split(";") if item]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+async def open_agent(address: str, port: int, token: bytes) -> Tuple[
+        asyncio.StreamReader, asyncio.StreamWriter]:
+    """An authenticated connection to the agent at ``address``."""
+    reader, writer = await asyncio.open_connection(address, port, limit=1 << 20)
+    await authenticate(reader, writer, token)
+    return reader, writer
+
+
+async def ask(address: str, port: int, token: bytes, message: Dict[str, Any]) -> Dict[str, Any]:
+    """One request/response exchange with an agent."""
+    reader, writer = await open_agent(address, port, token)
+    try:
+        writer.write(encode_json(message))
+        await writer.drain()
+        frame = await read_frame(reader)
+        if frame is None:
+            raise ProtocolError("the agent closed the connection")
+        return decode_json(frame[2])
+    finally:
+        writer.close()
+
+
+class NodeSession:
+    """srun's connection to one node of the step."""
+
+    def __init__(self, name: str, ranks: Sequence[int], reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter) -> None:
+        self.name = name
+        self.ranks = list(ranks)
+        self.reader = reader
+        self.writer = writer
+        self.exits: Dict[int, Dict[str, Any]] = {}
+        self.lost = False
+
+    def send(self, frame: bytes) -> None:
+        try:
+            self.writer.write(frame)
+        except (ConnectionError, RuntimeError):
+            pass
+
+    def signal(self, signum: int) -> None:
+        self.send(encode_json({"type": "signal", "signal": signum}))
+
+
+class StepRun:
+    """One step from launch to exit code."""
+
+    def __init__(self, step_id: int, job_id: int, request: Any, names: List[str],
+                 router: OutputRouter) -> None:
+        self.step_id = step_id
+        self.job_id = job_id
+        self.request = request
+        self.names = names
+        self.router = router
+        self.sessions: List[NodeSession] = []
+        self.first_exit = asyncio.Event()
+        self.bad_exit = asyncio.Event()
+        self.interrupts: List[float] = []
+
+    def signal_all(self, signum: int) -> None:
+        for session in self.sessions:
+            session.signal(signum)
+
+    async def pump(self, session: NodeSession) -> None:
+        """Read one node's frames until its tasks are done (or the node is lost)."""
+        try:
+            while True:
+                frame = await read_frame(session.reader)
+                if frame is None:
+                    break
+                kind, rank, payload = frame
+                if kind in (KIND_STDOUT, KIND_STDERR):
+                    self.router.feed(rank, kind, payload)
+                elif kind == KIND_JSON:
+                    message = decode_json(payload)
+                    if message["type"] == "exit":
+                        self._exited(session, message)
+                    elif message["type"] == "done":
+                        return
+                    elif message["type"] == "launch_failed":
+                        error(f"{session.name}: launch failed: {message.get('error')}")
+                        for r in session.ranks:
+                            session.exits[r] = {"rank": r, "status": 1, "signal": 0}
+                        return
+        except (ProtocolError, ConnectionError):
+            pass
+        missing = [r for r in session.ranks if r not in session.exits]
+        if missing:
+            session.lost = True
+            error(f"Node failure on {session.name}")
+            for r in missing:
+                session.exits[r] = {"rank": r, "status": 0, "signal": signal.SIGKILL}
+                self.router.finish(r)
+            self.bad_exit.set()
+
+    def _exited(self, session: NodeSession, message: Dict[str, Any]) -> None:
+        rank = int(message["rank"])
+        session.exits[rank] = message
+        self.router.finish(rank)
+        self.first_exit.set()
+        if message.get("status") or message.get("signal"):
+            self.bad_exit.set()
+
+    def results(self) -> List[Tuple[str, Dict[str, Any]]]:
+        return [(s.name, s.exits[r]) for s in self.sessions for r in sorted(s.exits)]
+
+
+async def _watch_policies(run: StepRun) -> None:
+    """``--kill-on-bad-exit`` and ``--wait``: end the rest of the step early."""
+    waiters = []
+    if run.request.kill_on_bad_exit:
+        waiters.append(asyncio.ensure_future(run.bad_exit.wait()))
+    if run.request.wait_s:
+        waiters.append(asyncio.ensure_future(run.first_exit.wait()))
+    if not waiters:
+        return
+    done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    if run.request.kill_on_bad_exit and run.bad_exit.is_set():
+        error(f"Terminating StepId={run.job_id}.{run.step_id}")
+        run.signal_all(signal.SIGKILL)
+        return
+    await asyncio.sleep(run.request.wait_s)
+    error(f"Terminating StepId={run.job_id}.{run.step_id}")
+    run.signal_all(signal.SIGKILL)
+
+
+def _install_signal_handlers(run: StepRun, loop: asyncio.AbstractEventLoop) -> None:
+    def interrupt() -> None:
+        now = loop.time()
+        if run.request.quit_on_interrupt or run.request.disable_status or (
+                run.interrupts and now - run.interrupts[-1] < 1.0):
+            sys.stderr.write(f"{COMMAND}: sending Ctrl-C to StepId={run.job_id}."
+                             f"{run.step_id}\n")
+            run.signal_all(signal.SIGINT)
+        else:
+            running = sum(1 for s in run.sessions for r in s.ranks if r not in s.exits)
+            sys.stderr.write(f"{COMMAND}: interrupt (one more within 1 sec to abort)\n"
+                             f"{COMMAND}: StepId={run.job_id}.{run.step_id} tasks "
+                             f"0-{max(running - 1, 0)}: running\n")
+        run.interrupts.append(now)
+
+    loop.add_signal_handler(signal.SIGINT, interrupt)
+    for signum in FORWARDED_SIGNALS:
+        loop.add_signal_handler(signum, run.signal_all, signum)
+
+
+async def _stdin_to_tasks(run: StepRun, targets: List[Tuple[NodeSession, int]]) -> None:
+    """Forward srun's stdin to ``targets`` (every task by default), then close theirs.
+
+    A reader thread serves every kind of stdin (terminal, pipe, file, /dev/null) alike."""
+    loop = asyncio.get_event_loop()
+    queue: "asyncio.Queue[bytes]" = asyncio.Queue()
+
+    def reader() -> None:
+        try:
+            while True:
+                data = os.read(0, 65536)
+                loop.call_soon_threadsafe(queue.put_nowait, data)
+                if not data:
+                    return
+        except OSError:
+            loop.call_soon_threadsafe(queue.put_nowait, b"")
+
+    if targets:
+        threading.Thread(target=reader, name="srun-stdin", daemon=True).start()
+        while True:
+            data = await queue.get()
+            if not data:
+                break
+            for session, rank in targets:
+                session.send(encode_frame(KIND_STDIN, rank, data))
+    for session, rank in targets:
+        session.send(encode_frame(KIND_STDIN_CLOSE, rank, b""))
+
+
+def stdin_targets(run: StepRun, request: Any) -> List[Tuple[NodeSession, int]]:
+    """Which tasks read srun's stdin: all (default), one (``-i <task>``) or none."""
+    from parsers.values.filename import parse_step_io
+
+    spec = parse_step_io(request.input) if request.input else None
+    pairs = [(s, r) for s in run.sessions for r in s.ranks]
+    if spec is None or spec.kind == "all":
+        return pairs
+    if spec.kind == "task":
+        return [(s, r) for s, r in pairs if r == spec.task_id]
+    return []
+
+
+async def launch_step(run: StepRun, layout: Any, task_envs: Dict[int, Dict[str, str]],
+                      addresses: List[str], port: int, token: bytes, cwd: str,
+                      io_files: Dict[int, Dict[str, Optional[str]]], stdin_ranks: set) -> int:
+    """Connect, launch, stream, and return the step's exit code."""
+    loop = asyncio.get_event_loop()
+    opened = await asyncio.gather(*(open_agent(addresses[i], port, token)
+                                    for i in layout.node_indices), return_exceptions=True)
+    for node_index, ranks, conn in zip(layout.node_indices, layout.ranks, opened):
+        if isinstance(conn, BaseException):
+            for other in opened:
+                if not isinstance(other, BaseException):
+                    other[1].close()
+            raise SlurmInputError(f"Unable to create step for job {run.job_id}: cannot reach "
+                                  f"node {run.names[node_index]} ({conn})", exit_code=1)
+        session = NodeSession(run.names[node_index], ranks, conn[0], conn[1])
+        tasks = [dict(rank=r, env=task_envs[r], stdin=r in stdin_ranks, **io_files[r])
+                 for r in ranks]
+        session.send(encode_json({"type": "launch", "step_id": run.step_id,
+                                  "argv": list(run.request.command), "cwd": cwd,
+                                  "append": run.request.open_mode == "append",
+                                  "tasks": tasks}))
+        run.sessions.append(session)
+    _install_signal_handlers(run, loop)
+    pumps = [asyncio.ensure_future(run.pump(s)) for s in run.sessions]
+    feeders = [asyncio.ensure_future(_stdin_to_tasks(run, [
+        (s, r) for s, r in stdin_targets(run, run.request) if r in stdin_ranks]))]
+    policies = asyncio.ensure_future(_watch_policies(run))
+    await asyncio.gather(*pumps)
+    for extra in feeders + [policies]:
+        extra.cancel()
+    for session in run.sessions:
+        session.writer.close()
+    for name, line in failure_lines(run.results()):
+        error(f"{name}: {line}")
+    return step_exit_code(run.results())

@@ -1,0 +1,189 @@
+"""``srun`` (runtime side): from the command line to a finished step.
+
+Parses the request, checks the pyxis image, lays the tasks out, registers the step with node 0
+(step ids in order, the step log sacct reads), builds every task's environment, works out
+where output goes, then hands over to :mod:`srun` to launch and stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+
+from parsers.errors import SlurmInputError
+from sbatch_k8s.runtime.node import load_description
+from sbatch_k8s.runtime.output import OutputRouter
+from sbatch_k8s.runtime.protocol import ProtocolError, read_token
+from sbatch_k8s.runtime.srun import COMMAND, StepRun, ask, error, launch_step, node_addresses, warn
+from sbatch_k8s.runtime.stdio import expand_path, filename_context
+
+DEFAULT_PORT = 6818
+
+
+def _task_environment(environ: Mapping[str, str], request: Any) -> Dict[str, str]:
+    """What tasks inherit from srun: its environment, filtered by ``--export``."""
+    if request.export is None:
+        return dict(environ)
+    from parsers.values.export import apply_export
+
+    return apply_export(request.export, environ)
+
+
+def _image_matches(wanted: str, have: Optional[str]) -> bool:
+    """pyxis on srun: a step may only ask for the image the job already runs in."""
+
+    def norm(image: str) -> str:
+        image = image.split("://", 1)[-1]
+        if "@" in image.split("/")[0]:
+            image = image.split("@", 1)[1]
+        return image.replace("#", "/", 1)
+
+    return have is not None and norm(wanted) == norm(have)
+
+
+def _io_plan(request: Any, desc: Mapping[str, Any], names: List[str], layout: Any,
+             step_id: int, cwd: str) -> Tuple[Dict[int, Dict[str, Optional[str]]], Any, Any]:
+    """Per-task files opened on the nodes, and srun's own stdout/stderr targets."""
+    from parsers.values.filename import parse_step_io
+
+    files: Dict[int, Dict[str, Optional[str]]] = {r: {} for rs in layout.ranks for r in rs}
+    targets: List[Any] = []
+    for key, value, default in (("stdout_file", request.output, sys.stdout.buffer),
+                                ("stderr_file", request.error, sys.stderr.buffer)):
+        spec = parse_step_io(value) if value else None
+        target = default
+        if spec is not None and spec.kind == "none":
+            for each in files.values():
+                each[key] = os.devnull
+        elif spec is not None and spec.kind == "task" and spec.task_id is not None and \
+                spec.task_id < layout.ntasks:
+            for rank, each in files.items():
+                if rank != spec.task_id:
+                    each[key] = os.devnull
+        elif spec is not None and spec.pattern is not None:
+            if spec.pattern.opened_per_task:
+                for position, ranks in enumerate(layout.ranks):
+                    node = names[layout.node_indices[position]]
+                    for rank in ranks:
+                        ctx = filename_context(desc, node, step_id, position, rank)
+                        files[rank][key] = expand_path(value, ctx, cwd)
+            else:
+                ctx = filename_context(desc, names[layout.node_indices[0]], step_id)
+                path = expand_path(value, ctx, cwd)
+                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                mode = "ab" if request.open_mode == "append" else "wb"
+                target = (targets[0] if targets and targets[0].name == path else
+                          open(path, mode))
+        targets.append(target)
+    return files, targets[0], targets[1]
+
+
+def _stdin_ranks(request: Any, layout: Any) -> Set[int]:
+    from parsers.values.filename import parse_step_io
+
+    every = {r for rs in layout.ranks for r in rs}
+    if not request.input:
+        return every
+    spec = parse_step_io(request.input)
+    if spec.kind == "none":
+        return set()
+    if spec.kind == "task" and spec.task_id is not None:
+        return {spec.task_id} & every
+    return every
+
+
+def run(argv: List[str], environ: Mapping[str, str]) -> int:
+    """srun inside the job; the step's exit code."""
+    from parsers.slurm_env import step_environment, task_environment
+    from parsers.steps import layout_step, parse_srun
+
+    if "SBATCH_K8S_NODE_ADDRS" not in environ or "SBATCH_K8S_JOB_DIR" not in environ:
+        raise SlurmInputError("srun runs only inside an sbatch-k8s job here "
+                              "(no allocation found in the environment)", exit_code=1)
+    desc = load_description(environ["SBATCH_K8S_JOB_DIR"])
+    names, addresses = node_addresses(environ)
+    request = parse_srun(argv, environ)
+    if not request.quiet:
+        for note in request.warnings:
+            warn(note)
+    have = desc.get("container_image")
+    if request.container_image and not _image_matches(request.container_image, have):
+        raise SlurmInputError(
+            f"--container-image={request.container_image}: this job runs in "
+            f"{have or 'its partition image'}; sbatch-k8s runs every step in the job's image",
+            exit_code=1)
+    job_id = int(desc["job_id"])
+    layout = layout_step(request, names, desc["cpus_per_node"], job_id,
+                         bool(desc.get("overcommit")))
+    port = int(environ.get("SBATCH_K8S_RUNTIME_PORT", DEFAULT_PORT))
+    token = read_token(environ["SBATCH_K8S_TOKEN_FILE"])
+    loop = asyncio.get_event_loop()
+    info = {"name": os.path.basename(request.command[0]), "ntasks": layout.ntasks,
+            "nodes": [names[i] for i in layout.node_indices], "argv": list(request.command)}
+    try:
+        reply = loop.run_until_complete(ask(addresses[0], port, token,
+                                            {"type": "step_begin", "info": info}))
+    except (OSError, ProtocolError) as e:
+        raise SlurmInputError(f"Unable to create step for job {job_id}: {e}",
+                              exit_code=1) from e
+    step_id = int(reply["step_id"])
+    launch_host = _launch_address(environ, names, addresses)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    base = _task_environment(environ, request)
+    base.update(step_environment(desc, names, layout, request, step_id, launch_host, port,
+                                 f"{umask:04o}"))
+    envs = {r: dict(base, **task_environment(desc, names, layout, request, r))
+            for rs in layout.ranks for r in rs}
+    cwd = request.chdir or os.getcwd()
+    files, out, err = _io_plan(request, desc, names, layout, step_id, cwd)
+    router = OutputRouter(out, err, layout.ntasks, request.label, request.unbuffered)
+    step = StepRun(step_id, job_id, request, names, router)
+    code = 1
+    try:
+        code = loop.run_until_complete(launch_step(step, layout, envs, addresses, port, token,
+                                                   cwd, files, _stdin_ranks(request, layout)))
+    finally:
+        _report_end(loop, addresses[0], port, token, step_id, step, code)
+    return code
+
+
+def _launch_address(environ: Mapping[str, str], names: List[str],
+                    addresses: List[str]) -> str:
+    """The IP of the node running this srun (``SLURM_LAUNCH_NODE_IPADDR``)."""
+    here = environ.get("SLURMD_NODENAME", names[0])
+    address = addresses[names.index(here)] if here in names else addresses[0]
+    try:
+        return socket.gethostbyname(address)
+    except OSError:
+        return address
+
+
+def _report_end(loop: asyncio.AbstractEventLoop, address: str, port: int, token: bytes,
+                step_id: int, step: StepRun, code: int) -> None:
+    results = [r for _, r in step.results()]
+    lost = any(s.lost for s in step.sessions)
+    state = "NODE_FAIL" if lost else "COMPLETED" if code == 0 else (
+        "CANCELLED" if any(r.get("signal") for r in results) else "FAILED")
+    signum = max((int(r.get("signal") or 0) for r in results), default=0)
+    status = max((int(r.get("status") or 0) for r in results), default=0)
+    try:
+        loop.run_until_complete(ask(address, port, token, {
+            "type": "step_end", "step_id": step_id,
+            "result": {"state": state, "exit_code": status, "signal": signum}}))
+    except (OSError, ProtocolError):
+        error(f"could not record the end of step {step_id}")
+
+
+def main(argv: List[str], environ: Mapping[str, str]) -> int:
+    """Entry point of the runtime's ``srun``."""
+    try:
+        return run(argv, environ)
+    except SlurmInputError as e:
+        sys.stderr.write(e.render(COMMAND))
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
