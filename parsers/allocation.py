@@ -9,8 +9,9 @@ slurmctld's task placement:
   count lowers it (Slurm warns "can't run N processes on M nodes").
 * Without ``--nodes``: as many nodes as the tasks (``-n`` × ``-c``), GPUs (``--gpus``) or
   ``--ntasks-per-node`` need, given the node shape; one node when the shape is unknown.
-* Tasks are placed in blocks: node *i* gets ``ceil`` of what is left over the nodes left, so
-  ``-N2 -n5`` → ``3,2`` — the counts every node's pod must have room for.
+* Tasks are packed as slurmctld allocates CPUs: each node in turn takes as many as it holds
+  while leaving one for each later node (``-N2 -n5`` → ``4,1``); ``--ntasks-per-node`` sizes
+  every node alike. Pods are sized for the busiest node.
 """
 
 from __future__ import annotations
@@ -73,12 +74,17 @@ def gres_gpus(job: JobSpec) -> int:
     return sum(g.count for g in job.gres if g.name == "gpu")
 
 
-def block_layout(ntasks: int, nodes: int) -> Tuple[int, ...]:
-    """Slurm's block distribution of ``ntasks`` over ``nodes`` when every node has room."""
+def pack_tasks(ntasks: int, nodes: int, per_node_limit: Optional[int]) -> Tuple[int, ...]:
+    """Tasks per node as slurmctld allocates them: each node in turn takes as many as it can
+    hold while leaving one for every node after it (``-N2 -n5`` → ``4,1`` on 4-CPU nodes)."""
     counts = []
     left = ntasks
     for i in range(nodes):
-        share = _ceil_div(left, nodes - i)
+        after = nodes - i - 1
+        share = left - after
+        if per_node_limit is not None:
+            share = min(share, per_node_limit)
+        share = max(share, 1) if i < nodes - 1 or left else 0
         counts.append(share)
         left -= share
     return tuple(counts)
@@ -144,13 +150,19 @@ def allocate(job: JobSpec, shape: NodeShape) -> Allocation:
     ntasks = _task_count(job, nodes)
     if ntasks is not None and ntasks < nodes:
         raise submission_failed("Requested node configuration is not available")
-    if ntasks is not None:
-        tasks = block_layout(ntasks, nodes)
+    if job.ntasks_per_node:
+        tasks = (job.ntasks_per_node,) * nodes
+        if ntasks is not None and ntasks > sum(tasks):
+            raise submission_failed("Requested node configuration is not available")
+    elif ntasks is not None:
+        limit = shape.cpus // cpt if shape.cpus else None
+        tasks = pack_tasks(ntasks, nodes, limit)
+        if sum(tasks) < ntasks:
+            raise submission_failed("Requested node configuration is not available")
     else:
         tasks = (1,) * nodes
-    if job.ntasks_per_node and max(tasks) > job.ntasks_per_node and job.ntasks is None:
-        raise submission_failed("Requested node configuration is not available")
-    cpus = [t * cpt for t in tasks]
+    # --overcommit: "allocated as if only one task per node is requested".
+    cpus = [cpt if job.overcommit else t * cpt for t in tasks]
     if job.mincpus:
         cpus = [max(c, job.mincpus) for c in cpus]
     gpus = _gpus_per_node(job, nodes, tasks)

@@ -92,6 +92,22 @@ class JobRecord:
     exc_nodes: str = ""
     submit_host: str = ""
     steps: Tuple[StepRecord, ...] = ()
+    #: Requested maximum node count (``-N 2-4``); scontrol shows ``NumNodes=2-4`` while pending.
+    max_nodes: Optional[int] = None
+    #: Session id of the submitting process (scontrol ``AllocNode:Sid=<submit_host>:<sid>``).
+    alloc_sid: int = 0
+    #: When the job began accruing priority age (None: not yet, or use ``eligible_time``).
+    accrue_time: Optional[int] = None
+    #: Last time the scheduler looked at the job (None: start, else submit time).
+    last_sched_eval: Optional[int] = None
+    #: The array's ``%`` limit (scontrol ``ArrayTaskThrottle``), on every element.
+    array_throttle: Optional[int] = None
+    #: False for allocations without a batch script (salloc/srun): no StdOut lines, no BatchHost.
+    batch_flag: bool = True
+    #: Cluster name (sacct ``Cluster``).
+    cluster: str = ""
+    #: The submitting command line (sacct ``SubmitLine``).
+    submit_line: str = ""
 
     @property
     def job_id_text(self) -> str:

@@ -47,6 +47,7 @@ class StepRequest:
     export: Optional[object] = None
     chdir: Optional[str] = None
     overlap: bool = False
+    exact: bool = False
     exclusive: Optional[str] = None
     gpus_per_task: Tuple[object, ...] = ()
     gpus_per_node: Tuple[object, ...] = ()

@@ -39,6 +39,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 TARGETS = ("indexed-job", "jobset", "pytorchjob", "mpijob")
 CONTRACTS = ("slurm", "pytorchjob", "aistation", "task-training", "mpijob")
 BACKENDS = ("local", "kubernetes")
+GANGS = ("kueue", "volcano")
 
 
 class ConfigError(ValueError):
@@ -92,7 +93,8 @@ class PartitionConfig:
     volumes: Tuple[VolumeConfig, ...] = ()
     service_account: Optional[str] = None
     scheduler_name: Optional[str] = None
-    gang: Optional[str] = None
+    gang: Optional[str] = None            # "volcano": PodGroup + schedulerName; "kueue": queue
+    volcano_queue: Optional[str] = None   # Volcano queue of the PodGroup (gang = "volcano")
     ttl_seconds_after_finished: Optional[int] = 3600
     runtime_port: int = 6818
     max_array_size: int = 1001
@@ -175,6 +177,8 @@ def _partition(name: str, data: Mapping[str, Any]) -> PartitionConfig:
                                   for i, v in enumerate(values["volumes"]))
     if values.get("target", "indexed-job") not in TARGETS:
         raise ConfigError(f"{where}.target must be one of {', '.join(TARGETS)}")
+    if values.get("gang") not in (None,) + GANGS:
+        raise ConfigError(f"{where}.gang must be one of {', '.join(GANGS)}")
     if values.get("contract", "slurm") not in CONTRACTS:
         raise ConfigError(f"{where}.contract must be one of {', '.join(CONTRACTS)}")
     return PartitionConfig(**values)

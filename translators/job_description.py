@@ -70,12 +70,20 @@ def describe_job(
     array_job_id: Optional[int] = None,
     array_task_id: Optional[int] = None,
 ) -> Dict[str, Any]:
-    """The job description as a JSON-ready dict (keys are stable; ``version`` guards them)."""
+    """The job description as a JSON-ready dict (keys are stable; ``version`` guards them).
+
+    Arrays: ``array_indices`` lists the task ids in order. One array task per workload has
+    ``array_task_id`` set and its own ``job_id``; an array run as one Indexed Job has
+    ``job_id`` = ``array_job_id`` and no ``array_task_id``: completion index *i* runs task
+    ``array_indices[i]`` as job ``array_job_id + i``.
+    """
     array = None
+    array_indices = None
     if job.array is not None:
         array = {"count": job.array.count(), "min": job.array.min_index,
                  "max": job.array.max_index, "step": job.array.step_value(),
                  "text": job.array.format()}
+        array_indices = list(job.array.indices())
     signal = None
     if job.signal is not None:
         signal = {"number": job.signal.signal_number, "name": job.signal.signal_name,
@@ -88,6 +96,7 @@ def describe_job(
         "array_job_id": array_job_id,
         "array_task_id": array_task_id,
         "array": array,
+        "array_indices": array_indices,
         "user": context.user,
         "uid": context.uid,
         "gid": context.gid,

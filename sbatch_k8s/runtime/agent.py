@@ -7,17 +7,14 @@ It accepts only authenticated connections (see :mod:`protocol`) and serves:
 * ``control`` — the batch host's lifeline to this node: when it says ``shutdown`` or drops,
   the job is over (or node 0 is gone) and this node ends its tasks and exits;
 * ``ping`` — "are you up";
-* on node 0 only: ``step_begin``/``step_end``/``steps`` (step ids and the step log) and
-  ``cancel`` (``scancel`` of the own job from inside it).
+* on node 0 only: ``step`` (a step's registration, held open for its life: id, CPUs, log;
+  see :mod:`steps`), ``steps`` (the running ones) and ``cancel`` (``scancel`` of the job).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import sys
-import time
 from typing import Any, Callable, Dict, List, Optional
 
 from sbatch_k8s.runtime.protocol import (
@@ -31,6 +28,7 @@ from sbatch_k8s.runtime.protocol import (
     encode_json,
     read_frame,
 )
+from sbatch_k8s.runtime.steps import StepRegistry
 from sbatch_k8s.runtime.tasks import Task, start_task, terminate, wait_task
 
 #: How long tasks get between SIGTERM and SIGKILL when their srun vanished.
@@ -45,42 +43,16 @@ def log(message: str) -> None:
     sys.stderr.flush()
 
 
-class StepLog:
-    """Node 0's record of steps: ids in order, and a JSON-lines file the backend reads."""
-
-    def __init__(self, path: Optional[str]) -> None:
-        self.path = path
-        self.next_id = 0
-        self.running: Dict[int, Dict[str, Any]] = {}
-
-    def _write(self, record: Dict[str, Any]) -> None:
-        if self.path:
-            with open(self.path, "a") as f:
-                f.write(json.dumps(record, sort_keys=True) + "\n")
-
-    def begin(self, info: Dict[str, Any]) -> int:
-        step_id = self.next_id
-        self.next_id += 1
-        record = dict(info, step_id=step_id, event="start", time=int(time.time()))
-        self.running[step_id] = record
-        self._write(record)
-        return step_id
-
-    def end(self, step_id: int, result: Dict[str, Any]) -> None:
-        self.running.pop(step_id, None)
-        self._write(dict(result, step_id=step_id, event="end", time=int(time.time())))
-
-
 class Agent:
     """One node's agent. ``on_shutdown`` is called once when the job is over for this node."""
 
-    def __init__(self, node_name: str, token: bytes, is_batch_host: bool,
-                 step_log_path: Optional[str], on_shutdown: Callable[[int], None],
+    def __init__(self, node_name: str, token: bytes, steps: Optional[StepRegistry],
+                 on_shutdown: Callable[[int], None],
                  on_cancel: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
         self.node_name = node_name
         self.token = token
-        self.is_batch_host = is_batch_host
-        self.steps = StepLog(step_log_path) if is_batch_host else None
+        self.is_batch_host = steps is not None
+        self.steps = steps
         self.on_shutdown = on_shutdown
         self.on_cancel = on_cancel
         self.running: Dict[int, List[Task]] = {}
@@ -132,8 +104,7 @@ class Agent:
         handlers = {"launch": self._launch, "control": self._control, "ping": self._ping,
                     "signal_all": self._signal_all}
         if self.is_batch_host:
-            handlers.update(step_begin=self._step_begin, step_end=self._step_end,
-                            steps=self._list_steps, cancel=self._cancel)
+            handlers.update(step=self._step, steps=self._list_steps, cancel=self._cancel)
         return handlers
 
     async def _ping(self, message: Dict[str, Any], reader: asyncio.StreamReader,
@@ -165,24 +136,50 @@ class Agent:
                 self.signal_all(int(request["signal"]))
         self.on_shutdown(code)
 
-    async def _step_begin(self, message: Dict[str, Any], reader: asyncio.StreamReader,
-                          writer: asyncio.StreamWriter) -> None:
+    async def _step(self, message: Dict[str, Any], reader: asyncio.StreamReader,
+                    writer: asyncio.StreamWriter) -> None:
+        """Register a step for as long as this connection lives (see :mod:`steps`)."""
         assert self.steps is not None
-        step_id = self.steps.begin(message.get("info", {}))
-        writer.write(encode_json({"type": "step", "step_id": step_id}))
-        await writer.drain()
-
-    async def _step_end(self, message: Dict[str, Any], reader: asyncio.StreamReader,
-                        writer: asyncio.StreamWriter) -> None:
-        assert self.steps is not None
-        self.steps.end(int(message["step_id"]), message.get("result", {}))
-        writer.write(encode_json({"type": "ok"}))
-        await writer.drain()
+        holds = [list(h) for h in message.get("holds", [])]
+        if not self.steps.possible(holds):
+            writer.write(encode_json({"type": "refused", "reason":
+                                      "More processors requested than permitted"}))
+            await writer.drain()
+            return
+        if not self.steps.fits(holds):
+            if message.get("immediate"):
+                writer.write(encode_json({"type": "refused", "reason":
+                                          "Requested nodes are busy"}))
+                await writer.drain()
+                return
+            writer.write(encode_json({"type": "busy", "reason": "Requested nodes are busy"}))
+            await writer.drain()
+            waiting = asyncio.ensure_future(self.steps.wait_for_room(holds))
+            gone = asyncio.ensure_future(read_frame(reader))
+            await asyncio.wait([waiting, gone], return_when=asyncio.FIRST_COMPLETED)
+            if not waiting.done():
+                waiting.cancel()
+                return
+            gone.cancel()
+        step_id = self.steps.begin(message.get("info", {}), holds)
+        result: Dict[str, Any] = {"state": "CANCELLED", "exit_code": 0, "signal": 9}
+        try:
+            writer.write(encode_json({"type": "step", "step_id": step_id}))
+            await writer.drain()
+            frame = await read_frame(reader)
+            if frame is not None:
+                request = decode_json(frame[2])
+                if request.get("type") == "step_end":
+                    result = request.get("result", result)
+                    writer.write(encode_json({"type": "ok"}))
+                    await writer.drain()
+        finally:
+            self.steps.end(step_id, result)
 
     async def _list_steps(self, message: Dict[str, Any], reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> None:
         assert self.steps is not None
-        writer.write(encode_json({"type": "steps", "running": list(self.steps.running.values())}))
+        writer.write(encode_json({"type": "steps", "running": self.steps.listing()}))
         await writer.drain()
 
     async def _cancel(self, message: Dict[str, Any], reader: asyncio.StreamReader,

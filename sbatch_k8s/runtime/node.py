@@ -22,6 +22,7 @@ from sbatch_k8s.runtime.contract import NodeIdentity, identify, node_address_map
 from sbatch_k8s.runtime.protocol import read_token
 from sbatch_k8s.runtime.shims import install_shims, runtime_invocation
 from sbatch_k8s.runtime.stdio import batch_paths
+from sbatch_k8s.runtime.steps import StepRegistry
 
 DEFAULT_JOB_DIR = "/etc/sbatch-k8s/job"
 DEFAULT_TOKEN_FILE = "/etc/sbatch-k8s/token/token"
@@ -141,8 +142,9 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str]) -> int:
             done.set_result(code)
 
     host: List[BatchHost] = []
-    agent = Agent(identity.name, token, is_host,
-                  os.path.join(settings.spool, "steps.jsonl") if is_host else None, shutdown,
+    steps = StepRegistry(desc["cpus_per_node"], os.path.join(settings.spool, "steps.jsonl")) \
+        if is_host else None
+    agent = Agent(identity.name, token, steps, shutdown,
                   on_cancel=lambda request: host[0].handle_cancel(request) if host else None)
     await agent.start(identity.bind_host, settings.port)
     if not is_host:

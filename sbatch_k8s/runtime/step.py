@@ -17,7 +17,8 @@ from parsers.errors import SlurmInputError
 from sbatch_k8s.runtime.node import load_description
 from sbatch_k8s.runtime.output import OutputRouter
 from sbatch_k8s.runtime.protocol import ProtocolError, read_token
-from sbatch_k8s.runtime.srun import COMMAND, StepRun, ask, error, launch_step, node_addresses, warn
+from sbatch_k8s.runtime.registration import register_step, step_holds
+from sbatch_k8s.runtime.srun import COMMAND, StepRun, launch_step, node_addresses, warn
 from sbatch_k8s.runtime.stdio import expand_path, filename_context
 
 DEFAULT_PORT = 6818
@@ -123,13 +124,10 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     loop = asyncio.get_event_loop()
     info = {"name": os.path.basename(request.command[0]), "ntasks": layout.ntasks,
             "nodes": [names[i] for i in layout.node_indices], "argv": list(request.command)}
-    try:
-        reply = loop.run_until_complete(ask(addresses[0], port, token,
-                                            {"type": "step_begin", "info": info}))
-    except (OSError, ProtocolError) as e:
-        raise SlurmInputError(f"Unable to create step for job {job_id}: {e}",
-                              exit_code=1) from e
-    step_id = int(reply["step_id"])
+    registration = loop.run_until_complete(register_step(
+        addresses[0], port, token, job_id, info, step_holds(request, layout, desc),
+        request.immediate_s is not None))
+    step_id = registration.step_id
     launch_host = _launch_address(environ, names, addresses)
     umask = os.umask(0o022)
     os.umask(umask)
@@ -147,7 +145,7 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
         code = loop.run_until_complete(launch_step(step, layout, envs, addresses, port, token,
                                                    cwd, files, _stdin_ranks(request, layout)))
     finally:
-        _report_end(loop, addresses[0], port, token, step_id, step, code)
+        loop.run_until_complete(registration.end(step_result(step, code)))
     return code
 
 
@@ -162,20 +160,15 @@ def _launch_address(environ: Mapping[str, str], names: List[str],
         return address
 
 
-def _report_end(loop: asyncio.AbstractEventLoop, address: str, port: int, token: bytes,
-                step_id: int, step: StepRun, code: int) -> None:
+def step_result(step: StepRun, code: int) -> Dict[str, Any]:
+    """The step's state and exit as the step log records it."""
     results = [r for _, r in step.results()]
     lost = any(s.lost for s in step.sessions)
     state = "NODE_FAIL" if lost else "COMPLETED" if code == 0 else (
         "CANCELLED" if any(r.get("signal") for r in results) else "FAILED")
     signum = max((int(r.get("signal") or 0) for r in results), default=0)
     status = max((int(r.get("status") or 0) for r in results), default=0)
-    try:
-        loop.run_until_complete(ask(address, port, token, {
-            "type": "step_end", "step_id": step_id,
-            "result": {"state": state, "exit_code": status, "signal": signum}}))
-    except (OSError, ProtocolError):
-        error(f"could not record the end of step {step_id}")
+    return {"state": state, "exit_code": status, "signal": signum}
 
 
 def main(argv: List[str], environ: Mapping[str, str]) -> int:

@@ -1,0 +1,83 @@
+"""srun's side of a step's registration with node 0 (see :mod:`steps`)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any, Dict, List, Mapping, Sequence
+
+from parsers.errors import SlurmInputError
+from sbatch_k8s.runtime.protocol import (
+    ProtocolError,
+    authenticate,
+    decode_json,
+    encode_json,
+    read_frame,
+)
+
+
+def step_holds(request: Any, layout: Any, desc: Mapping[str, Any]) -> List[List[int]]:
+    """``[node_index, cpus]`` the step holds: none with ``--overlap``; tasks × cpus-per-task
+    with ``--exact`` (implied by ``-c`` and ``--exclusive``); else the nodes' CPUs."""
+    if request.overlap:
+        return []
+    exact = request.exact or request.cpus_per_task or request.exclusive
+    cpt = request.cpus_per_task or 1
+    cpus = desc["cpus_per_node"]
+    return [[i, len(ranks) * cpt if exact else int(cpus[i])]
+            for i, ranks in zip(layout.node_indices, layout.ranks)]
+
+
+class Registration:
+    """A registered step: its id, and the connection that keeps it registered."""
+
+    def __init__(self, step_id: int, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter) -> None:
+        self.step_id = step_id
+        self.reader = reader
+        self.writer = writer
+
+    async def end(self, result: Dict[str, Any]) -> None:
+        """Record the step's end (releasing its CPUs)."""
+        try:
+            self.writer.write(encode_json({"type": "step_end", "result": result}))
+            await self.writer.drain()
+            await asyncio.wait_for(read_frame(self.reader), 10)
+        except (OSError, ProtocolError, asyncio.TimeoutError):
+            sys.stderr.write(f"srun: error: could not record the end of step {self.step_id}\n")
+        finally:
+            self.writer.close()
+
+
+async def register_step(address: str, port: int, token: bytes, job_id: int,
+                        info: Dict[str, Any], holds: Sequence[List[int]],
+                        immediate: bool) -> Registration:
+    """Ask node 0 for a step id, waiting (as Slurm says) while the nodes are busy."""
+    try:
+        reader, writer = await asyncio.open_connection(address, port)
+        await authenticate(reader, writer, token)
+        writer.write(encode_json({"type": "step", "info": info, "holds": list(holds),
+                                  "immediate": immediate}))
+        await writer.drain()
+        waited = False
+        while True:
+            frame = await read_frame(reader)
+            if frame is None:
+                raise ProtocolError("node 0 closed the connection")
+            reply = decode_json(frame[2])
+            if reply["type"] == "step":
+                if waited:
+                    sys.stderr.write(f"srun: Step created for job {job_id}\n")
+                return Registration(int(reply["step_id"]), reader, writer)
+            if reply["type"] == "busy":
+                sys.stderr.write(f"srun: Job {job_id} step creation temporarily disabled, "
+                                 f"retrying ({reply['reason']})\n")
+                sys.stderr.flush()
+                waited = True
+                continue
+            writer.close()
+            raise SlurmInputError(f"Unable to create step for job {job_id}: "
+                                  f"{reply.get('reason', 'refused')}", exit_code=1)
+    except (OSError, ProtocolError) as e:
+        raise SlurmInputError(f"Unable to create step for job {job_id}: {e}",
+                              exit_code=1) from e

@@ -1,0 +1,18 @@
+"""Project-wide pytest options."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-goldens", action="store_true", default=False,
+        help="rewrite the expected outputs of the golden cases (tests/cases) instead of "
+             "comparing against them")
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    """True when the run was asked to rewrite golden files (``pytest --update-goldens``)."""
+    return bool(request.config.getoption("--update-goldens"))

@@ -1,0 +1,102 @@
+"""Volumes, mounts and the working directory."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from parsers.errors import SlurmInputError
+from translators.storage import FIXED_MOUNTS
+from tests.unit.translators.support import (
+    container,
+    manifest,
+    pod_spec,
+    render_script,
+    script,
+)
+
+
+def test_fixed_volumes_and_mounts() -> None:
+    result = render_script(script())
+    volumes = {v["name"]: v for v in pod_spec(result)["volumes"]}
+    assert volumes["sbatch-k8s-runtime"]["configMap"] == {
+        "name": "sbatch-k8s-runtime-0123456789ab"}
+    assert volumes["sbatch-k8s-job"]["configMap"] == {"name": "job-sh-1234"}
+    assert volumes["sbatch-k8s-token"]["secret"] == {"secretName": "job-sh-1234",
+                                                     "defaultMode": 0o400}
+    assert volumes["sbatch-k8s-shm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "1Gi"}
+    mounts = {m["mountPath"]: m for m in container(result)["volumeMounts"]}
+    for name, path, source in FIXED_MOUNTS:
+        assert mounts[path]["name"] == name
+        assert mounts[path].get("readOnly", False) == (source != "shm")
+
+
+@pytest.mark.parametrize("partition, name, source", [
+    ("debug", "home", {"nfs": {"path": "/export/home", "server": "nfs.example"}}),
+    ("gpu", "datasets", {"persistentVolumeClaim": {"claimName": "datasets",
+                                                   "readOnly": True}}),
+    ("gang", "scratch", {"hostPath": {"path": "/mnt/scratch/home"}}),
+])
+def test_partition_volumes(partition: str, name: str, source: dict) -> None:
+    result = render_script(script(f"--partition={partition}"))
+    volumes = {v["name"]: v for v in pod_spec(result)["volumes"]}
+    assert volumes[name] == dict({"name": name}, **source)
+    assert any(m["name"] == name for m in container(result)["volumeMounts"])
+
+
+def test_container_mounts_are_sub_paths_of_partition_volumes() -> None:
+    result = render_script(script("--container-mounts=/home/alice/data:/data:ro,"
+                                  "/home:/h,/datasets/imagenet:/imagenet",
+                                  "--partition=gpu"))
+    mounts = container(result)["volumeMounts"][-3:]
+    assert mounts == [
+        {"name": "home", "mountPath": "/data", "readOnly": True, "subPath": "alice/data"},
+        {"name": "home", "mountPath": "/h"},
+        {"name": "datasets", "mountPath": "/imagenet", "readOnly": True,
+         "subPath": "imagenet"}]
+
+
+@pytest.mark.parametrize("mounts, word", [("/scratch/x:/x", "/scratch/x"),
+                                          ("/home/alice:/home", "mounted twice"),
+                                          ("data:/data", "absolute")])
+def test_bad_container_mounts_are_refused(mounts: str, word: str) -> None:
+    with pytest.raises(SlurmInputError) as caught:
+        render_script(script(f"--container-mounts={mounts}"))
+    assert word in caught.value.lines[0]
+
+
+def _workdir(result) -> str:
+    return json.loads(manifest(result, "ConfigMap")["data"]["job.json"])["workdir"]
+
+
+@pytest.mark.parametrize("chdir, expected", [(None, "/home/alice/project"),
+                                             ("sub/dir", "/home/alice/project/sub/dir"),
+                                             ("/home/alice/other", "/home/alice/other")])
+def test_working_directory_on_a_shared_volume(chdir, expected) -> None:
+    directives = [f"--chdir={chdir}"] if chdir else []
+    result = render_script(script(*directives))
+    assert container(result)["workingDir"] == expected
+    assert _workdir(result) == expected
+    assert result.warnings == ()
+
+
+def test_working_directory_off_shared_volumes_is_left_unset_with_a_warning() -> None:
+    result = render_script(script("--chdir=/scratch/alice"))
+    assert "workingDir" not in container(result)
+    assert _workdir(result) == "/scratch/alice"
+    assert result.warnings == (
+        "the working directory /scratch/alice is not on a shared volume of partition debug: "
+        "the job runs in /tmp when the image lacks it, and files written there (its output "
+        "files too) stay inside the pods",)
+
+
+def test_container_workdir_overrides_the_pods_working_directory() -> None:
+    result = render_script(script("--container-workdir=/workspace"))
+    assert container(result)["workingDir"] == "/workspace"
+    assert _workdir(result) == "/home/alice/project"
+
+
+def test_read_only_root_filesystem() -> None:
+    result = render_script(script("--container-readonly"))
+    assert container(result)["securityContext"] == {"readOnlyRootFilesystem": True}

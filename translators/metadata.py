@@ -1,0 +1,129 @@
+"""Labels and annotations: the one table of metadata keys sbatch-k8s writes, and their values.
+
+Labels are how the login side finds a job's objects again (one LIST by label selector), how the
+headless Service selects a job's pods, and how ``--exclusive`` keeps other jobs off a node.
+Annotations carry what Slurm shows but Kubernetes has no field for (the original job name,
+the options as given). Values are made valid label values here, in one place.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Dict, Optional, Sequence, Tuple
+
+from parsers.jobspec import OptionRecord
+
+MANAGER = "sbatch-k8s"
+
+JOB_ID = "sbatch-k8s.io/job-id"
+ARRAY_JOB_ID = "sbatch-k8s.io/array-job-id"
+ARRAY_TASK_ID = "sbatch-k8s.io/array-task-id"
+USER = "sbatch-k8s.io/user"
+PARTITION = "sbatch-k8s.io/partition"
+ACCOUNT = "sbatch-k8s.io/account"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+EXCLUSIVE = "sbatch-k8s.io/exclusive"
+KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
+JOB_NAME = "sbatch-k8s.io/job-name"
+SUBMIT_TIME = "sbatch-k8s.io/submit-time"
+OPTIONS = "sbatch-k8s.io/options"
+OPTION_SOURCES = "sbatch-k8s.io/option-sources"
+COMMENT = "sbatch-k8s.io/comment"
+VOLCANO_GROUP = "scheduling.k8s.io/group-name"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+
+LABEL = "label"
+ANNOTATION = "annotation"
+
+#: Every metadata key: (key, kind, where it goes, what it says).
+METADATA_KEYS: Tuple[Tuple[str, str, str, str], ...] = (
+    (JOB_ID, LABEL, "every object and pod", "the Slurm job id (an array element's own id)"),
+    (ARRAY_JOB_ID, LABEL, "every object and pod of an array", "SLURM_ARRAY_JOB_ID"),
+    (ARRAY_TASK_ID, LABEL, "objects and pods of one array element", "SLURM_ARRAY_TASK_ID"),
+    (USER, LABEL, "every object and pod", "the submitting user"),
+    (PARTITION, LABEL, "every object and pod", "the Slurm partition"),
+    (ACCOUNT, LABEL, "every object and pod, with --account", "the Slurm account"),
+    (MANAGED_BY, LABEL, "every object and pod", "always sbatch-k8s"),
+    (EXCLUSIVE, LABEL, "pods of --exclusive jobs", "true (whole node) or user"),
+    (KUEUE_QUEUE, LABEL, "the workload", "the partition's Kueue LocalQueue"),
+    (KUEUE_PRIORITY, LABEL, "the workload, with a queue", "the --qos WorkloadPriorityClass"),
+    (JOB_NAME, ANNOTATION, "the workload", "the job name as given (object names are slugs)"),
+    (SUBMIT_TIME, ANNOTATION, "the workload", "Slurm's SubmitTime"),
+    (OPTIONS, ANNOTATION, "the workload", "the options as given, as shell words"),
+    (OPTION_SOURCES, ANNOTATION, "the workload", "where each option came from, same order"),
+    (COMMENT, ANNOTATION, "the workload, with --comment", "Slurm's Comment"),
+    (VOLCANO_GROUP, ANNOTATION, "pods, with gang = volcano", "the Volcano PodGroup"),
+    (COMPLETION_INDEX, ANNOTATION, "(read) pods of Indexed Jobs", "the node index"),
+)
+
+_LABEL_VALUE_MAX = 63
+_NOT_LABEL_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+_EDGE = re.compile(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$")
+
+
+def text_to_label_value(text: str) -> str:
+    """``text`` as a valid label value: other characters become ``-``, at most 63 characters,
+    starting and ending with a letter or digit (empty when nothing is left)."""
+    value = _EDGE.sub("", _NOT_LABEL_CHARS.sub("-", text))
+    return _EDGE.sub("", value[:_LABEL_VALUE_MAX])
+
+
+def common_labels(
+    job_id: int,
+    user: str,
+    partition: str,
+    account: Optional[str] = None,
+    array_job_id: Optional[int] = None,
+    array_task_id: Optional[int] = None,
+) -> Dict[str, str]:
+    """The labels of every object and pod template of one job (or one array element)."""
+    labels = {JOB_ID: str(job_id)}
+    if array_job_id is not None:
+        labels[ARRAY_JOB_ID] = str(array_job_id)
+    if array_task_id is not None:
+        labels[ARRAY_TASK_ID] = str(array_task_id)
+    labels[USER] = text_to_label_value(user)
+    labels[PARTITION] = text_to_label_value(partition)
+    if account:
+        labels[ACCOUNT] = text_to_label_value(account)
+    labels[MANAGED_BY] = MANAGER
+    return labels
+
+
+def _source_to_word(source: str) -> str:
+    """``command line`` → ``cli``; ``job.sh:3: #SBATCH …`` → ``script:3``; env names stay."""
+    if source == "command line":
+        return "cli"
+    found = re.match(r"^.*?:(\d+):", source)
+    if found:
+        return f"script:{found.group(1)}"
+    return source.replace(" ", "_")
+
+
+def given_to_words(given: Sequence[OptionRecord]) -> Tuple[str, str]:
+    """The options as given, as shell words (``--nodes=2 --exclusive``), and their sources in
+    the same order (``script:3 cli SBATCH_ACCOUNT``). Options an environment variable reset
+    (a flag variable set to ``no``) are left out."""
+    words = []
+    sources = []
+    for record in given:
+        if record.raw is not None and "\0" in record.raw:
+            continue
+        word = f"--{record.name}" if record.raw is None else f"--{record.name}={record.raw}"
+        words.append(shlex.quote(word))
+        sources.append(_source_to_word(record.source))
+    return " ".join(words), " ".join(sources)
+
+
+def workload_annotations(
+    job_name: str, submit_time: str, given: Sequence[OptionRecord], comment: Optional[str]
+) -> Dict[str, str]:
+    """The annotations of the workload object: what Slurm reports that has no field."""
+    options, sources = given_to_words(given)
+    annotations = {JOB_NAME: job_name, SUBMIT_TIME: submit_time, OPTIONS: options,
+                   OPTION_SOURCES: sources}
+    if comment:
+        annotations[COMMENT] = comment
+    return annotations

@@ -1,0 +1,127 @@
+"""The pod template every target shares: one container running the sbatch-k8s runtime.
+
+The container's command checks for ``python3`` (the runtime's only need from the image) and
+execs ``python3 /opt/sbatch-k8s/runtime.pyz node --contract <target>``; the runtime reads the
+job from ``/etc/sbatch-k8s/job`` and makes the pod a Slurm node. The pod learns who it is from
+the downward API (:func:`runtime_env`). ``terminationGracePeriodSeconds`` is Slurm's KillWait
+(30 s) plus a margin, so tasks get SIGTERM, then SIGKILL, as under Slurm.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+from translators import metadata
+from translators.placement import exclusive_label, pod_anti_affinity
+from translators.storage import RUNTIME_DIR, RUNTIME_KEY, pod_volumes
+
+if TYPE_CHECKING:
+    from translators.plan import JobPlan, Unit
+
+TERMINATION_GRACE_S = 60
+RUNTIME_PORT_NAME = "slurmd"
+MIN_PYTHON = "3.8"
+
+
+def _double_quoted(text: str) -> str:
+    """``text`` inside double quotes for ``/bin/sh`` (``\\ " $ ` `` escaped)."""
+    escaped = "".join("\\" + c if c in '\\"$`' else c for c in text)
+    return f'"{escaped}"'
+
+
+def runtime_command(target: str, image: str) -> List[str]:
+    """The container command: fail with one clear line when the image has no python3,
+    else exec the runtime as a node of ``target``'s contract."""
+    message = (f"sbatch-k8s: error: image {image} has no python3; the sbatch-k8s runtime "
+               f"needs Python >= {MIN_PYTHON}")
+    script = (f"command -v python3 >/dev/null 2>&1 || {{ echo {_double_quoted(message)} >&2; "
+              f"exit 127; }}; exec python3 {RUNTIME_DIR}/{RUNTIME_KEY} node --contract {target}")
+    return ["/bin/sh", "-c", script]
+
+
+def _field_env(name: str, path: str) -> Dict[str, Any]:
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+def runtime_env(job_id: int, port: int, node_index_env: bool) -> List[Dict[str, Any]]:
+    """What the runtime learns from the pod spec: namespace, pod name and IP, job id, port;
+    ``SBATCH_K8S_NODE_INDEX`` from the completion index where the target hides it."""
+    env = [
+        _field_env("SBATCH_K8S_NAMESPACE", "metadata.namespace"),
+        _field_env("SBATCH_K8S_POD_NAME", "metadata.name"),
+        _field_env("SBATCH_K8S_POD_IP", "status.podIP"),
+        {"name": "SBATCH_K8S_JOB_ID", "value": str(job_id)},
+        {"name": "SBATCH_K8S_RUNTIME_PORT", "value": str(port)},
+    ]
+    if node_index_env:
+        env.append(_field_env("SBATCH_K8S_NODE_INDEX",
+                              f"metadata.annotations['{metadata.COMPLETION_INDEX}']"))
+    return env
+
+
+def main_container(plan: "JobPlan", unit: "Unit", name: str,
+                   node_index_env: bool = False) -> Dict[str, Any]:
+    """The one container of every pod."""
+    partition = plan.partition
+    container: Dict[str, Any] = {"name": name, "image": plan.image}
+    if partition.image_pull_policy:
+        container["imagePullPolicy"] = partition.image_pull_policy
+    container["command"] = runtime_command(plan.traits.name, plan.image)
+    if plan.working_dir:
+        container["workingDir"] = plan.working_dir
+    container["env"] = runtime_env(unit.job_id, partition.runtime_port, node_index_env)
+    container["ports"] = [{"name": RUNTIME_PORT_NAME, "containerPort": partition.runtime_port}]
+    container["resources"] = plan.resources.to_manifest()
+    if plan.job.container_writable is False:
+        container["securityContext"] = {"readOnlyRootFilesystem": True}
+    container["volumeMounts"] = copy.deepcopy(list(plan.mounts))
+    return container
+
+
+def _affinity(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
+    affinity: Dict[str, Any] = {}
+    if plan.node_affinity:
+        affinity["nodeAffinity"] = copy.deepcopy(dict(plan.node_affinity))
+    own_id = None if unit.indexed_array else unit.job_id
+    affinity["podAntiAffinity"] = pod_anti_affinity(plan.job, own_id, plan.inputs.context.user)
+    return affinity
+
+
+def pod_template(
+    plan: "JobPlan",
+    unit: "Unit",
+    container: str,
+    restart_policy: Optional[str] = "Never",
+    subdomain: Optional[str] = None,
+    pod_group: Optional[str] = None,
+    node_index_env: bool = False,
+) -> Dict[str, Any]:
+    """The pod template of ``unit``: labels, the runtime container, volumes, placement.
+
+    ``pod_group`` names the Volcano PodGroup the pods join (targets whose operator does not
+    make one); ``restart_policy`` None leaves it to the operator's replica spec.
+    """
+    labels = plan.labels(unit)
+    mode = exclusive_label(plan.job)
+    if mode:
+        labels[metadata.EXCLUSIVE] = mode
+    meta: Dict[str, Any] = {"labels": labels}
+    if pod_group:
+        meta["annotations"] = {metadata.VOLCANO_GROUP: pod_group}
+    spec: Dict[str, Any] = {}
+    if restart_policy:
+        spec["restartPolicy"] = restart_policy
+    if subdomain:
+        spec["subdomain"] = subdomain
+    spec["enableServiceLinks"] = False
+    spec["terminationGracePeriodSeconds"] = TERMINATION_GRACE_S
+    spec.update(plan.scheduling)
+    if plan.node_selector:
+        spec["nodeSelector"] = dict(plan.node_selector)
+    spec["affinity"] = _affinity(plan, unit)
+    if plan.tolerations:
+        spec["tolerations"] = copy.deepcopy(list(plan.tolerations))
+    spec["containers"] = [main_container(plan, unit, container, node_index_env)]
+    spec["volumes"] = pod_volumes(unit.name, plan.inputs.runtime_hash, plan.partition)
+    return {"metadata": meta, "spec": spec}
