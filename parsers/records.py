@@ -34,6 +34,12 @@ class StepRecord:
     node_count: int = 0
     ntasks: int = 0
     cpus: int = 0
+    #: The step's allocated TRES (sacct ``AllocTRES``: ``cpu=2,mem=512M,node=1``).
+    tres: str = ""
+    #: The srun command line that started it (sacct ``SubmitLine``); empty for batch/extern.
+    submit_line: str = ""
+    #: Task layout (sacct ``Layout``: ``Block``, ``Cyclic``…); empty prints ``Unknown``.
+    layout: str = ""
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,9 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 TARGETS = ("indexed-job", "jobset", "pytorchjob", "mpijob")
 CONTRACTS = ("slurm", "pytorchjob", "aistation", "task-training", "mpijob")
 BACKENDS = ("local", "kubernetes")
+#: Image of the built-in partition (used when no configuration exists): any image with a
+#: python3 >= 3.8 runs the runtime.
+DEFAULT_IMAGE = "python:3.12-slim"
 GANGS = ("kueue", "volcano")
 
 
@@ -123,7 +126,7 @@ class ClusterConfig:
     cluster_name: str = "sbatch-k8s"
     default_partition: str = "debug"
     context: Optional[str] = None
-    partitions: Tuple[PartitionConfig, ...] = (PartitionConfig(name="debug"),)
+    partitions: Tuple[PartitionConfig, ...] = (PartitionConfig(name="debug", image=DEFAULT_IMAGE),)
     local: LocalConfig = field(default_factory=LocalConfig)
 
     def partition(self, name: Optional[str]) -> Optional[PartitionConfig]:

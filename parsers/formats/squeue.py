@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from parsers.formats.cells import ctime_line, squeue_cell
+from parsers.formats.cnumbers import strtol
 from parsers.formats.squeue_fields import JobContext, job_field_by_letter, job_field_by_name
 from parsers.records import JobRecord
 
@@ -25,8 +26,9 @@ DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 #: ``squeue -s``.
 STEPS_FORMAT = "%.15i %.8j %.9P %.8u %.9M %N"
-#: ``squeue --start`` (sorted by ``S``, pending jobs only).
-START_FORMAT = "%.18i %.9P %.8j %.8u %.2t  %.19S %.6D %20Y %R"
+#: ``squeue --start`` (sorted by ``S``, pending jobs only); Slurm 22.05's spacing (26.05 puts
+#: two blanks before START_TIME).
+START_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
 #: ``squeue --only-job-state``.
 ONLY_STATE_FORMAT = "%.18i %.2t"
 #: The same defaults as squeue.c spells them internally, for ``-O`` rendering.
@@ -98,21 +100,6 @@ def parse_format(fmt: str, lookup: Lookup = job_field_by_letter,
     return ParsedFormat(tuple(items), tuple(errors))
 
 
-def _strtol(text: str) -> Tuple[int, str]:
-    """C ``strtol`` base 10: the number at the start of ``text`` and what follows it."""
-    body = text.lstrip(" \t\n\r\f\v")
-    sign = body[:1] if body[:1] in "+-" else ""
-    digits = ""
-    for char in body[len(sign):]:
-        if not char.isdigit():
-            break
-        digits += char
-    if not digits:
-        return 0, text
-    value = int(digits)
-    return (-value if sign == "-" else value), body[len(sign) + len(digits):]
-
-
 def parse_long_format(spec: str, lookup: Lookup = job_field_by_name,
                       what: str = "job") -> ParsedFormat:
     """Read an ``-O`` list: ``name[:[.][size][suffix]]``, comma-separated, width 20 by default."""
@@ -123,7 +110,7 @@ def parse_long_format(spec: str, lookup: Lookup = job_field_by_name,
         right, width, suffix = False, DEFAULT_LONG_WIDTH, ""
         if colon:
             right = rest.startswith(".")
-            width, suffix = _strtol(rest[1:] if right else rest)
+            width, suffix = strtol(rest[1:] if right else rest)
         field = lookup(name)
         if field is None:
             errors.append(f"Invalid {what} format specification: {name}")

@@ -82,8 +82,9 @@ def _start(view: StepView, ctx: JobContext) -> str:
 
 
 def _array_job(view: StepView, ctx: JobContext) -> str:
+    """A step's ``array_job_id``: 0 when the job is no array (squeue prints it as is)."""
     job = view[0]
-    return str(job.array_job_id if job.array_job_id is not None else job.job_id)
+    return str(job.array_job_id if job.array_task_id is not None else 0)
 
 
 def _array_task(view: StepView, ctx: JobContext) -> str:

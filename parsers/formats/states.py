@@ -104,7 +104,3 @@ def is_pending(long: str) -> bool:
     """``IS_JOB_PENDING``."""
     return base_state(long) == "PENDING"
 
-
-def is_finished(long: str) -> bool:
-    """``IS_JOB_FINISHED``: a base state past RUNNING/SUSPENDED (COMPLETING is not)."""
-    return job_state(long).number in range(3, 12)

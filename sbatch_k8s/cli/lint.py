@@ -53,7 +53,8 @@ def lint_report(command_line: CommandLine, environ: Mapping[str, str],
         rows.append((e.location.split(": ", 1)[0] if e.location else script.display_name,
                      "", INVALID, " ".join(e.lines)))
     for given in from_script + env_options(environ) + command_line.options:
-        rows.append(_row(given))
+        if not given.option.long.startswith("k8s-"):
+            rows.append(_row(given))
     widths = [max([len(r[i]) for r in rows] + [len(h)]) for i, h in
               enumerate(("WHERE", "OPTION", "SUPPORT"))]
     lines = [f"{'WHERE':<{widths[0]}}  {'OPTION':<{widths[1]}}  {'SUPPORT':<{widths[2]}}  "

@@ -35,6 +35,8 @@ from sbatch_k8s.runtime.tasks import Task, start_task, terminate, wait_task
 ORPHAN_GRACE_S = 2.0
 #: Slurm's KillWait default: SIGTERM → SIGKILL when a job ends.
 KILL_WAIT_S = 30.0
+#: Task exits this close together are reported in one message.
+EXIT_BATCH_S = 0.01
 
 
 def log(message: str) -> None:
@@ -216,7 +218,9 @@ class Agent:
                                   "pids": {str(t.rank): t.process.pid for t in tasks}}))
         await writer.drain()
         inbound = asyncio.ensure_future(self._inbound(reader, tasks))
-        exits = [asyncio.ensure_future(self._report_exit(t, writer, lock)) for t in tasks]
+        ended: List[Dict[str, Any]] = []
+        exits = [asyncio.ensure_future(self._report_exit(t, writer, lock, ended))
+                 for t in tasks]
         try:
             done = asyncio.ensure_future(asyncio.gather(*exits))
             await asyncio.wait([done, inbound], return_when=asyncio.FIRST_COMPLETED)
@@ -233,10 +237,17 @@ class Agent:
             self.running.pop(step_id, None)
 
     async def _report_exit(self, task: Task, writer: asyncio.StreamWriter,
-                           lock: asyncio.Lock) -> None:
-        result = await wait_task(task)
+                           lock: asyncio.Lock, ended: List[Dict[str, Any]]) -> None:
+        """Report a task's end; tasks ending together go in one message, as slurmstepd
+        reports them (so srun prints ``tasks 0-3: …`` on one line)."""
+        ended.append(await wait_task(task))
+        await asyncio.sleep(EXIT_BATCH_S)
+        if not ended:
+            return
+        batch = list(ended)
+        del ended[:]
         async with lock:
-            writer.write(encode_json(dict(result, type="exit")))
+            writer.write(encode_json({"type": "exits", "results": batch}))
             await writer.drain()
 
     async def _inbound(self, reader: asyncio.StreamReader, tasks: List[Task]) -> None:

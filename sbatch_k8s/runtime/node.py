@@ -13,8 +13,9 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import sys
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from sbatch_k8s.runtime.agent import KILL_WAIT_S, Agent, log
 from sbatch_k8s.runtime.batch import FAILED, BatchHost, JobResult, connect_all
@@ -108,6 +109,7 @@ def job_process_environment(desc: Mapping[str, Any], identity: NodeIdentity,
         "SBATCH_K8S_RUNTIME_PORT": str(settings.port),
         "SBATCH_K8S_CONTRACT": settings.contract,
         "SBATCH_K8S_SPOOL": settings.spool,
+        "SBATCH_K8S_KILL_WAIT": str(settings.kill_wait_s),
         "SBATCH_K8S_NODE_ADDRS": ";".join(f"{n}={a}" for n, a in node_address_map(identity)),
     })
     return env
@@ -126,12 +128,29 @@ def write_result(settings: NodeSettings, result: JobResult) -> None:
             pass
 
 
+def array_element(desc: Dict[str, Any], settings: NodeSettings,
+                  environ: Mapping[str, str]) -> Tuple[Dict[str, Any], NodeIdentity]:
+    """This node's job and identity. A pod of a single-node array's Indexed Job is array
+    task ``array_indices[i]`` (job id ``array_job_id + i``) for completion index ``i``, and
+    the only node of that job."""
+    indices = desc.get("array_indices")
+    if settings.contract == "local" or not indices or desc.get("array_task_id") is not None:
+        count = int(desc["node_count"])
+        return desc, identify(settings.contract, environ, count, settings.index)
+    position = int(environ.get("JOB_COMPLETION_INDEX", "0"))
+    base = int(desc.get("array_job_id") or desc["job_id"])
+    element = dict(desc, job_id=base + position, array_job_id=base,
+                   array_task_id=indices[position])
+    name = socket.gethostname()
+    return element, NodeIdentity(0, 1, (name,), (name,), "0.0.0.0")
+
+
 async def run_node(settings: NodeSettings, environ: Mapping[str, str]) -> int:
     """Serve as this node until the job ends; the process exit code."""
     from parsers.slurm_env import batch_environment, rendezvous_defaults
 
     desc = load_description(settings.job_dir)
-    identity = identify(settings.contract, environ, int(desc["node_count"]), settings.index)
+    desc, identity = array_element(desc, settings, environ)
     token = read_token(settings.token_file)
     os.makedirs(settings.spool, exist_ok=True)
     is_host = identity.index == 0

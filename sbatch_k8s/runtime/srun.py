@@ -34,6 +34,7 @@ from sbatch_k8s.runtime.protocol import (
     read_frame,
     read_token,
 )
+from sbatch_k8s.runtime.batch import slurm_time
 from sbatch_k8s.runtime.step_report import failure_lines, step_exit_code
 
 COMMAND = "srun"
@@ -117,6 +118,7 @@ class StepRun:
         self.first_exit = asyncio.Event()
         self.bad_exit = asyncio.Event()
         self.interrupts: List[float] = []
+        self.force_terminated = False
 
     def signal_all(self, signum: int) -> None:
         for session in self.sessions:
@@ -134,8 +136,8 @@ class StepRun:
                     self.router.feed(rank, kind, payload)
                 elif kind == KIND_JSON:
                     message = decode_json(payload)
-                    if message["type"] == "exit":
-                        self._exited(session, message)
+                    if message["type"] == "exits":
+                        self._exited(session, message["results"])
                     elif message["type"] == "done":
                         return
                     elif message["type"] == "launch_failed":
@@ -149,41 +151,60 @@ class StepRun:
         if missing:
             session.lost = True
             error(f"Node failure on {session.name}")
-            for r in missing:
-                session.exits[r] = {"rank": r, "status": 0, "signal": signal.SIGKILL}
-                self.router.finish(r)
-            self.bad_exit.set()
+            self._exited(session, [{"rank": r, "status": 0, "signal": signal.SIGKILL}
+                                   for r in missing])
 
-    def _exited(self, session: NodeSession, message: Dict[str, Any]) -> None:
-        rank = int(message["rank"])
-        session.exits[rank] = message
-        self.router.finish(rank)
+    def _exited(self, session: NodeSession, results: List[Dict[str, Any]]) -> None:
+        """Tasks of one node ended (together): flush their output, report failures."""
+        for result in results:
+            rank = int(result["rank"])
+            session.exits[rank] = result
+            self.router.finish(rank)
+        for name, line in failure_lines([(session.name, r) for r in results]):
+            error(f"{name}: {line}")
         self.first_exit.set()
-        if message.get("status") or message.get("signal"):
+        if any(r.get("status") or r.get("signal") for r in results):
             self.bad_exit.set()
 
     def results(self) -> List[Tuple[str, Dict[str, Any]]]:
         return [(s.name, s.exits[r]) for s in self.sessions for r in sorted(s.exits)]
 
 
-async def _watch_policies(run: StepRun) -> None:
-    """``--kill-on-bad-exit`` and ``--wait``: end the rest of the step early."""
-    waiters = []
+def _cancel_line(run: StepRun) -> str:
+    node = run.sessions[0].name if run.sessions else "?"
+    return (f"slurmstepd: error: *** STEP {run.job_id}.{run.step_id} ON {node} CANCELLED AT "
+            f"{slurm_time()} ***\n")
+
+
+async def _watch_policies(run: StepRun, kill_wait_s: float) -> None:
+    """``--kill-on-bad-exit`` and ``--wait``: end the rest of the step early, with srun's
+    and slurmstepd's messages."""
+    step = f"StepId={run.job_id}.{run.step_id}"
     if run.request.kill_on_bad_exit:
-        waiters.append(asyncio.ensure_future(run.bad_exit.wait()))
-    if run.request.wait_s:
-        waiters.append(asyncio.ensure_future(run.first_exit.wait()))
-    if not waiters:
-        return
-    done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    for task in pending:
-        task.cancel()
-    if run.request.kill_on_bad_exit and run.bad_exit.is_set():
-        error(f"Terminating StepId={run.job_id}.{run.step_id}")
+        await run.bad_exit.wait()
+        sys.stderr.write(f"{COMMAND}: Terminating {step}\n" + _cancel_line(run))
+        run.signal_all(signal.SIGCONT)
+        run.signal_all(signal.SIGTERM)
+        await asyncio.sleep(kill_wait_s)
         run.signal_all(signal.SIGKILL)
         return
+    if not run.request.wait_s:
+        return
+    await run.first_exit.wait()
     await asyncio.sleep(run.request.wait_s)
-    error(f"Terminating StepId={run.job_id}.{run.step_id}")
+    lines = [f"{COMMAND}: First task exited {run.request.wait_s}s ago\n"]
+    for session in run.sessions:
+        for rank in session.ranks:
+            result = session.exits.get(rank)
+            status = "running" if result is None else (
+                "exited" if not (result.get("status") or result.get("signal"))
+                else "exited abnormally")
+            lines.append(f"{COMMAND}: {step} task {rank}: {status}\n")
+    lines.append(f"{COMMAND}: Terminating {step}\n")
+    lines.append(f"{COMMAND}: Job step aborted: Waiting up to {int(kill_wait_s) + 2} seconds "
+                 "for job step to finish.\n")
+    sys.stderr.write("".join(lines) + _cancel_line(run))
+    run.force_terminated = True
     run.signal_all(signal.SIGKILL)
 
 
@@ -251,7 +272,8 @@ def stdin_targets(run: StepRun, request: Any) -> List[Tuple[NodeSession, int]]:
 
 async def launch_step(run: StepRun, layout: Any, task_envs: Dict[int, Dict[str, str]],
                       addresses: List[str], port: int, token: bytes, cwd: str,
-                      io_files: Dict[int, Dict[str, Optional[str]]], stdin_ranks: set) -> int:
+                      io_files: Dict[int, Dict[str, Optional[str]]], stdin_ranks: set,
+                      kill_wait_s: float = 30.0) -> int:
     """Connect, launch, stream, and return the step's exit code."""
     loop = asyncio.get_event_loop()
     opened = await asyncio.gather(*(open_agent(addresses[i], port, token)
@@ -275,12 +297,13 @@ async def launch_step(run: StepRun, layout: Any, task_envs: Dict[int, Dict[str, 
     pumps = [asyncio.ensure_future(run.pump(s)) for s in run.sessions]
     feeders = [asyncio.ensure_future(_stdin_to_tasks(run, [
         (s, r) for s, r in stdin_targets(run, run.request) if r in stdin_ranks]))]
-    policies = asyncio.ensure_future(_watch_policies(run))
+    policies = asyncio.ensure_future(_watch_policies(run, kill_wait_s))
     await asyncio.gather(*pumps)
     for extra in feeders + [policies]:
         extra.cancel()
     for session in run.sessions:
         session.writer.close()
-    for name, line in failure_lines(run.results()):
-        error(f"{name}: {line}")
+    if not run.force_terminated and any(
+            r.get("signal") in (signal.SIGTERM, signal.SIGKILL) for _, r in run.results()):
+        sys.stderr.write(f"{COMMAND}: Force Terminated StepId={run.job_id}.{run.step_id}\n")
     return step_exit_code(run.results())

@@ -142,8 +142,10 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     step = StepRun(step_id, job_id, request, names, router)
     code = 1
     try:
-        code = loop.run_until_complete(launch_step(step, layout, envs, addresses, port, token,
-                                                   cwd, files, _stdin_ranks(request, layout)))
+        code = loop.run_until_complete(launch_step(
+            step, layout, envs, addresses, port, token, cwd, files,
+            _stdin_ranks(request, layout),
+            float(environ.get("SBATCH_K8S_KILL_WAIT", 30))))
     finally:
         loop.run_until_complete(registration.end(step_result(step, code)))
     return code

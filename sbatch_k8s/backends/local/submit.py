@@ -13,7 +13,7 @@ import os
 import secrets
 import sys
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.allocation import Allocation, allocate
 from parsers.errors import submission_failed
@@ -95,9 +95,10 @@ def _print_submitted(job_id: int, submit: SubmitOptions) -> None:
     sys.stdout.flush()
 
 
-def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
-                 environ: Mapping[str, str]) -> int:
-    """Submit ``job`` to this machine; sbatch's exit code."""
+def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
+               test_only: bool = False) -> Tuple[int, Optional[IO[bytes]]]:
+    """Record ``job`` and fork its supervisor; the job id and the supervisor's lock (None
+    with ``test_only``, which only says where the job would run)."""
     from sbatch_k8s.backends.local.supervisor import spawn_supervisor
 
     partition = choose_partition(job, config)
@@ -107,12 +108,12 @@ def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
     context = submit_context(environ)
     count = job.array.count() if job.array else 1
     base_id = jobdb.allocate_job_ids(conn, count)
-    if submit.test_only:
+    if test_only:
         start = time.strftime("%Y-%m-%dT%H:%M:%S")
         sys.stderr.write(f"sbatch: Job {base_id} to start at {start} using "
                          f"{sum(allocation.cpus_per_node)} processors on nodes localhost in "
                          f"partition {partition.name}\n")
-        return 0
+        return base_id, None
     workdir = _workdir(job, context)
     environment = job_environment(job, dict(context.environment), drop=INTERNAL_VARIABLES)
     desc = describe_job(job, allocation, context, base_id, config.cluster_name, workdir,
@@ -125,9 +126,18 @@ def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
     write_private(os.path.join(job_dir, "job.json"),
                   json.dumps(desc, sort_keys=True, indent=1).encode())
     jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc))
-    lock = spawn_supervisor(environ, base_id, config)
-    _print_submitted(base_id, submit)
+    conn.close()
+    return base_id, spawn_supervisor(environ, base_id, config)
+
+
+def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
+                 environ: Mapping[str, str]) -> int:
+    """``sbatch`` on this machine; sbatch's exit code."""
+    job_id, lock = create_job(job, config, environ, submit.test_only)
+    if lock is None:
+        return 0
+    _print_submitted(job_id, submit)
     if not submit.wait:
         lock.close()
         return 0
-    return wait_for_job(conn, lock, base_id)
+    return wait_for_job(jobdb.connect(environ), lock, job_id)

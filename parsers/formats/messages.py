@@ -1,0 +1,49 @@
+"""Messages the reporting commands print outside the ``<cmd>: error:`` convention.
+
+Several of Slurm's reporting paths write to stderr with a bare ``fprintf`` or
+``slurm_perror``: ``slurm_load_jobs error: Invalid job id specified``, ``Invalid time
+specification (pos=0): bogus``, ``Unknown job signal: FOO``. :class:`BareError` carries such
+lines verbatim; it is a :class:`~parsers.errors.SlurmInputError`, so callers handle all input
+errors alike, but its :meth:`render` adds no prefix.
+"""
+
+from __future__ import annotations
+
+from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+
+
+class BareError(SlurmInputError):
+    """An error whose lines are printed exactly as given (no ``<cmd>:`` prefix)."""
+
+    def __init__(self, *lines: str, exit_code: int = EXIT_SUBMIT_ERROR) -> None:
+        super().__init__(*lines, exit_code=exit_code)
+
+    def render(self, command: str) -> str:
+        """The lines as Slurm prints them."""
+        out = list(self.lines)
+        if self.hint:
+            out.append(self.hint)
+        return "\n".join(out) + "\n"
+
+
+def invalid_job_id_error(where: str = "slurm_load_jobs") -> BareError:
+    """``slurm_load_jobs error: Invalid job id specified`` (exit 1): what ``squeue -j N`` and
+    ``scontrol show job N`` print when the controller does not know job N (``squeue`` asks
+    for a single job only when exactly one id was given)."""
+    return BareError(f"{where} error: Invalid job id specified")
+
+
+def kill_job_error(selected: str, step: bool = False,
+                   reason: str = "Invalid job id specified") -> SlurmInputError:
+    """scancel's ``Kill job error on job id 12: Invalid job id specified`` (exit 1)."""
+    what = "job step id" if step else "job id"
+    return SlurmInputError(f"Kill job error on {what} {selected}: {reason}",
+                           exit_code=EXIT_SUBMIT_ERROR)
+
+
+def invalid_user_error(command: str, name: str) -> SlurmInputError:
+    """An unknown user name: squeue warns ``Invalid user: x`` (and lists nothing for it,
+    exit 0); scancel stops with ``Invalid user name: x`` (exit 1)."""
+    if command == "scancel":
+        return SlurmInputError(f"Invalid user name: {name}", exit_code=EXIT_SUBMIT_ERROR)
+    return SlurmInputError(f"Invalid user: {name}\n", exit_code=0)

@@ -1,0 +1,220 @@
+"""sinfo's data (:class:`PartitionInfo`, :class:`NodeInfo`), node states, and its fields.
+
+Fields follow ``fmt_data`` in ``src/sinfo/opts.c`` and the printers in ``src/sinfo/print.c``.
+A field's ``match`` tells which node value splits a partition into several lines when the
+field is printed (sinfo's ``match_flags``); aggregate fields (counts, node lists) have none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Dict, Mapping, Optional, Sequence, Tuple
+
+from parsers.formats.cells import convert_num_unit
+from parsers.values.hostlist import compress_hostlist_sorted, compress_hostlist_unique
+from parsers.values.time import format_elapsed
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from parsers.formats.sinfo import SinfoRow
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """One node: its long lower-case state (``idle``, ``allocated``, ``mixed``, ``down``,
+    ``drained``…), an optional state suffix (``*`` not responding, ``~`` powered off…) and
+    its resources."""
+
+    name: str
+    state: str = "idle"
+    cpus: int = 1
+    alloc_cpus: int = 0
+    memory_mb: int = 1
+    sockets: int = 1
+    cores: int = 1
+    threads: int = 1
+    gres: str = ""
+    features: str = ""
+    reason: str = ""
+    weight: int = 1
+    tmp_disk_mb: int = 0
+    state_suffix: str = ""
+    #: The node's host name (sinfo ``%n``), when it differs from its Slurm name.
+    hostname: str = ""
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    """One partition in configuration order: ``default`` marks it with ``*``; ``avail`` is
+    ``up``, ``down``, ``drain`` or ``inactive``; ``max_time_min`` None is ``infinite``."""
+
+    name: str
+    nodes: Tuple[NodeInfo, ...] = ()
+    default: bool = False
+    avail: str = "up"
+    max_time_min: Optional[int] = None
+    root_only: bool = False
+    groups: Optional[str] = None
+    oversubscribe: str = "NO"
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """A node state's compact name, its sort order (``node_state`` value) and its
+    A/I/O column (allocated, idle, other)."""
+
+    compact: str
+    order: int
+    aiot: str
+
+
+DRAIN, COMPLETING = 0x200, 0x400
+NODE_STATES: Mapping[str, NodeState] = {
+    "unknown": NodeState("unk", 0, "O"),
+    "down": NodeState("down", 1, "O"),
+    "idle": NodeState("idle", 2, "I"),
+    "allocated": NodeState("alloc", 3, "A"),
+    "error": NodeState("err", 4, "O"),
+    "mixed": NodeState("mix", 5, "A"),
+    "future": NodeState("futr", 6, "O"),
+    "drained": NodeState("drain", 2 | DRAIN, "O"),
+    "draining": NodeState("drng", 3 | DRAIN, "A"),
+    "completing": NodeState("comp", 3 | COMPLETING, "A"),
+    "fail": NodeState("fail", 1 | 0x2000, "O"),
+    "failing": NodeState("failg", 3 | 0x2000, "A"),
+    "maint": NodeState("maint", 2 | 0x80000, "O"),
+    "reserved": NodeState("resv", 2 | 0x8000, "I"),
+    "planned": NodeState("plnd", 2 | 0x4000000, "I"),
+    "inval": NodeState("inval", 0 | 0x40000000, "O"),
+    "blocked": NodeState("block", 2 | 0x10000000, "O"),
+}
+
+
+def node_state(long: str) -> NodeState:
+    """The row of a node state; unknown names print as given and sort first."""
+    return NODE_STATES.get(long) or NodeState(long, -1, "O")
+
+
+RowGetter = Callable[["SinfoRow"], Optional[str]]
+Match = Optional[Callable[[NodeInfo], object]]
+
+
+@dataclass(frozen=True)
+class SinfoField:
+    """One field: ``-O`` name, ``-o`` letter, title, value, and the node value it splits on."""
+
+    name: str
+    letter: str
+    header: str
+    value: RowGetter
+    match: Match = None
+    header_cut: bool = True
+
+
+def _min_max(values: Sequence[int], suffix: bool = True) -> str:
+    """``_build_min_max_32_string``: ``4``, or ``4+`` when the nodes differ."""
+    low, high = min(values), max(values)
+    text = convert_num_unit(low, "", exact=True) if suffix else str(low)
+    return text if low == high else f"{text}+"
+
+
+def _count(row: "SinfoRow", column: str) -> int:
+    return sum(1 for n in row.nodes if node_state(n.state).aiot == column)
+
+
+def _cpus(row: "SinfoRow", column: str) -> int:
+    if column == "A":
+        return sum(n.alloc_cpus for n in row.nodes if node_state(n.state).aiot != "O")
+    if column == "I":
+        return sum(n.cpus - n.alloc_cpus for n in row.nodes if node_state(n.state).aiot != "O")
+    return sum(n.cpus for n in row.nodes if node_state(n.state).aiot == "O")
+
+
+def _state(row: "SinfoRow", compact: bool) -> str:
+    if not row.nodes:
+        return "n/a"
+    node = row.nodes[0]
+    name = node_state(node.state).compact if compact else node.state
+    return name + node.state_suffix
+
+
+def _partition(row: "SinfoRow") -> str:
+    return row.partition.name + ("*" if row.partition.default else "")
+
+
+def _time(row: "SinfoRow") -> str:
+    limit = row.partition.max_time_min
+    return "infinite" if limit is None else format_elapsed(60 * limit)
+
+
+def _or_null(text: str) -> Optional[str]:
+    return text or None
+
+
+def _nodes_stat(get: Callable[[NodeInfo], int], suffix: bool = True) -> RowGetter:
+    return lambda row: _min_max([get(n) for n in row.nodes], suffix) if row.nodes else "0"
+
+
+SINFO_FIELDS: Tuple[SinfoField, ...] = (
+    SinfoField("Available", "a", "AVAIL", lambda r: r.partition.avail),
+    SinfoField("Cores", "Y", "CORES", _nodes_stat(lambda n: n.cores), lambda n: n.cores),
+    SinfoField("CPUs", "c", "CPUS", _nodes_stat(lambda n: n.cpus), lambda n: n.cpus),
+    SinfoField("CPUsLoad", "O", "CPU_LOAD", lambda r: "N/A"),
+    SinfoField("CPUsState", "C", "CPUS(A/I/O/T)", lambda r: "/".join(
+        str(x) for x in (_cpus(r, "A"), _cpus(r, "I"), _cpus(r, "O"),
+                         sum(n.cpus for n in r.nodes)))),
+    SinfoField("DefaultTime", "L", "DEFAULTTIME", lambda r: "n/a"),
+    SinfoField("Disk", "d", "TMP_DISK", _nodes_stat(lambda n: n.tmp_disk_mb, False),
+               lambda n: n.tmp_disk_mb),
+    SinfoField("Features", "f", "AVAIL_FEATURES",
+               lambda r: _or_null(r.nodes[0].features) if r.nodes else None,
+               lambda n: n.features),
+    SinfoField("FreeMem", "e", "FREE_MEM", lambda r: "N/A"),
+    SinfoField("Gres", "G", "GRES", lambda r: _or_null(r.nodes[0].gres) if r.nodes else None,
+               lambda n: n.gres),
+    SinfoField("Groups", "g", "GROUPS", lambda r: r.partition.groups or "all"),
+    SinfoField("Memory", "m", "MEMORY", _nodes_stat(lambda n: n.memory_mb, False),
+               lambda n: n.memory_mb),
+    SinfoField("NodeAI", "A", "NODES(A/I)", lambda r: f"{_count(r, 'A')}/{_count(r, 'I')}"),
+    SinfoField("NodeAIOT", "F", "NODES(A/I/O/T)", lambda r: "/".join(
+        str(x) for x in (_count(r, "A"), _count(r, "I"), _count(r, "O"), len(r.nodes)))),
+    SinfoField("NodeHost", "n", "HOSTNAMES",
+               lambda r: compress_hostlist_unique([n.hostname or n.name for n in r.nodes]),
+               header_cut=False),
+    SinfoField("NodeList", "N", "NODELIST",
+               lambda r: compress_hostlist_sorted([n.name for n in r.nodes]), header_cut=False),
+    SinfoField("Nodes", "D", "NODES", lambda r: str(len(r.nodes))),
+    SinfoField("OverSubscribe", "h", "OVERSUBSCRIBE", lambda r: r.partition.oversubscribe),
+    SinfoField("Partition", "P", "PARTITION", _partition),
+    SinfoField("PartitionName", "R", "PARTITION", lambda r: r.partition.name),
+    SinfoField("Reason", "E", "REASON",
+               lambda r: (r.nodes[0].reason or "none") if r.nodes else "none",
+               lambda n: n.reason),
+    SinfoField("Root", "r", "ROOT", lambda r: "yes" if r.partition.root_only else "no"),
+    SinfoField("Size", "s", "JOB_SIZE", lambda r: "1-infinite"),
+    SinfoField("Sockets", "X", "SOCKETS", _nodes_stat(lambda n: n.sockets), lambda n: n.sockets),
+    SinfoField("SocketCoreThread", "z", "S:C:T", lambda r: ":".join(
+        _min_max([getattr(n, a) for n in r.nodes]) if r.nodes else "0"
+        for a in ("sockets", "cores", "threads")),
+               lambda n: (n.sockets, n.cores, n.threads)),
+    SinfoField("StateCompact", "t", "STATE", lambda r: _state(r, True),
+               lambda n: (n.state, n.state_suffix)),
+    SinfoField("StateLong", "T", "STATE", lambda r: _state(r, False),
+               lambda n: (n.state, n.state_suffix)),
+    SinfoField("Threads", "Z", "THREADS", _nodes_stat(lambda n: n.threads), lambda n: n.threads),
+    SinfoField("Time", "l", "TIMELIMIT", _time),
+    SinfoField("Weight", "w", "WEIGHT", _nodes_stat(lambda n: n.weight, False),
+               lambda n: n.weight),
+)
+
+_BY_LETTER: Dict[str, SinfoField] = {f.letter: f for f in reversed(SINFO_FIELDS) if f.letter}
+_BY_NAME: Dict[str, SinfoField] = {f.name.lower(): f for f in SINFO_FIELDS}
+
+
+def sinfo_field_by_letter(letter: str) -> Optional[SinfoField]:
+    """The field of an ``-o`` letter, or None."""
+    return _BY_LETTER.get(letter)
+
+
+def sinfo_field_by_name(name: str) -> Optional[SinfoField]:
+    """The field of an ``-O`` name (any case), or None."""
+    return _BY_NAME.get(name.lower())

@@ -1,0 +1,39 @@
+"""Cancelling and signalling local jobs: the work behind scancel (and srun's Ctrl-C)."""
+
+from __future__ import annotations
+
+import time
+from typing import Mapping, Optional
+
+from parsers.records import CANCELLED, PENDING, RUNNING
+from sbatch_k8s import jobdb
+from sbatch_k8s.backends.local.control import send_to_node0
+
+
+def cancel_job(environ: Mapping[str, str], job_id: int, uid: int,
+               signum: Optional[int] = None, batch: bool = False, full: bool = False) -> str:
+    """Cancel (or, with ``signum``, signal) one job; ``done``, ``finished`` or ``unknown``."""
+    conn = jobdb.connect(environ)
+    row = jobdb.get_job(conn, job_id)
+    if row is None:
+        return "unknown"
+    if row["state"] == PENDING:
+        if signum is not None:
+            return "done"
+        conn.execute("UPDATE jobs SET state=?, end_time=?, cancelled_by=? "
+                     "WHERE job_id=? AND state=?", (CANCELLED, time.time(), uid, job_id,
+                                                    PENDING))
+        if conn.total_changes:
+            return "done"
+        row = jobdb.get_job(conn, job_id)
+    if row["state"] != RUNNING:
+        return "finished"
+    if signum is None:
+        jobdb.update_job(conn, job_id, cancelled_by=uid)
+    request = {"type": "cancel", "signal": signum, "batch": batch, "full": full}
+    return "done" if send_to_node0(row, request) else "finished"
+
+
+def signal_batch_shell(environ: Mapping[str, str], job_id: int, signum: int) -> None:
+    """Deliver ``signum`` to the job's batch shell only (``scancel -b -s``)."""
+    cancel_job(environ, job_id, 0, signum=signum, batch=True)

@@ -1,0 +1,1 @@
+"""Reporting commands: formats and option parsing against recorded real Slurm output."""

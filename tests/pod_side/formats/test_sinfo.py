@@ -1,0 +1,47 @@
+"""sinfo output, byte for byte against real Slurm 22.05."""
+
+from __future__ import annotations
+
+import pytest
+
+from parsers.formats.sinfo import NodeInfo, PartitionInfo, format_sinfo
+from tests.pod_side.formats.builders import SACCT_NOW, recorded
+
+
+def _node(name: str, state: str = "idle", alloc: int = 0, gpus: bool = False) -> NodeInfo:
+    return NodeInfo(name, state, cpus=4, alloc_cpus=alloc, memory_mb=4000, cores=4,
+                    gres="gpu:4" if gpus else "", hostname="vm")
+
+
+def _cluster(n1: NodeInfo, n2: NodeInfo, n3: NodeInfo, n4: NodeInfo) -> list:
+    return [PartitionInfo("debug", (n1, n2, n3, n4), default=True),
+            PartitionInfo("gpu", (n1, n2))]
+
+
+def test_idle_cluster() -> None:
+    nodes = (_node("n1", gpus=True), _node("n2", gpus=True), _node("n3"), _node("n4"))
+    assert format_sinfo(_cluster(*nodes)) == recorded("examples/sinfo-default.txt")
+
+
+LIVE = _cluster(_node("n1", "mixed", 3, True), _node("n2", "mixed", 2, True),
+                _node("n3", "allocated", 4), _node("n4", "allocated", 4))
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("sinfo-default", {}),
+    ("sinfo-s", {"summarize": True}),
+    ("sinfo-N", {"node_oriented": True}),
+    ("sinfo-l", {"long": True}),
+    ("sinfo-Nl", {"node_oriented": True, "long": True}),
+    ("sinfo-o", {"fmt": "%P %a %l %D %t %T %N %c %m %C %F %G %z %R %E %f %s %w %X %Y %Z %d "
+                        "%g %h %n %r"}),
+])
+def test_live(name: str, kwargs: dict) -> None:
+    assert format_sinfo(LIVE, now=SACCT_NOW, **kwargs) == recorded(f"live/{name}.txt")
+
+
+def test_long_partition_names_widen_the_column() -> None:
+    """``_set_part_field_size`` (read in sinfo/print.c, not recorded live)."""
+    out = format_sinfo([PartitionInfo("averylongname", (_node("a1"),), default=True)],
+                       header=False)
+    assert out == "averylongname*    up   infinite      1   idle a1\n"
