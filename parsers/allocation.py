@@ -173,7 +173,9 @@ def allocate(job: JobSpec, shape: NodeShape) -> Allocation:
         if shape.gpus and not gpus:
             gpus = shape.gpus
     if shape.cpus and max(cpus) > shape.cpus:
-        raise submission_failed("Requested node configuration is not available")
+        raise SlurmInputError("CPU count per node can not be satisfied",
+                              "Batch job submission failed: Requested node configuration is "
+                              "not available", exit_code=EXIT_SUBMIT_ERROR)
     if shape.gpus is not None and gpus > shape.gpus:
         raise submission_failed("Requested node configuration is not available")
     memory = _memory_per_node(job, max(cpus), gpus, shape)

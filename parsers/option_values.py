@@ -86,6 +86,8 @@ def _nodes(option: Option, raw: Optional[str]) -> object:
     try:
         return parse_node_range(raw or "")
     except ValueSyntaxError as e:
+        if str(e).startswith("Maximum node count"):
+            raise SlurmInputError(str(e)) from e
         raise SlurmInputError(f'"{raw}" is not a valid node count') from e
 
 

@@ -13,7 +13,7 @@ import os
 import sqlite3
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30000
 
 JOB_COLUMNS: Dict[str, type] = {
@@ -23,7 +23,7 @@ JOB_COLUMNS: Dict[str, type] = {
     "start_time": float, "end_time": float, "time_limit_min": int, "node_count": int,
     "node_list": str, "batch_host": str, "cpus": int, "gpus": int, "gpu_ids": str,
     "ntasks": int, "cpus_per_task": int, "ntasks_per_node": int, "mem_mb": int,
-    "mem_per_cpu": int, "exit_code": int, "exit_signal": int, "cancelled_by": int,
+    "mem_per_cpu": int, "exit_code": int, "exit_signal": int, "derived_exit_code": int, "cancelled_by": int,
     "dependency": str, "kill_on_invalid_dep": int, "hold": int, "begin_time": float,
     "priority": int, "nice": int, "work_dir": str, "command": str, "stdout": str,
     "stderr": str, "stdin": str, "job_dir": str, "supervisor_pid": int, "node0_pid": int,

@@ -42,7 +42,9 @@ def choose_partition(job: JobSpec, config: ClusterConfig) -> PartitionConfig:
         found = config.partition(name)
         if found is not None:
             return found
-    raise submission_failed("Invalid partition name specified")
+    raise SlurmInputError(f"invalid partition specified: {names[0]}",
+                          "Batch job submission failed: Invalid partition name specified",
+                          exit_code=1)
 
 
 def node_shape(partition: PartitionConfig) -> NodeShape:

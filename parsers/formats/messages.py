@@ -33,12 +33,17 @@ def invalid_job_id_error(where: str = "slurm_load_jobs") -> BareError:
     return BareError(f"{where} error: Invalid job id specified")
 
 
-def kill_job_error(selected: str, step: bool = False,
+def kill_job_error(selected: str, step: bool = False, signalled: bool = False,
                    reason: str = "Invalid job id specified") -> SlurmInputError:
-    """scancel's ``Kill job error on job id 12: Invalid job id specified`` (exit 1)."""
+    """scancel's ``Kill job error on job id 12: Invalid job id specified``.
+
+    ``reason`` may also be ``Job/step already completing or completed``. For a plain cancel
+    of a whole job Slurm 22.05 prints this only with ``-v`` and exits 0; when signalling
+    (``-s``) or cancelling a step it prints it always and exits 1 (:attr:`exit_code`).
+    """
     what = "job step id" if step else "job id"
     return SlurmInputError(f"Kill job error on {what} {selected}: {reason}",
-                           exit_code=EXIT_SUBMIT_ERROR)
+                           exit_code=EXIT_SUBMIT_ERROR if step or signalled else 0)
 
 
 def invalid_user_error(command: str, name: str) -> SlurmInputError:

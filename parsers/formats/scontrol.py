@@ -25,6 +25,7 @@ from parsers.values.hostlist import (
 from parsers.values.time import format_duration_hms, format_time_limit
 
 INDENT = "   "
+NO_VAL = 0xFFFFFFFE
 
 
 def _null(text: str) -> str:
@@ -48,8 +49,11 @@ def _num_nodes(job: JobRecord) -> str:
 
 
 def _default_output(job: JobRecord) -> str:
-    """Slurm's default ``slurm-%j.out`` (``slurm-%A_%a.out`` for array elements)."""
-    if job.array_job_id is not None and job.array_task_id is not None:
+    """Slurm's default ``slurm-%j.out`` (``slurm-%A_%a.out`` for array elements; the pending
+    rest of an array has task id NO_VAL there: ``slurm-103_4294967294.out``)."""
+    if job.array_job_id is not None and job.array_pending is not None:
+        name = f"slurm-{job.array_job_id}_{NO_VAL}.out"
+    elif job.array_job_id is not None and job.array_task_id is not None:
         name = f"slurm-{job.array_job_id}_{job.array_task_id}.out"
     else:
         name = f"slurm-{job.job_id}.out"

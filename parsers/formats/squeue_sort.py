@@ -7,8 +7,10 @@ a key reverses it. The default is ``P,t,-p``: partition, compact state as text (
 number (numbered steps before ``batch`` and ``extern``). Records that compare equal keep the
 caller's order, which should be the controller's: ascending job id, except that a pending
 array remainder comes after the tasks split off it (slurmctld re-appends the remainder each
-time a task starts). Jobs that never started are ranked by a comparator that always says
-"after", which glibc's merge sort (before glibc 2.37) turns into a reversal; that is kept.
+time a task starts); when one array is loaded by id (``squeue -j 103``) the controller
+returns its pending rest first, then its tasks newest first. Jobs that never started are
+ranked by a comparator that always says "after", which glibc's merge sort (before glibc
+2.37) turns into a reversal; that is kept.
 
 Keys squeue accepts but does not sort by (``c f h n O``) and the vestigial ``b`` are ignored;
 any other letter is an error, raised here as Slurm words it.

@@ -37,7 +37,8 @@ def resolve_script_path(name: str, chdir: Optional[str], environ: Mapping[str, s
 
 def read_script(command_line: CommandLine, environ: Mapping[str, str]) -> Tuple[
         Optional[str], Optional[str]]:
-    """The script text and its path (None when read from stdin; both None with --wrap)."""
+    """The script text and its name as given (None when read from stdin; both None with
+    --wrap)."""
     if command_line.value_of("wrap") is not None:
         return None, None
     if command_line.script_path is None:
@@ -46,7 +47,7 @@ def read_script(command_line: CommandLine, environ: Mapping[str, str]) -> Tuple[
                                environ)
     try:
         with open(path, "r", encoding="utf-8", errors="surrogateescape") as f:
-            return f.read(), path
+            return f.read(), command_line.script_path
     except OSError as e:
         raise SlurmInputError(f"Unable to open file {command_line.script_path}",
                               exit_code=EXIT_SUBMIT_ERROR) from e

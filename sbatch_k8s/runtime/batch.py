@@ -121,8 +121,9 @@ class BatchHost:
     """Runs the script and owns the job's life on node 0."""
 
     def __init__(self, desc: Mapping[str, Any], names: Sequence[str], agent: Agent,
-                 kill_wait_s: float) -> None:
+                 kill_wait_s: float, seconds_per_minute: float = 60.0) -> None:
         self.desc = desc
+        self.seconds_per_minute = seconds_per_minute
         self.names = names
         self.agent = agent
         self.kill_wait_s = kill_wait_s
@@ -201,10 +202,11 @@ class BatchHost:
         if limit_min <= 0:
             return
         loop = asyncio.get_event_loop()
-        end = started + limit_min * 60
+        scale = self.seconds_per_minute / 60.0
+        end = started + limit_min * self.seconds_per_minute
         sig = self.desc.get("signal")
         if sig:
-            await asyncio.sleep(max(0.0, end - sig["seconds_before_end"] - loop.time()))
+            await asyncio.sleep(max(0.0, end - sig["seconds_before_end"] * scale - loop.time()))
             if sig.get("batch_only"):
                 self._signal_script(int(sig["number"]), group=False)
             else:

@@ -172,7 +172,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str]) -> int:
     env = job_process_environment(desc, identity, settings, shim_dir, environ)
     env.update(batch_environment(desc, identity.names, 0))
     env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names))
-    batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s)
+    batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s,
+                      float(environ.get("SBATCH_K8S_SECONDS_PER_MINUTE", 60)))
     host.append(batch)
     loop = asyncio.get_event_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

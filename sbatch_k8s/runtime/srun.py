@@ -38,8 +38,7 @@ from sbatch_k8s.runtime.batch import slurm_time
 from sbatch_k8s.runtime.step_report import failure_lines, step_exit_code
 
 COMMAND = "srun"
-FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
-                     signal.SIGUSR2, signal.SIGCONT, signal.SIGALRM)
+FORWARDED_SIGNALS = (signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
 
 
 def warn(message: str) -> None:
@@ -208,22 +207,51 @@ async def _watch_policies(run: StepRun, kill_wait_s: float) -> None:
     run.signal_all(signal.SIGKILL)
 
 
-def _install_signal_handlers(run: StepRun, loop: asyncio.AbstractEventLoop) -> None:
+def _running_line(run: StepRun) -> str:
+    from sbatch_k8s.runtime.step_report import rank_ranges
+
+    running = [r for s in run.sessions for r in s.ranks if r not in s.exits]
+    noun = "task" if len(running) == 1 else "tasks"
+    return (f"{COMMAND}: StepId={run.job_id}.{run.step_id} {noun} "
+            f"{rank_ranges(running) if running else ''}: running\n")
+
+
+def _abort(run: StepRun, kill_wait_s: float, first: str = "") -> None:
+    """srun ends the step itself (SIGTERM/SIGQUIT to srun, or Ctrl-C twice)."""
+    sys.stderr.write(f"{first}{COMMAND}: forcing job termination\n{COMMAND}: Job step aborted: "
+                     f"Waiting up to {int(kill_wait_s) + 2} seconds for job step to finish.\n")
+    sys.stderr.flush()
+    run.force_terminated = True
+    run.signal_all(signal.SIGKILL)
+
+
+def _install_signal_handlers(run: StepRun, loop: asyncio.AbstractEventLoop,
+                             kill_wait_s: float) -> None:
+    """Slurm's srun signal handling: Ctrl-C reports status (twice within a second aborts),
+    SIGTERM/SIGQUIT abort the step, SIGCONT is announced and passed on, the rest is
+    forwarded to the tasks."""
     def interrupt() -> None:
         now = loop.time()
-        if run.request.quit_on_interrupt or run.request.disable_status or (
-                run.interrupts and now - run.interrupts[-1] < 1.0):
+        recent = bool(run.interrupts) and now - run.interrupts[-1] < 1.0
+        run.interrupts.append(now)
+        if run.request.quit_on_interrupt or run.request.disable_status or recent:
             sys.stderr.write(f"{COMMAND}: sending Ctrl-C to StepId={run.job_id}."
                              f"{run.step_id}\n")
             run.signal_all(signal.SIGINT)
-        else:
-            running = sum(1 for s in run.sessions for r in s.ranks if r not in s.exits)
-            sys.stderr.write(f"{COMMAND}: interrupt (one more within 1 sec to abort)\n"
-                             f"{COMMAND}: StepId={run.job_id}.{run.step_id} tasks "
-                             f"0-{max(running - 1, 0)}: running\n")
-        run.interrupts.append(now)
+            _abort(run, kill_wait_s)
+            return
+        sys.stderr.write(f"{COMMAND}: interrupt (one more within 1 sec to abort)\n"
+                         + _running_line(run))
+        sys.stderr.flush()
+
+    def resumed() -> None:
+        sys.stderr.write(f"{COMMAND}: got SIGCONT\n")
+        run.signal_all(signal.SIGCONT)
 
     loop.add_signal_handler(signal.SIGINT, interrupt)
+    loop.add_signal_handler(signal.SIGCONT, resumed)
+    loop.add_signal_handler(signal.SIGTERM, _abort, run, kill_wait_s)
+    loop.add_signal_handler(signal.SIGQUIT, _abort, run, kill_wait_s, f"{COMMAND}: Quit\n")
     for signum in FORWARDED_SIGNALS:
         loop.add_signal_handler(signum, run.signal_all, signum)
 
@@ -293,7 +321,7 @@ async def launch_step(run: StepRun, layout: Any, task_envs: Dict[int, Dict[str, 
                                   "append": run.request.open_mode == "append",
                                   "tasks": tasks}))
         run.sessions.append(session)
-    _install_signal_handlers(run, loop)
+    _install_signal_handlers(run, loop, kill_wait_s)
     pumps = [asyncio.ensure_future(run.pump(s)) for s in run.sessions]
     feeders = [asyncio.ensure_future(_stdin_to_tasks(run, [
         (s, r) for s, r in stdin_targets(run, run.request) if r in stdin_ranks]))]

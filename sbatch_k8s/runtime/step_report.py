@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 Result = Tuple[str, Dict[str, Any]]
 
 
-def _ranges(ranks: Sequence[int]) -> str:
+def rank_ranges(ranks: Sequence[int]) -> str:
     """``[0, 1, 3]`` → ``0-1,3``."""
     parts: List[str] = []
     ordered = sorted(ranks)
@@ -50,7 +50,7 @@ def failure_lines(results: Sequence[Result]) -> List[Tuple[str, str]]:
     for key in order:
         ranks = groups[key]
         noun = "task" if len(ranks) == 1 else "tasks"
-        lines.append((key[0], f"{noun} {_ranges(ranks)}: {describe_exit(key[1], key[2])}"))
+        lines.append((key[0], f"{noun} {rank_ranges(ranks)}: {describe_exit(key[1], key[2])}"))
     return lines
 
 

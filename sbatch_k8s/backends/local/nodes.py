@@ -95,20 +95,28 @@ class ElementRun:
         row = jobdb.get_job(conn, self.job_id)
         end = time.time()
         state = result["state"]
+        # As sacct shows it: a cancelled or timed-out job ends 0:0 (its batch step carries
+        # the signal); otherwise the job's exit is the script's.
+        code, signum = result["exit_code"], result["signal"]
+        if state in ("CANCELLED", "TIMEOUT"):
+            code, signum = 0, 0
+        derived = record_steps(conn, row, os.path.join(self.directory, "node-0",
+                                                        "steps.jsonl"), result, end)
         jobdb.update_job(conn, self.job_id, state=state, reason=result.get("reason", "None"),
-                         exit_code=result["exit_code"], exit_signal=result["signal"],
+                         exit_code=code, exit_signal=signum, derived_exit_code=derived,
                          end_time=end, node0_pid=None)
-        record_steps(conn, row, os.path.join(self.directory, "node-0", "steps.jsonl"),
-                     result, end)
 
 
 def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapping[str, Any],
-                 end: float) -> None:
-    """The ``batch``, ``extern`` and numbered steps of a finished job."""
+                 end: float) -> int:
+    """The ``batch``, ``extern`` and numbered steps of a finished job; returns the job's
+    derived exit code (the highest exit code of its steps)."""
     start = row["start_time"]
-    batch_state = result["state"]
-    if batch_state in ("TIMEOUT", "NODE_FAIL") or (batch_state == "CANCELLED"):
+    batch_state = COMPLETED
+    if result["signal"]:
         batch_state = "CANCELLED"
+    elif result["exit_code"]:
+        batch_state = FAILED
     base = {"job_id": row["job_id"], "end_time": end}
     jobdb.put_step(conn, dict(base, step_id="batch", name="batch", state=batch_state,
                               exit_code=result["exit_code"], exit_signal=result["signal"],
@@ -136,6 +144,8 @@ def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapp
             "end_time": ended.get("time"), "node_list": compress_hostlist(nodes),
             "node_count": len(nodes), "ntasks": began.get("ntasks", 0),
             "cpus": began.get("ntasks", 0), "seq": 2 + int(step_id)})
+    codes = [int(e.get("exit_code") or 0) for e in ends.values()]
+    return max(codes + [int(result["exit_code"] or 0)])
 
 
 def start_element(conn: sqlite3.Connection, environ: Mapping[str, str],
@@ -161,6 +171,9 @@ def start_element(conn: sqlite3.Connection, environ: Mapping[str, str],
             "SBATCH_K8S_KILL_WAIT": str(kill_wait),
             "SBATCH_K8S_NODE_WAIT": environ.get("SBATCH_K8S_NODE_WAIT", "30"),
         }
+        if environ.get("SBATCH_K8S_SECONDS_PER_MINUTE"):
+            # Testing knob: how long a "minute" of --time and --signal lasts.
+            env["SBATCH_K8S_SECONDS_PER_MINUTE"] = environ["SBATCH_K8S_SECONDS_PER_MINUTE"]
         with open(os.path.join(directory, f"node-{index}.log"), "ab") as log:
             processes.append(subprocess.Popen(
                 runtime_invocation() + ["node", "--contract", "local", "--index", str(index)],

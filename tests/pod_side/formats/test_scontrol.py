@@ -56,6 +56,16 @@ def test_one_liner() -> None:
     assert out == recorded("live/scontrol-o-184.txt")
 
 
+def test_default_output_names() -> None:
+    """06-commands: ``StdOut=/tmp/obs/slurm-103_4294967294.out`` for a pending array rest."""
+    rest = job(103, "runarr", "PENDING", array_job_id=103, array_pending="2-20%2",
+               work_dir="/tmp/obs")
+    task = job(106, "runarr", "RUNNING", array_job_id=103, array_task_id=0,
+               work_dir="/tmp/obs")
+    assert "   StdOut=/tmp/obs/slurm-103_4294967294.out\n" in format_show_job(rest, 0)
+    assert "   StdErr=/tmp/obs/slurm-103_0.out\n" in format_show_job(task, 0)
+
+
 def test_no_jobs() -> None:
     assert format_show_jobs([], 0) == "No jobs in the system\n"
 

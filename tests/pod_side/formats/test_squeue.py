@@ -221,3 +221,17 @@ def test_running_time_and_limits() -> None:
     now = START + 3723
     assert format_squeue([running], "%M|%l|%L|%.5M|%5l", now, header=False) == (
         "1:02:03|1:30:00|27:57|1:02:03|1:30:\n")
+
+
+def test_array_fields_of_the_commands_observation() -> None:
+    """06-commands: ``squeue -j 103 -o …`` (one id: the controller returns the array's
+    pending rest, then its tasks newest first)."""
+    now = at("09:38:32")
+    common = dict(name="runarr", array_job_id=103, start_time=now - 2)
+    rest = job(103, "runarr", "PENDING", array_job_id=103, array_pending="2-20%2",
+               reason="JobArrayTaskLimit")
+    jobs = [rest, job(107, state="RUNNING", array_task_id=1, node_list="n2", **common),
+            job(106, state="RUNNING", array_task_id=0, node_list="n1", **common)]
+    out = format_squeue(sort_jobs(jobs, None, now),
+                        "%i|%F|%K|%A|%j|%t|%T|%M|%l|%L|%D|%C|%R|%P", now)
+    assert out == recorded("observations/squeue-array-fields.txt")

@@ -1,0 +1,98 @@
+"""Running Slurm commands of this checkout against a private local backend.
+
+Every test gets its own state directory (job database, job directories) and working
+directory; commands run as real processes (``python bin/<command>``). At teardown any process
+still holding the state directory in its environment is killed, so a failing test never
+leaves jobs behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = REPO / "bin"
+REAL_SLURM_EXAMPLES = REPO.parent / "shared" / "tools" / "real-slurm" / "examples"
+
+
+class LocalSlurm:
+    """A private local cluster: its environment, working directory and commands."""
+
+    def __init__(self, root: Path, config: Optional[str] = None) -> None:
+        self.root = root
+        self.state = root / "state"
+        self.work = root / "work"
+        self.work.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SBATCH", "SLURM"))}
+        env.update({
+            "SBATCH_K8S_STATE_DIR": str(self.state),
+            "SBATCH_K8S_BACKEND": "local",
+            "SBATCH_K8S_KILL_WAIT": "1",
+            "SBATCH_K8S_NODE_WAIT": "20",
+            "HOME": str(root),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', os.defpath)}",
+        })
+        if config is not None:
+            path = root / "config.toml"
+            path.write_text(config)
+            env["SBATCH_K8S_CONFIG"] = str(path)
+        self.env: Dict[str, str] = env
+
+    def run(self, command: str, *args: str, stdin: Optional[str] = None,
+            timeout: float = 90, env: Optional[Dict[str, str]] = None
+            ) -> "subprocess.CompletedProcess[str]":
+        """Run ``command`` (sbatch, srun, squeue, …) to completion."""
+        return subprocess.run([sys.executable, str(BIN / command), *args], cwd=self.work,
+                              env=dict(self.env, **(env or {})), input=stdin, text=True,
+                              capture_output=True, timeout=timeout)
+
+    def start(self, command: str, *args: str) -> "subprocess.Popen[str]":
+        """Start ``command`` without waiting for it."""
+        return subprocess.Popen([sys.executable, str(BIN / command), *args], cwd=self.work,
+                                env=self.env, text=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+
+    def script(self, name: str, text: str) -> str:
+        """Write a batch script into the working directory; its name."""
+        (self.work / name).write_text(text)
+        return name
+
+    def read(self, name: str) -> str:
+        """A file of the working directory."""
+        return (self.work / name).read_text()
+
+    def wait_for(self, predicate, timeout: float = 30.0, interval: float = 0.05) -> None:
+        """Poll ``predicate`` until true; AssertionError on timeout."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if predicate():
+                return
+            time.sleep(interval)
+        raise AssertionError(f"condition not met within {timeout} s")
+
+    def cleanup(self) -> None:
+        """Kill every process started for this cluster that is still alive."""
+        marker = str(self.state).encode()
+        for pid in _pids():
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if marker not in f.read():
+                        continue
+                os.kill(pid, signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                continue
+
+
+def _pids() -> List[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
+
+
+def job_id_of(submitted: str) -> int:
+    """The id in ``Submitted batch job N``."""
+    return int(submitted.strip().split()[-1])
