@@ -9,7 +9,7 @@ and the record ends in `` \\n``. NULL strings print ``(null)``, unset times ``Un
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Mapping, Optional, Sequence
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
 from parsers.formats import job_values as jv
@@ -182,3 +182,15 @@ def show_hostlist(expression: str, sorted_hosts: bool = False) -> str:
         raise _hostlist_error(expression, e, exit_code=EXIT_SUBMIT_ERROR) from e
     text = compress_hostlist_sorted(hosts) if sorted_hosts else compress_hostlist(hosts)
     return text + "\n"
+
+
+def show_hosts(entity: str, value: Optional[str], environ: Mapping[str, str]) -> str:
+    """``show hostnames|hostlist|hostlistsorted`` (shared with the runtime's scontrol)."""
+    if entity == "hostnames":
+        expression = value if value is not None else environ.get("SLURM_NODELIST", "")
+        if not expression:
+            raise empty_host_list_error()
+        return show_hostnames(expression)
+    if value is None:
+        raise SlurmInputError("invalid encode argument", exit_code=1)
+    return show_hostlist(value, sorted_hosts=entity == "hostlistsorted")

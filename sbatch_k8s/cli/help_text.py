@@ -53,6 +53,14 @@ def autocomplete_text(command: str, prefix: str) -> str:
     return "".join(f"{w}\n" for w in sorted(words))
 
 
+def report_action(command: str, action: str) -> str:
+    """``--help``/``--usage``/``--version`` of the reporting commands (squeue, sacct, …)."""
+    if action == "version":
+        return version_text()
+    return (f"Usage: {command} [OPTIONS...]\n"
+            f"sbatch-k8s implements {command} with Slurm's options; see `man {command}`.\n")
+
+
 def answer(command: str, given: Mapping[str, Optional[str]]) -> str:
     """The text for whichever of the early-answer options was given."""
     if "help" in given:

@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from sbatch_k8s.runtime.agent import KILL_WAIT_S, Agent, log
@@ -171,6 +172,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str]) -> int:
     shim_dir = install_shims(settings.spool, runtime_invocation())
     env = job_process_environment(desc, identity, settings, shim_dir, environ)
     env.update(batch_environment(desc, identity.names, 0))
+    env["SBATCH_K8S_JOB_START"] = str(int(time.time()))
     env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names))
     batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s,
                       float(environ.get("SBATCH_K8S_SECONDS_PER_MINUTE", 60)))

@@ -1,0 +1,149 @@
+"""Local job database rows → the :class:`~parsers.records.JobRecord` the reports print.
+
+Pending elements of an array that has not started them yet are shown as Slurm shows them:
+one record for the rest (``1234_[5-1024%4]``), with ``JobArrayTaskLimit`` when the ``%``
+limit holds them back. Slurm's priority numbers are reproduced in kind: held jobs 0, others a
+large number falling with submission order, so ``-S -p`` orders like Slurm.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import replace
+from typing import Dict, Iterable, List, Optional, Sequence
+
+from parsers.records import PENDING, RUNNING, JobRecord, StepRecord
+from sbatch_k8s import jobdb
+
+#: Slurm's priority of the first job (priority/basic: 2^32 - 2^16 - 1, one less per job).
+PRIORITY_BASE = 4294901759
+#: How long finished jobs stay visible to squeue (Slurm's MinJobAge).
+MIN_JOB_AGE_S = 300
+ACTIVE_STATES = ("PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING")
+
+
+def _int(value: Optional[float]) -> Optional[int]:
+    return int(value) if value is not None else None
+
+
+def _step(row: sqlite3.Row) -> StepRecord:
+    return StepRecord(
+        step_id=row["step_id"], name=row["name"] or "", state=row["state"],
+        exit_code=row["exit_code"] or 0, exit_signal=row["exit_signal"] or 0,
+        start_time=_int(row["start_time"]), end_time=_int(row["end_time"]),
+        node_list=row["node_list"] or "", node_count=row["node_count"] or 0,
+        ntasks=row["ntasks"] or 0, cpus=row["cpus"] or 0)
+
+
+def to_record(row: sqlite3.Row, steps: Sequence[StepRecord] = (),
+              cluster: str = "") -> JobRecord:
+    """One database row as a record."""
+    held = bool(row["hold"]) and row["state"] == PENDING
+    gpus = row["gpus"] or 0
+    return JobRecord(
+        job_id=row["job_id"], name=row["name"], user=row["user"], uid=row["uid"],
+        group=row["grp"], gid=row["gid"], partition=row["partition"] or "debug",
+        state=row["state"], account=row["account"] or row["user"], qos=row["qos"] or "normal",
+        reason=row["reason"] or "None", array_job_id=row["array_job_id"],
+        array_task_id=row["array_task_id"], submit_time=_int(row["submit_time"]),
+        eligible_time=_int(row["eligible_time"]), start_time=_int(row["start_time"]),
+        end_time=_int(row["end_time"]), time_limit_min=row["time_limit_min"],
+        node_count=row["node_count"] or 1, node_list=row["node_list"] or "",
+        batch_host=row["batch_host"] or "", cpus=row["cpus"] or 1, ntasks=row["ntasks"],
+        cpus_per_task=row["cpus_per_task"] or 1, ntasks_per_node=row["ntasks_per_node"],
+        min_memory_mb=row["mem_mb"], memory_per_cpu=bool(row["mem_per_cpu"]),
+        gres=f"gpu:{gpus}" if gpus else "", exit_code=row["exit_code"] or 0,
+        exit_signal=row["exit_signal"] or 0,
+        derived_exit_code=row["derived_exit_code"] or 0, cancelled_by=row["cancelled_by"],
+        priority=0 if held else max(PRIORITY_BASE - row["job_id"] + 1, 1),
+        nice=row["nice"] or 0, requeue=bool(row["requeue"]), dependency=row["dependency"] or "",
+        features=row["features"] or "", work_dir=row["work_dir"] or "",
+        command=row["command"] or "", stdout=row["stdout"] or "", stderr=row["stderr"] or "",
+        stdin=row["stdin"] or "/dev/null", comment=row["comment"] or "",
+        exclusive=row["exclusive"], submit_host=row["submit_host"] or "",
+        array_throttle=row["array_max_running"], cluster=cluster, steps=tuple(steps))
+
+
+def _collapse_arrays(rows: List[sqlite3.Row], cluster: str) -> List[JobRecord]:
+    """Records, with each array's not-yet-started pending elements folded into one."""
+    from parsers.values.array import format_indices
+
+    records: List[JobRecord] = []
+    pending_rest: Dict[int, List[sqlite3.Row]] = {}
+    running: Dict[int, int] = {}
+    for row in rows:
+        base = row["array_job_id"]
+        if base is not None and row["state"] == RUNNING:
+            running[base] = running.get(base, 0) + 1
+    for row in rows:
+        base = row["array_job_id"]
+        if base is not None and row["state"] == PENDING and not row["start_time"]:
+            pending_rest.setdefault(base, []).append(row)
+            continue
+        records.append(to_record(row, cluster=cluster))
+    for base, group in pending_rest.items():
+        if len(group) == 1 and running.get(base):
+            records.append(to_record(group[0], cluster=cluster))
+            continue
+        first = group[0]
+        limit = first["array_max_running"]
+        record = to_record(first, cluster=cluster)
+        reason = record.reason
+        if limit and running.get(base, 0) >= limit:
+            reason = "JobArrayTaskLimit"
+        text = format_indices([r["array_task_id"] for r in group], limit)
+        records.append(replace(record, job_id=base, array_task_id=None, array_pending=text,
+                               reason=reason))
+    records.sort(key=lambda r: (r.array_job_id or r.job_id, r.array_pending is None,
+                                r.job_id))
+    return records
+
+
+def active_records(conn: sqlite3.Connection, include_finished: bool, now: float,
+                   cluster: str = "") -> List[JobRecord]:
+    """What squeue sees: active jobs, and with ``include_finished`` those that ended within
+    MinJobAge."""
+    marks = ", ".join("?" for _ in ACTIVE_STATES)
+    where = f"state IN ({marks})"
+    params: List[object] = list(ACTIVE_STATES)
+    if include_finished:
+        where = f"({where}) OR end_time >= ?"
+        params.append(now - MIN_JOB_AGE_S)
+    return _collapse_arrays(jobdb.select_jobs(conn, where, params), cluster)
+
+
+def accounting_records(conn: sqlite3.Connection, where: str, params: Iterable[object],
+                       cluster: str = "") -> List[JobRecord]:
+    """What sacct sees: jobs with their recorded steps."""
+    rows = jobdb.select_jobs(conn, where, params)
+    steps = jobdb.steps_of(conn, [r["job_id"] for r in rows])
+    return [to_record(r, [_step(s) for s in steps[r["job_id"]]], cluster) for r in rows]
+
+
+def running_steps(conn: sqlite3.Connection, record: JobRecord,
+                  job_dir: str) -> List[StepRecord]:
+    """The steps of a running job: batch, extern, and the numbered ones still running."""
+    start = record.start_time
+    steps = [StepRecord("batch", "batch", RUNNING, start_time=start,
+                        node_list=record.batch_host, node_count=1, ntasks=1),
+             StepRecord("extern", "extern", RUNNING, start_time=start,
+                        node_list=record.node_list, node_count=record.node_count)]
+    log = os.path.join(job_dir, "node-0", "steps.jsonl")
+    try:
+        with open(log) as f:
+            events = [json.loads(line) for line in f if line.strip()]
+    except OSError:
+        events = []
+    ended = {e["step_id"] for e in events if e.get("event") == "end"}
+    from parsers.values.hostlist import compress_hostlist
+
+    for event in events:
+        if event.get("event") == "start" and event["step_id"] not in ended:
+            nodes = event.get("nodes") or []
+            steps.append(StepRecord(str(event["step_id"]), event.get("name", ""), RUNNING,
+                                    start_time=event.get("time"),
+                                    node_list=compress_hostlist(nodes), node_count=len(nodes),
+                                    ntasks=event.get("ntasks", 0)))
+    return steps

@@ -1,0 +1,94 @@
+"""``scontrol``: ``show job|hostnames|hostlist|hostlistsorted|partition``, ``hold``,
+``uhold``, ``release`` on the local backend, in Slurm's formats. Other scontrol commands are
+administrative and answer with one line saying they are not available here."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import List, Mapping, Optional, Sequence
+
+from parsers.errors import SlurmInputError
+from sbatch_k8s.cli.common import exit_with, run_command
+
+COMMAND = "scontrol"
+HOLD_COMMANDS = ("hold", "uhold", "release")
+
+
+def _show_jobs(value: Optional[str], environ: Mapping[str, str], oneliner: bool) -> str:
+    from parsers.formats.messages import invalid_job_id_error
+    from parsers.formats.scontrol import format_show_jobs
+    from parsers.report_options.scontrol import show_job_id
+    from sbatch_k8s import jobdb
+    from sbatch_k8s.backends.local.records import active_records
+
+    now = int(time.time())
+    records = active_records(jobdb.connect(environ), True, now)
+    wanted = show_job_id(value) if value else None
+    if wanted is not None:
+        records = [r for r in records if wanted.job_id in (r.job_id, r.array_job_id) and
+                   wanted.array_task_id in (None, r.array_task_id)]
+        if not records:
+            raise invalid_job_id_error("scontrol_print_job")
+    if not records:
+        return "No jobs in the system\n"
+    return format_show_jobs(records, now, oneliner)
+
+
+def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int:
+    from sbatch_k8s import jobdb
+
+    conn = jobdb.connect(environ)
+    code = 0
+    for word in " ".join(words).replace(",", " ").split():
+        job_id = int(word.split("=", 1)[-1]) if word.split("=", 1)[-1].isdigit() else None
+        rows = [] if job_id is None else jobdb.select_jobs(
+            conn, "job_id=? OR array_job_id=?", (job_id, job_id))
+        if not rows:
+            sys.stderr.write(f"Invalid job id specified for job {word}\n")
+            code = 1
+            continue
+        pending = [r for r in rows if r["state"] == "PENDING"]
+        if not pending:
+            sys.stderr.write(f"Job has already finished for job {word}\n"
+                             f"slurm_suspend error: Job has already finished\n")
+            code = 1
+            continue
+        hold = 0 if command == "release" else 1
+        reason = "None" if hold == 0 else ("JobHeldUser" if command == "uhold" or
+                                           os.getuid() != 0 else "JobHeldAdmin")
+        for row in pending:
+            jobdb.update_job(conn, row["job_id"], hold=hold, reason=reason,
+                             eligible_time=time.time() if hold == 0 else None)
+    return code
+
+
+def _main(argv: List[str]) -> int:
+    from parsers.report_options.scontrol import parse_scontrol_args
+    from sbatch_k8s.cli.help_text import report_action
+
+    environ = os.environ
+    request = parse_scontrol_args(argv)
+    if request.action:
+        sys.stdout.write(report_action(COMMAND, request.action))
+        return 0
+    if request.command == "show" and request.entity in ("hostnames", "hostlist",
+                                                        "hostlistsorted"):
+        from parsers.formats.scontrol import show_hosts
+
+        sys.stdout.write(show_hosts(request.entity, request.value, environ))
+        return 0
+    if request.command == "show" and request.entity == "jobs":
+        sys.stdout.write(_show_jobs(request.value, environ, request.oneliner))
+        return 0
+    if request.command in HOLD_COMMANDS:
+        return _hold(request.command, request.words, environ)
+    what = request.command if request.command != "show" else f"show {request.entity}"
+    raise SlurmInputError(f"{what} is not available with sbatch-k8s (it administers a "
+                          "Slurm controller)", exit_code=1)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Console entry point."""
+    exit_with(run_command(COMMAND, _main, argv))

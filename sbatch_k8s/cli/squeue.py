@@ -1,0 +1,63 @@
+"""``squeue``: jobs (or, with ``-s``, steps) of the local backend, as Slurm prints them."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import List, Optional, Sequence
+
+from sbatch_k8s.cli.common import exit_with, run_command
+from sbatch_k8s.cli.user_ids import resolve_users
+
+COMMAND = "squeue"
+
+
+def _main(argv: List[str]) -> int:
+    from parsers.formats.messages import invalid_job_id_error
+    from parsers.formats.squeue import format_squeue, format_squeue_fields
+    from parsers.formats.squeue_select import expand_pending_arrays, select_jobs, select_steps
+    from parsers.formats.squeue_sort import sort_jobs, sort_steps
+    from parsers.formats.squeue_steps import format_squeue_steps
+    from parsers.report_options.squeue import parse_squeue_args
+    from sbatch_k8s import jobdb
+    from sbatch_k8s.backends.local.layout import job_dir_of
+    from sbatch_k8s.backends.local.records import active_records, running_steps
+    from sbatch_k8s.cli.help_text import report_action
+
+    environ = os.environ
+    query = parse_squeue_args(argv, environ)
+    if query.action:
+        sys.stdout.write(report_action(COMMAND, query.action))
+        return 0
+    for problem in query.format_errors:
+        sys.stderr.write(f"{COMMAND}: error: {problem}\n")
+    now = int(time.time())
+    conn = jobdb.connect(environ)
+    wants_finished = query.all_states or query.states is not None or query.jobs is not None
+    records = active_records(conn, wants_finished, now)
+    if query.single_job_id is not None and not any(
+            query.single_job_id in (r.job_id, r.array_job_id) for r in records):
+        if jobdb.get_job(conn, query.single_job_id) is None:
+            raise invalid_job_id_error()
+    users = resolve_users(COMMAND, query.users, query.me)
+    header = not query.noheader
+    if query.step_mode:
+        running = [r for r in records if r.state == "RUNNING"]
+        views = [(r, s) for r in running
+                 for s in running_steps(conn, r, job_dir_of(environ, r.job_id))]
+        chosen = sort_steps(select_steps(views, query, users), query.sort, now)
+        sys.stdout.write(format_squeue_steps(chosen, query.format, now, header,
+                                             long_format=query.format_is_long))
+        return 0
+    chosen = sort_jobs(select_jobs(records, query, now, users, os.getuid()), query.sort, now)
+    if query.array_tasks:
+        chosen = expand_pending_arrays(chosen)
+    render = format_squeue_fields if query.format_is_long else format_squeue
+    sys.stdout.write(render(chosen, query.format, now, header, date_line=query.date_line))
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Console entry point."""
+    exit_with(run_command(COMMAND, _main, argv))
