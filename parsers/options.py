@@ -306,8 +306,9 @@ OPTIONS: Tuple[Option, ...] = (
     _row("output/o", "1", "filename", "output", "HH",
          "stdout file pattern, written by the runtime", "SBATCH_OUTPUT",
          "SRUN_OUTPUT SLURM_STDOUTMODE"),
-    _row("overcommit/O", "0", "flag", "overcommit", "AA",
-         "CPU request of one CPU per task", "SBATCH_OVERCOMMIT", "SLURM_OVERCOMMIT"),
+    _row("overcommit/O", "0", "flag", "overcommit", "AH",
+         "the job is sized as one task per node (pods request fewer CPUs); a step may start "
+         "more tasks than it has CPUs", "SBATCH_OVERCOMMIT", "SLURM_OVERCOMMIT"),
     _row("overlap", "?", "flag", "overlap", "-H", "the step shares resources with other steps",
          srun_env="SLURM_OVERLAP"),
     _row("oversubscribe/s", "0", "flag", "oversubscribe", "HH",

@@ -48,6 +48,7 @@ class StepRequest:
     chdir: Optional[str] = None
     overlap: bool = False
     exact: bool = False
+    overcommit: bool = False
     exclusive: Optional[str] = None
     gpus_per_task: Tuple[object, ...] = ()
     gpus_per_node: Tuple[object, ...] = ()
@@ -283,7 +284,7 @@ def layout_step(request: StepRequest, names: Sequence[str], cpus_per_node: Seque
     if ntasks is None:
         ntasks = wanted_nodes * (request.ntasks_per_node or 1)
     capacity = [max(cpus_per_node[i] // cpt, 0) for i in chosen]
-    if ntasks > sum(capacity) and not overcommit:
+    if ntasks > sum(capacity) and not (overcommit or request.overcommit):
         raise SlurmInputError(f"Unable to create step for job {job_id}: More processors "
                               "requested than permitted", exit_code=EXIT_SRUN_ERROR)
     dist = request.distribution

@@ -10,7 +10,7 @@ import socket
 from typing import Mapping, Tuple
 
 from parsers.allocation import Allocation, NodeShape, allocate
-from parsers.errors import SlurmInputError, submission_failed
+from parsers.errors import SlurmInputError
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
 from sbatch_k8s.config import LOCAL, choose_backend, load_config
 from translators.config import ClusterConfig, PartitionConfig

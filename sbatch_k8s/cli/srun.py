@@ -75,7 +75,6 @@ class Follower:
 
 def _run_outside(argv: List[str], environ: Mapping[str, str]) -> int:
     from sbatch_k8s import jobdb
-    from sbatch_k8s.backends.local.layout import job_dir_of
     from sbatch_k8s.backends.local.submit import create_job
     from sbatch_k8s.config import LOCAL, choose_backend, load_config
 

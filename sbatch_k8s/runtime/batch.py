@@ -219,7 +219,9 @@ class BatchHost:
                   append: bool) -> JobResult:
         """Run the script to its end; the job's result."""
         self.stderr_path = stderr_path
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+        # Always O_APPEND (after truncating, unless --open-mode=append): the script, its
+        # steps and our slurmstepd-style lines then never overwrite each other.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if append else os.O_TRUNC)
         fds = []
         try:
             fds.append(os.open(stdin_path, os.O_RDONLY))
@@ -238,6 +240,12 @@ class BatchHost:
                     asyncio.ensure_future(self._watch_links())]
         code = await self.process.wait()
         self.finished.set()
+        # Like Slurm's process tracking: whatever the script left running (a background
+        # srun, a daemon) ends with the batch step.
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         for watcher in watchers:
             watcher.cancel()
         return self._result(code)

@@ -32,7 +32,6 @@ from sbatch_k8s.runtime.protocol import (
     encode_frame,
     encode_json,
     read_frame,
-    read_token,
 )
 from sbatch_k8s.runtime.batch import slurm_time
 from sbatch_k8s.runtime.step_report import failure_lines, step_exit_code

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 from parsers.errors import SlurmInputError
 from sbatch_k8s.runtime.node import load_description
 from sbatch_k8s.runtime.output import OutputRouter
-from sbatch_k8s.runtime.protocol import ProtocolError, read_token
+from sbatch_k8s.runtime.protocol import read_token
 from sbatch_k8s.runtime.registration import register_step, step_holds
 from sbatch_k8s.runtime.srun import COMMAND, StepRun, launch_step, node_addresses, warn
 from sbatch_k8s.runtime.stdio import expand_path, filename_context

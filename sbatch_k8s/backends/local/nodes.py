@@ -16,7 +16,7 @@ import socket
 import sqlite3
 import subprocess
 import time
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping
 
 from parsers.records import COMPLETED, FAILED
 from parsers.values.hostlist import compress_hostlist
@@ -182,5 +182,3 @@ def start_element(conn: sqlite3.Connection, environ: Mapping[str, str],
     jobdb.update_job(conn, int(desc["job_id"]), node0_pid=processes[0].pid)
     return ElementRun(int(desc["job_id"]), directory, processes, kill_wait)
 
-
-__all__ = ["start_element", "ElementRun", "free_port", "Optional"]

@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 import time
-from typing import IO, Any, Dict, List, Mapping, Optional
+from typing import IO, Any, Dict, List, Mapping
 
 from parsers.records import CANCELLED, PENDING
 from sbatch_k8s import jobdb

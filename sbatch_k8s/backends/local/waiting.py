@@ -9,13 +9,11 @@ cancelled with ``--kill-on-invalid-dep=yes``).
 from __future__ import annotations
 
 import fcntl
-import os
 import sqlite3
-import time
 from typing import IO, List, Optional, Tuple
 
 from parsers.jobspec import JobSpec
-from parsers.records import CANCELLED, COMPLETED, FAILED, PENDING, RUNNING
+from parsers.records import COMPLETED, PENDING, RUNNING
 from sbatch_k8s import jobdb
 
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
@@ -130,24 +128,8 @@ def wait_for_job(conn: sqlite3.Connection, lock: IO[bytes], job_id: int) -> int:
     rows = jobdb.select_jobs(conn, "job_id=? OR array_job_id=?", (job_id, job_id))
     codes = []
     for row in rows:
-        if row["exit_signal"]:
-            codes.append(1)
-        elif row["state"] in (CANCELLED, FAILED) and not row["exit_code"]:
-            codes.append(1 if row["state"] == CANCELLED else 0)
-        else:
-            codes.append(int(row["exit_code"] or 0))
+        code = int(row["exit_code"] or 0)
+        if row["exit_signal"] or (row["state"] != COMPLETED and code == 0):
+            code = 1
+        codes.append(code)
     return max(codes) if codes else 0
-
-
-def sleep_interval(waited_s: float) -> float:
-    """Polling backoff of a pending supervisor: 20 ms growing to 1 s."""
-    return min(0.02 * (1.5 ** min(waited_s, 12)), 1.0)
-
-
-def now() -> float:
-    """The clock (one place, for tests)."""
-    return time.time()
-
-
-__all__ = ["initial_reason", "eligibility", "hold_lock", "wait_for_job", "TERMINAL",
-           "os"]
