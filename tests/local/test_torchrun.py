@@ -1,0 +1,55 @@
+"""The DESIGN.md torchrun script, unchanged, runs a 2-node × 2-process gloo all-reduce.
+
+Only the GPU count is lowered on the command line (``--gpus-per-node=2`` overrides the
+script's 8, as Slurm's precedence rules allow), so each node starts 2 processes; the local
+backend hands out pretend GPUs and torch runs on the CPU with gloo."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.local.harness import LocalSlurm, job_id_of
+
+DESIGN = Path(__file__).resolve().parents[2].parent / "shared" / "DESIGN.md"
+
+TRAIN = r"""import os
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+value = torch.tensor([float(rank + 1)])
+dist.all_reduce(value)
+line = (f"rank {rank}/{world} node {os.environ['GROUP_RANK']} local {os.environ['LOCAL_RANK']} "
+        f"sum {value.item():.0f}\n")
+os.write(1, line.encode())  # one write: the two processes of a node share the task's stdout
+dist.destroy_process_group()
+"""
+
+
+def design_script() -> str:
+    """The batch script of DESIGN.md, verbatim."""
+    if not DESIGN.exists():
+        pytest.skip(f"{DESIGN} is absent: the design's torchrun script is read from it")
+    text = DESIGN.read_text()
+    return text.split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_design_torchrun_script_runs_unchanged(gpu_slurm: LocalSlurm) -> None:
+    pytest.importorskip("torch", reason="torch is needed (CI installs torch==2.13.0)")
+    script = design_script()
+    assert "srun --label torchrun" in script
+    gpu_slurm.script("train.py", TRAIN)
+    gpu_slurm.script("llm.sh", script)
+    done = gpu_slurm.run("sbatch", "--wait", "--gpus-per-node=2", "llm.sh", timeout=240)
+    assert done.returncode == 0, done.stderr
+    job = job_id_of(done.stdout)
+    out = gpu_slurm.read(f"logs/llm-{job}.out")
+    results = sorted(re.findall(r"^(\d): rank (\d)/4 node (\d) local (\d) sum 10$", out,
+                                re.MULTILINE))
+    assert [r[1] for r in results] == ["0", "1", "2", "3"], out
+    assert sorted((r[0], r[2]) for r in results) == [("0", "0"), ("0", "0"), ("1", "1"),
+                                                     ("1", "1")], out
