@@ -93,6 +93,22 @@ def _pids() -> List[int]:
     return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
 
 
+def find_python(version: str) -> Optional[str]:
+    """A working ``python<version>`` (PATH first, then pyenv's versions), or None."""
+    import glob
+    import shutil
+
+    candidates = [shutil.which(f"python{version}")]
+    for root in (os.environ.get("PYENV_ROOT"), os.path.expanduser("~/.pyenv")):
+        if root:
+            candidates += sorted(glob.glob(f"{root}/versions/{version}*/bin/python{version}"))
+    for candidate in candidates:
+        if candidate and subprocess.run([candidate, "-c", "pass"],
+                                        capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
 def job_id_of(submitted: str) -> int:
     """The id in ``Submitted batch job N``."""
     return int(submitted.strip().split()[-1])

@@ -158,6 +158,11 @@ def start_element(conn: sqlite3.Connection, environ: Mapping[str, str],
     paths = batch_paths(desc, names[0])
     jobdb.update_job(conn, int(desc["job_id"]), node_list=compress_hostlist(names),
                      batch_host=names[0], port=port, stdout=paths.stdout, stderr=paths.stderr)
+    invocation = runtime_invocation()
+    if environ.get("SBATCH_K8S_RUNTIME_PYZ"):
+        # Run the zipapp pods run, with the interpreter given (e.g. to test Python 3.8).
+        invocation = [environ.get("SBATCH_K8S_RUNTIME_PYTHON", "python3"),
+                      environ["SBATCH_K8S_RUNTIME_PYZ"]]
     processes = []
     for index in range(count):
         spool = os.path.join(directory, f"node-{index}")
@@ -176,7 +181,7 @@ def start_element(conn: sqlite3.Connection, environ: Mapping[str, str],
             env["SBATCH_K8S_SECONDS_PER_MINUTE"] = environ["SBATCH_K8S_SECONDS_PER_MINUTE"]
         with open(os.path.join(directory, f"node-{index}.log"), "ab") as log:
             processes.append(subprocess.Popen(
-                runtime_invocation() + ["node", "--contract", "local", "--index", str(index)],
+                invocation + ["node", "--contract", "local", "--index", str(index)],
                 env=env, cwd=spool, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                 start_new_session=True))
     jobdb.update_job(conn, int(desc["job_id"]), node0_pid=processes[0].pid)
