@@ -47,8 +47,9 @@ def _be_init(child: int) -> int:
         except InterruptedError:
             continue
         if pid == child:
-            return os.waitstatus_to_exitcode(status) if hasattr(
-                os, "waitstatus_to_exitcode") else (status >> 8)
+            if os.WIFSIGNALED(status):
+                return 128 + os.WTERMSIG(status)
+            return os.WEXITSTATUS(status)
 
 
 def main() -> None:
