@@ -13,6 +13,8 @@ import os
 import sqlite3
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
+from sbatch_k8s.paths import state_dir
+
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30000
 
@@ -35,15 +37,6 @@ STEP_COLUMNS: Dict[str, type] = {
     "exit_signal": int, "start_time": float, "end_time": float, "node_list": str,
     "node_count": int, "ntasks": int, "cpus": int, "seq": int,
 }
-
-
-def state_dir(environ: Mapping[str, str]) -> str:
-    """The directory holding the database and the job directories."""
-    if environ.get("SBATCH_K8S_STATE_DIR"):
-        return environ["SBATCH_K8S_STATE_DIR"]
-    home = environ.get("HOME") or os.path.expanduser("~")
-    base = environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state")
-    return os.path.join(base, "sbatch-k8s")
 
 
 def _create_schema(path: str) -> None:

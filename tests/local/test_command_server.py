@@ -1,0 +1,47 @@
+"""The command server gives the same results as running a command in-process, forwards
+signals, and steps aside when the code changed."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+from tests.local.harness import LocalSlurm
+
+IN_PROCESS = {"SBATCH_K8S_SERVER": "0"}
+
+
+def test_same_results_with_and_without_the_server(slurm: LocalSlurm) -> None:
+    for env in (IN_PROCESS, {}, {}):
+        done = slurm.run("sbatch", "--wait", "-o", "x.out", "--wrap", "echo $SLURM_JOB_NAME",
+                         env=env)
+        assert done.returncode == 0 and slurm.read("x.out") == "wrap\n"
+        bad = slurm.run("sbatch", "--time=abc", "--wrap", "true", env=env)
+        assert (bad.returncode, bad.stderr) == (255, "sbatch: error: Invalid --time "
+                                                     "specification\n")
+        listing = slurm.run("squeue", "-t", "all", "-h", "-o", "%j %t", env=env)
+        assert listing.stdout.splitlines()[-1] == "wrap CD"
+    assert (slurm.state / "server.sock").exists()
+
+
+def test_signals_reach_the_command(slurm: LocalSlurm) -> None:
+    slurm.run("squeue")  # starts the server
+    slurm.wait_for(lambda: (slurm.state / "server.sock").exists())
+    time.sleep(0.5)
+    process = slurm.start("srun", "bash", "-c", "trap 'echo got TERM; exit 7' TERM; "
+                          "echo ready; sleep 30 & wait")
+    assert process.stdout is not None
+    assert process.stdout.readline() == "ready\n"
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode != 0
+    assert "srun: forcing job termination" in err
+
+
+def test_a_changed_source_retires_the_server(slurm: LocalSlurm) -> None:
+    slurm.run("squeue")
+    slurm.wait_for(lambda: (slurm.state / "server.sock").exists())
+    from sbatch_k8s import server
+
+    assert server.changed({server.__file__: 0.0})
+    assert not server.changed(server.loaded_sources())
