@@ -10,12 +10,13 @@ exits with its exit code.
 
 When there is no server (first use, after an upgrade, ``SBATCH_K8S_SERVER=0``) the client
 starts one in the background and runs the command itself, so the result never depends on the
-server. Only the standard library's ``os``, ``sys``, ``socket``, ``signal`` are used here.
+server. Only ``os``, ``sys`` and the C modules ``_socket``/``_signal`` are used here (their
+Python wrappers import ``enum``, which alone costs a few milliseconds).
 """
 
+import _signal
+import _socket
 import os
-import signal
-import socket
 import sys
 
 MAGIC = b"SBK8S1"
@@ -61,7 +62,7 @@ def _forward_signals(conn):
             pass
 
     for name in FORWARDED:
-        signal.signal(getattr(signal, name), forward)
+        _signal.signal(getattr(_signal, name), forward)
 
 
 def run_on_server(command, argv):
@@ -69,7 +70,7 @@ def run_on_server(command, argv):
     if os.environ.get("SBATCH_K8S_SERVER") == "0":
         return None
     path = socket_path(os.environ)
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.connect(path)
     except OSError:
@@ -79,7 +80,7 @@ def run_on_server(command, argv):
     try:
         fds = [0, 1, 2]
         conn.sendmsg([encode_request(command, argv, os.environ)],
-                     [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(_fd_array(fds)))])
+                     [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, bytes(_fd_array(fds)))])
         buffer = [b""]
         started = _read_line(conn, buffer)
         if started is None or not started.startswith(b"P"):

@@ -161,8 +161,10 @@ def _child(conn: socket.socket, fds: List[int], cwd: bytes, env: Dict[bytes, byt
 class Server:
     """Accepts requests, forks children, relays signals, reaps."""
 
-    def __init__(self, listener: socket.socket, sources: Dict[str, float]) -> None:
+    def __init__(self, listener: socket.socket, sources: Dict[str, float],
+                 lock: "object") -> None:
         self.listener = listener
+        self.lock = lock
         self.sources = sources
         self.selector = selectors.DefaultSelector()
         self.selector.register(listener, selectors.EVENT_READ)
@@ -193,7 +195,11 @@ class Server:
             return
         pid = os.fork()
         if pid == 0:
+            # The child (and whatever it forks: supervisors) must hold none of the server's
+            # own descriptors: not the listener, not other clients, not the server lock.
             self.listener.close()
+            self.selector.close()
+            self.lock.close()  # type: ignore[attr-defined]
             for other in self.children:
                 other.close()
             _child(conn, fds, cwd, env, command, argv)
@@ -277,7 +283,7 @@ def main(path: Optional[str] = None) -> None:
         os.umask(old)
     listener.listen(64)
     try:
-        Server(listener, sources).run()
+        Server(listener, sources, lock).run()
     finally:
         listener.close()
         try:
