@@ -24,12 +24,19 @@ from sbatch_k8s.runtime.protocol import (
     ProtocolError,
     challenge_client,
     decode_json,
-    encode_frame,
     encode_json,
     read_frame,
+    write_frame,
 )
 from sbatch_k8s.runtime.steps import StepRegistry
-from sbatch_k8s.runtime.tasks import Task, start_task, terminate, wait_task
+from sbatch_k8s.runtime.tasks import (
+    Task,
+    pause_all,
+    resume_all,
+    start_task,
+    terminate,
+    wait_task,
+)
 
 #: How long tasks get between SIGTERM and SIGKILL when their srun vanished.
 ORPHAN_GRACE_S = 2.0
@@ -37,6 +44,8 @@ ORPHAN_GRACE_S = 2.0
 KILL_WAIT_S = 30.0
 #: Task exits this close together are reported in one message.
 EXIT_BATCH_S = 0.01
+#: Output buffered towards srun before the tasks' pumps wait for it.
+WRITE_BUFFER_BYTES = 8 << 20
 
 
 def log(message: str) -> None:
@@ -195,13 +204,26 @@ class Agent:
                       writer: asyncio.StreamWriter) -> None:
         step_id = int(message["step_id"])
         lock = asyncio.Lock()
-
-        async def sink(rank: int, kind: bytes, data: bytes) -> None:
-            async with lock:
-                writer.write(encode_frame(kind, rank, data))
-                await writer.drain()
-
         tasks: List[Task] = []
+        paused: List[bool] = [False]
+
+        async def resume_when_drained() -> None:
+            try:
+                await writer.drain()
+            except ConnectionError:
+                return
+            paused[0] = False
+            resume_all(tasks)
+
+        def sink(rank: int, kind: bytes, data: bytes) -> None:
+            # One write per frame keeps frames whole; when srun falls behind, stop reading
+            # the tasks' pipes (they block, as they would on a full terminal) until it drains.
+            write_frame(writer, kind, rank, data)
+            if not paused[0] and writer.transport.get_write_buffer_size() > WRITE_BUFFER_BYTES:
+                paused[0] = True
+                pause_all(tasks)
+                asyncio.ensure_future(resume_when_drained())
+
         try:
             for spec in message["tasks"]:
                 tasks.append(await start_task(
@@ -215,7 +237,7 @@ class Agent:
             return
         self.running[step_id] = tasks
         writer.write(encode_json({"type": "started",
-                                  "pids": {str(t.rank): t.process.pid for t in tasks}}))
+                                  "pids": {str(t.rank): t.pid for t in tasks}}))
         await writer.drain()
         inbound = asyncio.ensure_future(self._inbound(reader, tasks))
         ended: List[Dict[str, Any]] = []
@@ -259,14 +281,10 @@ class Agent:
                 return
             kind, rank, payload = frame
             task = by_rank.get(rank)
-            if kind == KIND_STDIN and task is not None and task.process.stdin is not None:
-                try:
-                    task.process.stdin.write(payload)
-                    await task.process.stdin.drain()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-            elif kind == KIND_STDIN_CLOSE and task is not None and task.process.stdin:
-                task.process.stdin.close()
+            if kind == KIND_STDIN and task is not None:
+                task.write_stdin(payload)
+            elif kind == KIND_STDIN_CLOSE and task is not None:
+                task.close_stdin()
             elif kind == KIND_JSON:
                 request = decode_json(payload)
                 if request["type"] == "signal":

@@ -38,28 +38,42 @@ class OutputRouter:
         out = self.files[kind]
         if self.label:
             prefix = self._prefix(rank)
-            body = lines[:-1].split(b"\n")
-            out.write(prefix + (b"\n" + prefix).join(body) + b"\n")
+            out.write(prefix + lines[:-1].replace(b"\n", b"\n" + prefix) + b"\n")
         else:
             out.write(lines)
         out.flush()
 
     def feed(self, rank: int, kind: bytes, data: bytes) -> None:
-        """A chunk of task ``rank``'s stdout (``O``) or stderr (``E``)."""
+        """A chunk of task ``rank``'s stdout (``O``) or stderr (``E``).
+
+        Large chunks are written with one pass over the data (the label replace) and no
+        further copies: the complete lines go out as a view, the tail waits for its newline.
+        """
+        out = self.files[kind]
         if self.unbuffered:
-            out = self.files[kind]
             out.write(data)
             out.flush()
             return
         key = (rank, kind)
-        buffered = self.partial.pop(key, b"") + data
-        cut = buffered.rfind(b"\n")
-        if cut < 0:
-            self.partial[key] = buffered
+        held = self.partial.pop(key, b"")
+        last = data.rfind(b"\n")
+        if last < 0:
+            self.partial[key] = held + data
             return
-        if cut + 1 < len(buffered):
-            self.partial[key] = buffered[cut + 1:]
-        self._emit(rank, kind, buffered[:cut + 1])
+        if self.label:
+            prefix = self._prefix(rank)
+            labelled = data.replace(b"\n", b"\n" + prefix)
+            out.write(prefix)
+            if held:
+                out.write(held)
+            out.write(memoryview(labelled)[:labelled.rfind(b"\n") + 1])
+        else:
+            if held:
+                out.write(held)
+            out.write(memoryview(data)[:last + 1])
+        out.flush()
+        if last + 1 < len(data):
+            self.partial[key] = data[last + 1:]
 
     def finish(self, rank: int) -> None:
         """Task ``rank`` ended: flush its last partial lines (labelled ones get a newline)."""

@@ -19,7 +19,7 @@ import hmac
 import json
 import os
 import struct
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 HEADER = struct.Struct("!cII")
 KIND_JSON = b"J"
@@ -28,6 +28,7 @@ KIND_STDERR = b"E"
 KIND_STDIN = b"I"
 KIND_STDIN_CLOSE = b"C"
 MAX_FRAME = 16 * 1024 * 1024
+READ_BYTES = 4 << 20
 _AUTH_CONTEXT = b"sbatch-k8s-launch\0"
 NONCE_BYTES = 32
 AUTH_TIMEOUT_S = 10.0
@@ -40,6 +41,12 @@ class ProtocolError(Exception):
 def encode_frame(kind: bytes, task: int, payload: bytes) -> bytes:
     """One frame's bytes."""
     return HEADER.pack(kind, task, len(payload)) + payload
+
+
+def write_frame(writer: asyncio.StreamWriter, kind: bytes, task: int, payload: bytes) -> None:
+    """Queue one frame without copying its payload (two writes, no await between them)."""
+    writer.write(HEADER.pack(kind, task, len(payload)))
+    writer.write(payload)
 
 
 def encode_json(message: Dict[str, Any], task: int = 0) -> bytes:
@@ -63,6 +70,58 @@ async def read_frame(reader: asyncio.StreamReader) -> Optional[Tuple[bytes, int,
     except asyncio.IncompleteReadError as e:
         raise ProtocolError("connection closed inside a frame") from e
     return kind, task, payload
+
+
+class FrameReceiver(asyncio.Protocol):
+    """Frames from a connection, handed to ``on_frame`` as they are parsed from large reads.
+
+    Used once a stream is authenticated and output starts to flow (srun's connections to the
+    agents): no stream buffer copies, ``closed`` resolves when the connection ends.
+    """
+
+    def __init__(self, on_frame: "Callable[[bytes, int, bytes], None]",
+                 pending: bytes = b"") -> None:
+        self.on_frame = on_frame
+        self.pending = pending
+        self.closed: "asyncio.Future[None]" = asyncio.get_event_loop().create_future()
+        self.error: Optional[ProtocolError] = None
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.pending + data if self.pending else data
+        position, size = 0, len(buffer)
+        while size - position >= HEADER.size:
+            kind, task, length = HEADER.unpack_from(buffer, position)
+            end = position + HEADER.size + length
+            if end > size:
+                break
+            self.on_frame(kind, task, buffer[position + HEADER.size:end])
+            position = end
+        self.pending = buffer[position:]
+
+    def eof_received(self) -> bool:
+        return False
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+def take_over(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+              on_frame: "Callable[[bytes, int, bytes], None]") -> FrameReceiver:
+    """Switch an authenticated stream connection to a :class:`FrameReceiver` (bytes the
+    stream had already buffered are not lost)."""
+    transport = writer.transport
+    pending = bytes(reader._buffer)  # type: ignore[attr-defined]  # stable since 3.4
+    reader._buffer.clear()  # type: ignore[attr-defined]
+    receiver = FrameReceiver(on_frame)
+    transport.set_protocol(receiver)
+    try:
+        transport.max_size = READ_BYTES  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    if pending:
+        receiver.data_received(pending)
+    return receiver
 
 
 def decode_json(payload: bytes) -> Dict[str, Any]:

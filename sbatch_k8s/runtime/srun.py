@@ -31,6 +31,7 @@ from sbatch_k8s.runtime.protocol import (
     decode_json,
     encode_frame,
     encode_json,
+    take_over,
     read_frame,
 )
 from sbatch_k8s.runtime.batch import slurm_time
@@ -61,7 +62,7 @@ def node_addresses(environ: Mapping[str, str]) -> Tuple[List[str], List[str]]:
 async def open_agent(address: str, port: int, token: bytes) -> Tuple[
         asyncio.StreamReader, asyncio.StreamWriter]:
     """An authenticated connection to the agent at ``address``."""
-    reader, writer = await asyncio.open_connection(address, port, limit=1 << 20)
+    reader, writer = await asyncio.open_connection(address, port, limit=8 << 20)
     await authenticate(reader, writer, token)
     return reader, writer
 
@@ -122,29 +123,33 @@ class StepRun:
         for session in self.sessions:
             session.signal(signum)
 
-    async def pump(self, session: NodeSession) -> None:
-        """Read one node's frames until its tasks are done (or the node is lost)."""
+    def _on_frame(self, session: NodeSession, kind: bytes, rank: int, payload: bytes) -> None:
+        if kind in (KIND_STDOUT, KIND_STDERR):
+            self.router.feed(rank, kind, payload)
+            return
+        if kind != KIND_JSON:
+            return
         try:
-            while True:
-                frame = await read_frame(session.reader)
-                if frame is None:
-                    break
-                kind, rank, payload = frame
-                if kind in (KIND_STDOUT, KIND_STDERR):
-                    self.router.feed(rank, kind, payload)
-                elif kind == KIND_JSON:
-                    message = decode_json(payload)
-                    if message["type"] == "exits":
-                        self._exited(session, message["results"])
-                    elif message["type"] == "done":
-                        return
-                    elif message["type"] == "launch_failed":
-                        error(f"{session.name}: launch failed: {message.get('error')}")
-                        for r in session.ranks:
-                            session.exits[r] = {"rank": r, "status": 1, "signal": 0}
-                        return
-        except (ProtocolError, ConnectionError):
-            pass
+            message = decode_json(payload)
+        except ProtocolError:
+            session.writer.close()
+            return
+        if message["type"] == "exits":
+            self._exited(session, message["results"])
+        elif message["type"] == "done":
+            session.writer.close()
+        elif message["type"] == "launch_failed":
+            error(f"{session.name}: launch failed: {message.get('error')}")
+            for r in session.ranks:
+                session.exits[r] = {"rank": r, "status": 1, "signal": 0}
+            session.writer.close()
+
+    async def pump(self, session: NodeSession) -> None:
+        """Receive one node's frames until its tasks are done (or the node is lost)."""
+        receiver = take_over(session.reader, session.writer,
+                             lambda kind, rank, payload: self._on_frame(session, kind, rank,
+                                                                        payload))
+        await receiver.closed
         missing = [r for r in session.ranks if r not in session.exits]
         if missing:
             session.lost = True

@@ -1,9 +1,11 @@
-"""Starting a step's tasks on one node and pumping their output.
+"""Starting a step's tasks on one node and passing their output on.
 
 Each task runs in its own session (so a signal reaches everything it started), with the
-environment and working directory srun computed for it. stdout/stderr are pipes read in
-chunks and handed to ``sink`` (the agent frames them to srun) — or files opened here, on the
-task's node, when srun asked for per-task/per-node output files, as slurmstepd does.
+environment and working directory srun computed for it. Its stdout/stderr pipes are read by
+a subprocess protocol that hands each chunk straight to ``sink`` (the agent frames it to
+srun): no stream buffer in between, large reads, and the pipes pause while srun falls behind.
+Output files (per-task/per-node ``-o``/``-e``) are opened here, on the task's node, as
+slurmstepd does.
 """
 
 from __future__ import annotations
@@ -11,31 +13,117 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.runtime.protocol import KIND_STDERR, KIND_STDOUT
 
-CHUNK = 65536
-Sink = Callable[[int, bytes, bytes], Awaitable[None]]
+#: Largest chunk read from a task's output pipe at once.
+READ_BYTES = 1 << 20
+#: Pipe capacity asked for task output (Linux F_SETPIPE_SZ): fewer, larger reads.
+PIPE_BYTES = 1 << 20
+F_SETPIPE_SZ = 1031
+Sink = Callable[[int, bytes, bytes], None]
 
 #: How slurmstepd reports an exec failure (then the task exits 2, as with a shell).
 EXEC_FAILED = "slurmstepd: error: execve(): {cmd}: {reason}\n"
+_KINDS = {1: KIND_STDOUT, 2: KIND_STDERR}
+
+
+class TaskProtocol(asyncio.SubprocessProtocol):
+    """Output chunks to the sink as they arrive; the exit and the pipes' ends as futures."""
+
+    def __init__(self, rank: int, sink: Sink) -> None:
+        self.rank = rank
+        self.sink = sink
+        self.open_pipes = 0
+        loop = asyncio.get_event_loop()
+        self.exited = loop.create_future()
+        self.drained = loop.create_future()
+        self.transport: Optional[asyncio.SubprocessTransport] = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        for fd in (1, 2):
+            pipe = self.transport.get_pipe_transport(fd)  # type: ignore[union-attr]
+            if pipe is not None:
+                self.open_pipes += 1
+                _widen(pipe)
+        if self.open_pipes == 0:
+            self.drained.set_result(None)
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self.sink(self.rank, _KINDS[fd], data)
+
+    def pipe_connection_lost(self, fd: int, exc: Optional[Exception]) -> None:
+        if fd in (1, 2):
+            self.open_pipes -= 1
+            if self.open_pipes <= 0 and not self.drained.done():
+                self.drained.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done() and self.transport is not None:
+            self.exited.set_result(self.transport.get_returncode())
+
+
+def _widen(pipe: asyncio.BaseTransport) -> None:
+    """Larger reads and, where the system allows, a larger pipe."""
+    try:
+        pipe.max_size = READ_BYTES  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    handle = pipe.get_extra_info("pipe")
+    if handle is None:
+        return
+    try:
+        import fcntl
+
+        fcntl.fcntl(handle.fileno(), F_SETPIPE_SZ, PIPE_BYTES)
+    except (OSError, ValueError, AttributeError, ImportError):
+        pass
 
 
 class Task:
     """One running task of a step on this node."""
 
-    def __init__(self, rank: int, process: "asyncio.subprocess.Process") -> None:
+    def __init__(self, rank: int, pid: int, protocol: TaskProtocol,
+                 transport: asyncio.SubprocessTransport) -> None:
         self.rank = rank
-        self.process = process
-        self.pumps: List["asyncio.Task[None]"] = []
+        self.pid = pid
+        self.protocol = protocol
+        self.transport = transport
+
+    @property
+    def running(self) -> bool:
+        return not self.protocol.exited.done()
 
     def signal(self, signum: int) -> None:
         """Deliver ``signum`` to the task's whole process group."""
         try:
-            os.killpg(self.process.pid, signum)
+            os.killpg(self.pid, signum)
         except (ProcessLookupError, PermissionError):
             pass
+
+    def write_stdin(self, data: bytes) -> None:
+        pipe = self.transport.get_pipe_transport(0)
+        if pipe is not None and not pipe.is_closing():
+            pipe.write(data)  # type: ignore[attr-defined]
+
+    def close_stdin(self) -> None:
+        pipe = self.transport.get_pipe_transport(0)
+        if pipe is not None:
+            pipe.close()
+
+    def pause_output(self) -> None:
+        for fd in (1, 2):
+            pipe = self.transport.get_pipe_transport(fd)
+            if pipe is not None and not pipe.is_closing():
+                pipe.pause_reading()  # type: ignore[attr-defined]
+
+    def resume_output(self) -> None:
+        for fd in (1, 2):
+            pipe = self.transport.get_pipe_transport(fd)
+            if pipe is not None and not pipe.is_closing():
+                pipe.resume_reading()  # type: ignore[attr-defined]
 
 
 def _open_output(path: str, append: bool) -> int:
@@ -44,17 +132,6 @@ def _open_output(path: str, append: bool) -> int:
         os.makedirs(directory, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
     return os.open(path, flags, 0o644)
-
-
-async def _pump(rank: int, kind: bytes, stream: Optional[asyncio.StreamReader],
-                sink: Sink) -> None:
-    if stream is None:
-        return
-    while True:
-        data = await stream.read(CHUNK)
-        if not data:
-            return
-        await sink(rank, kind, data)
 
 
 def _exec_error(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> Optional[str]:
@@ -87,32 +164,31 @@ async def start_task(
     """Start one task; its output goes to ``sink`` unless redirected to files."""
     failure = _exec_error(argv, env, cwd)
     if failure is not None:
-        # Run a tiny shell that reports like slurmstepd and exits 2, so the exit path and
-        # the output path stay the same as for any task.
+        # A tiny shell reports like slurmstepd and exits 2 (a shell's "cannot execute"), so
+        # the exit path and the output path stay those of any task.
         argv = ["/bin/sh", "-c", 'printf "%s" "$1" >&2; exit 2', "sh", failure]
     out_fd = _open_output(stdout_file, append) if stdout_file else None
     err_fd = _open_output(stderr_file, append) if stderr_file else None
+    loop = asyncio.get_event_loop()
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv, env=dict(env), cwd=cwd,
+        transport, protocol = await loop.subprocess_exec(
+            lambda: TaskProtocol(rank, sink), *argv, env=dict(env), cwd=cwd,
             stdin=asyncio.subprocess.PIPE if stdin_piped else asyncio.subprocess.DEVNULL,
             stdout=out_fd if out_fd is not None else asyncio.subprocess.PIPE,
             stderr=err_fd if err_fd is not None else asyncio.subprocess.PIPE,
-            start_new_session=True, limit=CHUNK)
+            start_new_session=True)
     finally:
         for fd in (out_fd, err_fd):
             if fd is not None:
                 os.close(fd)
-    task = Task(rank, process)
-    task.pumps = [asyncio.ensure_future(_pump(rank, KIND_STDOUT, process.stdout, sink)),
-                  asyncio.ensure_future(_pump(rank, KIND_STDERR, process.stderr, sink))]
-    return task
+    return Task(rank, transport.get_pid(), protocol, transport)  # type: ignore[arg-type]
 
 
 async def wait_task(task: Task) -> Dict[str, Any]:
     """Wait for the task and all its output; its exit as ``{"rank", "status", "signal"}``."""
-    code = await task.process.wait()
-    await asyncio.gather(*task.pumps, return_exceptions=True)
+    code = await task.protocol.exited
+    await task.protocol.drained
+    task.transport.close()
     if code < 0:
         return {"rank": task.rank, "status": 0, "signal": -code}
     return {"rank": task.rank, "status": code, "signal": 0}
@@ -120,14 +196,27 @@ async def wait_task(task: Task) -> Dict[str, Any]:
 
 async def terminate(tasks: Sequence[Task], grace_s: float) -> None:
     """SIGTERM (after SIGCONT) every task, SIGKILL whatever is left after ``grace_s``."""
-    alive = [t for t in tasks if t.process.returncode is None]
+    alive = [t for t in tasks if t.running]
     for task in alive:
         task.signal(signal.SIGCONT)
         task.signal(signal.SIGTERM)
     if not alive:
         return
     try:
-        await asyncio.wait_for(asyncio.gather(*(t.process.wait() for t in alive)), grace_s)
+        await asyncio.wait_for(asyncio.gather(*(asyncio.shield(t.protocol.exited)
+                                                for t in alive)), grace_s)
     except asyncio.TimeoutError:
         for task in alive:
             task.signal(signal.SIGKILL)
+
+
+def pause_all(tasks: List[Task]) -> None:
+    """Stop reading the tasks' output (srun is behind)."""
+    for task in tasks:
+        task.pause_output()
+
+
+def resume_all(tasks: List[Task]) -> None:
+    """Read the tasks' output again."""
+    for task in tasks:
+        task.resume_output()

@@ -31,6 +31,7 @@ class Context:
         self.quick = quick
         self.root = Path(tempfile.mkdtemp(prefix="sbatch-k8s-bench-"))
         self.slurm = LocalSlurm(self.root / "local", config=BENCH_CONFIG)
+        warm(self.slurm)
         self.real_env: Optional[Dict[str, str]] = None
         self.real_reason = "not requested (--no-real-slurm)"
         if real_slurm:
@@ -40,11 +41,25 @@ class Context:
         return max(3, normal // 3) if self.quick else normal
 
     def fresh_cluster(self, name: str, config: str = BENCH_CONFIG) -> LocalSlurm:
-        return LocalSlurm(self.root / name, config=config)
+        cluster = LocalSlurm(self.root / name, config=config)
+        warm(cluster)
+        return cluster
 
     def close(self) -> None:
         self.slurm.cleanup()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def warm(cluster: LocalSlurm) -> None:
+    """Start the cluster's command server with the installation the benchmarks time."""
+    import time
+
+    subprocess.run(command_argv("squeue"), env=cluster.env, cwd=str(cluster.work),
+                   capture_output=True)
+    deadline = time.time() + 20
+    while time.time() < deadline and not (cluster.state / "server.sock").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
 
 
 def start_real_slurm() -> "tuple[Optional[Dict[str, str]], str]":

@@ -1,0 +1,55 @@
+"""``python -m tests.bench``: every benchmark, side by side in one run; a table on stdout and
+a JSON file. ``--quick`` for fewer repeats, ``--only a,b`` to pick modules,
+``--no-real-slurm`` to skip starting real Slurm for the comparisons.
+
+Adding a backend's figures is one module here with a ``figures(ctx)`` function, listed in
+:data:`MODULES`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import time
+from typing import List
+
+from tests.bench.context import Context
+from tests.bench.core import Figure, machine, render_table, write_json
+
+MODULES = ("parse_render", "commands", "database", "wait", "steps", "streaming", "arrays")
+
+
+def main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", default=",".join(MODULES))
+    parser.add_argument("--json", default="bench-results.json")
+    parser.add_argument("--no-real-slurm", action="store_true")
+    args = parser.parse_args(argv)
+    # Commands compile their modules once (as on any installed system), not on every run.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    ctx = Context(args.quick, not args.no_real_slurm)
+    figures: List[Figure] = []
+    begun = time.time()
+    try:
+        for name in args.only.split(","):
+            started = time.time()
+            module = importlib.import_module(f"tests.bench.{name}")
+            try:
+                figures += list(module.figures(ctx))
+            except Exception as e:  # a benchmark that breaks reports, never aborts the run
+                figures.append(Figure(name, "", skipped=f"{type(e).__name__}: {e}"))
+            sys.stderr.write(f"[bench] {name}: {time.time() - started:.0f} s\n")
+    finally:
+        ctx.close()
+    meta = machine()
+    meta.update(seconds=round(time.time() - begun), real_slurm=ctx.real_reason or "running")
+    sys.stdout.write(render_table(figures))
+    write_json(figures, args.json, meta)
+    sys.stdout.write(f"\n{len(figures)} figures in {meta['seconds']} s; JSON: {args.json}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
