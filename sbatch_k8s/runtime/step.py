@@ -45,6 +45,23 @@ def _image_matches(wanted: str, have: Optional[str]) -> bool:
     return have is not None and norm(wanted) == norm(have)
 
 
+def _check_container(request: Any, desc: Mapping[str, Any]) -> None:
+    """pyxis options on srun: the job's image runs the step in place; its mounts are the
+    job's mounts. Anything the job's container does not have fails with one line."""
+    have = desc.get("container_image")
+    if request.container_image and not _image_matches(request.container_image, have):
+        raise SlurmInputError(
+            f"--container-image={request.container_image}: this job runs in "
+            f"{have or 'its partition image'}; sbatch-k8s runs every step in the job's image",
+            exit_code=1)
+    mounted = {m[1] for m in desc.get("container_mounts") or ()}
+    for _src, dst, _flags in request.container_mounts:
+        if dst not in mounted:
+            raise SlurmInputError(
+                f"--container-mounts: {dst} is not mounted in this job; mounts are made when "
+                "the job starts (give them to sbatch's --container-mounts)", exit_code=1)
+
+
 def _io_plan(request: Any, desc: Mapping[str, Any], names: List[str], layout: Any,
              step_id: int, cwd: str) -> Tuple[Dict[int, Dict[str, Optional[str]]], Any, Any]:
     """Per-task files opened on the nodes, and srun's own stdout/stderr targets."""
@@ -110,12 +127,7 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     if not request.quiet:
         for note in request.warnings:
             warn(note)
-    have = desc.get("container_image")
-    if request.container_image and not _image_matches(request.container_image, have):
-        raise SlurmInputError(
-            f"--container-image={request.container_image}: this job runs in "
-            f"{have or 'its partition image'}; sbatch-k8s runs every step in the job's image",
-            exit_code=1)
+    _check_container(request, desc)
     job_id = int(desc["job_id"])
     layout = layout_step(request, names, desc["cpus_per_node"], job_id,
                          bool(desc.get("overcommit")))
@@ -136,7 +148,7 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
                                  f"{umask:04o}"))
     envs = {r: dict(base, **task_environment(desc, names, layout, request, r))
             for rs in layout.ranks for r in rs}
-    cwd = request.chdir or os.getcwd()
+    cwd = request.chdir or request.container_workdir or os.getcwd()
     files, out, err = _io_plan(request, desc, names, layout, step_id, cwd)
     router = OutputRouter(out, err, layout.ntasks, request.label, request.unbuffered)
     step = StepRun(step_id, job_id, request, names, router)

@@ -140,3 +140,40 @@ def test_srun_outside_an_allocation_creates_a_job(slurm: LocalSlurm) -> None:
     failed = slurm.run("srun", "-n2", "bash", "-c", "exit $((SLURM_PROCID+4))")
     assert failed.returncode == 5
     assert "srun: error: 127.0.0.2: task 1: Exited with exit code 5" in failed.stderr
+
+
+def test_pyxis_options_on_srun(slurm: LocalSlurm) -> None:
+    # "#" would end the directive (as in Slurm): the pyxis registry separator is escaped.
+    slurm.script("job.sh", "#!/bin/bash\n#SBATCH --container-image=nvcr.io\\#nvidia/pytorch:24.01\n"
+                 "#SBATCH --container-mounts=/data:/data\n"
+                 "srun --container-image=nvcr.io/nvidia/pytorch:24.01 --container-mounts=/data:/data "
+                 "--container-workdir=/tmp pwd; echo rc=$?\n"
+                 "srun --container-image=ubuntu:22.04 true; echo rc=$?\n"
+                 "srun --container-mounts=/scratch:/scratch true; echo rc=$?\n")
+    done = slurm.run("sbatch", "--wait", "-o", "job.out", "job.sh")
+    assert "sbatch: warning: --container-image: the local backend runs jobs" in done.stderr
+    assert slurm.read("job.out").splitlines() == [
+        "/tmp", "rc=0",
+        "srun: error: --container-image=ubuntu:22.04: this job runs in "
+        "nvcr.io#nvidia/pytorch:24.01; sbatch-k8s runs every step in the job's image", "rc=1",
+        "srun: error: --container-mounts: /scratch is not mounted in this job; mounts are made "
+        "when the job starts (give them to sbatch's --container-mounts)", "rc=1"]
+
+
+def test_jobs_that_do_not_fit_wait_for_resources(tmp_path) -> None:
+    cluster = LocalSlurm(tmp_path, config="[local]\ncpus = 4\n")
+    try:
+        first = job_id_of(cluster.run("sbatch", "-n4", "--wrap", "sleep 2").stdout)
+        second = job_id_of(cluster.run("sbatch", "-n2", "-o", "second.out", "--wrap",
+                                       "echo ran").stdout)
+        cluster.wait_for(lambda: cluster.run("squeue", "-h", "-j", str(second), "-o",
+                                             "%t %r").stdout == "PD Resources\n", timeout=10)
+        assert cluster.run("squeue", "-h", "-j", str(first), "-o", "%t").stdout == "R\n"
+        cluster.wait_for(lambda: (cluster.work / "second.out").exists(), timeout=30)
+        cluster.wait_for(lambda: cluster.read("second.out") == "ran\n", timeout=10)
+        too_big = cluster.run("sbatch", "-n5", "--wrap", "true")
+        assert (too_big.returncode, too_big.stderr) == (
+            1, "sbatch: error: Batch job submission failed: Requested node configuration is "
+               "not available\n")
+    finally:
+        cluster.cleanup()

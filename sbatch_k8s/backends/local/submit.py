@@ -130,9 +130,21 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     return base_id, spawn_supervisor(environ, base_id, config)
 
 
+LOCAL_IGNORED = (
+    ("container_image", "--container-image: the local backend runs jobs on this machine, not "
+                        "in a container image"),
+    ("container_mounts", "--container-mounts: the local backend runs jobs on this machine; "
+                         "nothing is mounted"),
+)
+
+
 def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
                  environ: Mapping[str, str]) -> int:
     """``sbatch`` on this machine; sbatch's exit code."""
+    if not submit.quiet:
+        for field, message in LOCAL_IGNORED:
+            if getattr(job, field):
+                sys.stderr.write(f"sbatch: warning: {message}\n")
     job_id, lock = create_job(job, config, environ, submit.test_only)
     if lock is None:
         return 0
