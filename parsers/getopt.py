@@ -1,25 +1,146 @@
-"""getopt_long as Slurm's commands use it (option string starting with ``+``).
+"""getopt_long, as Slurm's commands call it — the one option-splitting engine of the project.
 
-* Parsing stops at the first non-option word (POSIX mode) and after ``--``; what follows is the
-  script (or the step's command) and its arguments.
 * ``--opt=value`` and ``--opt value`` for required arguments; ``-N2`` and ``-N 2``; short flags
   cluster (``-vvl``); optional arguments only with ``=`` (long) or glued (short: ``-K1``).
-* Unambiguous prefixes of long options are accepted (``--part=gpu``); an exact name always wins.
-* Errors are glibc's messages, followed by Slurm's ``Try "<cmd> --help" …`` line, exit 255,
-  plus a "did you mean" hint for unknown options.
+* Unambiguous prefixes of long options are accepted (``--part=gpu``); an exact name always
+  wins; a prefix shared by several spellings of one option is not ambiguous.
+* sbatch and srun use POSIX mode (option string starting with ``+``): parsing stops at the
+  first non-option word — the script or the step's command — and after ``--``. The reporting
+  commands let glibc *permute*: non-option words anywhere are handed back as operands.
+* Errors are glibc's messages, then the command's ``Try "<cmd> --help" …`` line; sbatch and
+  srun exit 255 and add a "did you mean" hint for unknown options, the others exit 1.
+
+:func:`getopt_long` is the engine over any table; :func:`parse_args` applies it to the
+sbatch/srun option table of :mod:`parsers.options`.
 """
 
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from parsers.errors import SlurmInputError
+from parsers.errors import EXIT_OPTION_ERROR, SlurmInputError
 from parsers.options import NO_ARG, OPTIONAL, REQUIRED, Option, long_names, short_names
 
 
+class Occurrence(NamedTuple):
+    """One option as getopt_long returns it: the table row, its argument, how it was
+    written, and the index of its first word in argv."""
+
+    row: Any
+    raw: Optional[str]
+    spelled: str
+    index: int
+
+
+class Style(NamedTuple):
+    """How a command calls getopt_long and reports its errors."""
+
+    command: str
+    permute: bool = False
+    exit_code: int = EXIT_OPTION_ERROR
+    try_help: bool = True
+    suggest: bool = False
+
+
+def _usage_error(style: Style, message: str, hint: Optional[str] = None) -> SlurmInputError:
+    lines = []
+    if style.try_help:
+        lines.append(f'Try "{style.command} --help" for more information')
+    if hint:
+        lines.append(f"{style.command}: {hint}")
+    return SlurmInputError(message, plain=True, hint="\n".join(lines) or None,
+                           exit_code=style.exit_code)
+
+
+def _did_you_mean(word: str, candidates: Sequence[str]) -> Optional[str]:
+    import difflib
+
+    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.75)
+    return f"did you mean '--{close[0]}'?" if close else None
+
+
+def _match_long(style: Style, longs: Mapping[str, Any], body: str,
+                same: Callable[[Any, Any], bool]) -> Tuple[str, Any]:
+    """The full long name ``body`` selects (exactly or as a prefix), and its row."""
+    name = body.partition("=")[0]
+    if name in longs:
+        return name, longs[name]
+    matches = [n for n in longs if n.startswith(name)]
+    if not matches:
+        hint = _did_you_mean(name, sorted(longs)) if style.suggest else None
+        raise _usage_error(style, f"unrecognized option '--{body}'", hint)
+    first = longs[matches[0]]
+    if all(same(first, longs[other]) for other in matches[1:]):
+        return matches[0], first
+    listed = " ".join(f"'--{n}'" for n in matches)
+    raise _usage_error(style, f"option '--{body}' is ambiguous; possibilities: {listed}")
+
+
+def getopt_long(
+    style: Style,
+    argv: Sequence[str],
+    longs: Mapping[str, Any],
+    shorts: Mapping[str, Any],
+    arg_of: Callable[[Any], str],
+    same: Callable[[Any, Any], bool] = lambda a, b: a is b,
+) -> Tuple[List[Occurrence], List[str]]:
+    """Options in order, and the operands. ``longs``/``shorts`` map spellings to rows (in the
+    order glibc would list them), ``arg_of(row)`` is ``none``/``required``/``optional``."""
+    found: List[Occurrence] = []
+    operands: List[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        start = i
+        i += 1
+        if word == "--":
+            operands.extend(argv[i:])
+            break
+        if not word.startswith("-") or word == "-":
+            if not style.permute:
+                operands.extend(argv[start:])
+                break
+            operands.append(word)
+            continue
+        if word.startswith("--"):
+            body = word[2:]
+            long, row = _match_long(style, longs, body, same)
+            _, eq, value = body.partition("=")
+            kind = arg_of(row)
+            if kind == NO_ARG and eq:
+                raise _usage_error(style, f"option '--{long}' doesn't allow an argument")
+            if kind == REQUIRED and not eq:
+                if i >= len(argv):
+                    raise _usage_error(style, f"option '--{long}' requires an argument")
+                value, eq, i = argv[i], "=", i + 1
+            found.append(Occurrence(row, value if eq else None, word, start))
+            continue
+        j = 1
+        while j < len(word):
+            letter = word[j]
+            row = shorts.get(letter)
+            if row is None:
+                raise _usage_error(style, f"invalid option -- '{letter}'")
+            rest = word[j + 1:]
+            kind = arg_of(row)
+            if kind == NO_ARG:
+                found.append(Occurrence(row, None, f"-{letter}", start))
+                j += 1
+                continue
+            if rest or kind == OPTIONAL:
+                found.append(Occurrence(row, rest or None, f"-{letter}{rest}", start))
+            elif i < len(argv):
+                found.append(Occurrence(row, argv[i], f"-{letter} {argv[i]}", start))
+                i += 1
+            else:
+                raise _usage_error(style, f"option requires an argument -- '{letter}'")
+            break
+    return found, operands
+
+
 class GivenOption(NamedTuple):
-    """One option occurrence: its row, the raw value (None for flags), and where it came from
-    (``"command line"``, an environment variable name, or ``"<file>:<line>"``)."""
+    """One sbatch/srun option occurrence: its row, the raw value (None for flags), and where
+    it came from (``"command line"``, an environment variable name, or ``"<file>:<line>"``)."""
 
     option: Option
     raw: Optional[str]
@@ -34,120 +155,39 @@ class ParsedArgs(NamedTuple):
     operands: Tuple[str, ...]
 
 
-def _usage_error(command: str, message: str, hint: Optional[str] = None) -> SlurmInputError:
-    extra = f'Try "{command} --help" for more information'
-    if hint:
-        extra += f"\n{command}: {hint}"
-    return SlurmInputError(message, plain=True, hint=extra)
-
-
-def _did_you_mean(word: str, candidates: Sequence[str]) -> Optional[str]:
-    import difflib
-
-    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.75)
-    return f"did you mean '--{close[0]}'?" if close else None
-
-
-def _match_long(command: str, name: str, whole: str) -> Option:
-    table = long_names(command)
-    if name in table:
-        return table[name]
-    matches = sorted(n for n in table if n.startswith(name))
-    rows = {id(table[n]): table[n] for n in matches}
-    if len(rows) == 1:
-        return next(iter(rows.values()))
-    if not matches:
-        raise _usage_error(command, f"unrecognized option '--{whole}'",
-                           _did_you_mean(name, sorted(table)))
-    listed = " ".join(f"'--{n}'" for n in matches)
-    raise _usage_error(command, f"option '--{whole}' is ambiguous; possibilities: "
-                                f"{listed}")
-
-
 def parse_args(
     command: str,
     argv: Sequence[str],
     source: str = "command line",
     word_sources: Optional[Sequence[str]] = None,
 ) -> ParsedArgs:
-    """Split ``argv`` (without the program name) into options and operands.
+    """sbatch's or srun's options in ``argv`` (without the program name), POSIX mode.
 
     ``word_sources`` (parallel to ``argv``) names where each word came from, for directives
     read from several script lines; otherwise every option's source is ``source``. Errors
     raised for a word read from a script carry that word's source as their location.
     """
-    given: List[GivenOption] = []
-    i = 0
-    while i < len(argv):
-        word = argv[i]
-        if word == "--":
-            i += 1
-            break
-        if not word.startswith("-") or word == "-":
-            break
-        here = word_sources[i] if word_sources is not None else source
-        try:
-            if word.startswith("--"):
-                i = _parse_long(command, argv, i, here, given)
-            else:
-                i = _parse_short_cluster(command, argv, i, here, given)
-        except SlurmInputError as e:
-            if word_sources is not None and e.location is None:
-                e.location = here
-            raise
-    return ParsedArgs(tuple(given), tuple(argv[i:]))
+    style = Style(command, suggest=True)
+    try:
+        found, operands = getopt_long(style, argv, long_names(command), short_names(command),
+                                      lambda row: row.arg)
+    except SlurmInputError as e:
+        if word_sources is not None and e.location is None:
+            e.location = word_sources[_failing_word(argv)]
+        raise
+    given = tuple(GivenOption(o.row, o.raw, word_sources[o.index] if word_sources is not None
+                              else source, o.spelled) for o in found)
+    return ParsedArgs(given, tuple(operands))
 
 
-def _parse_long(
-    command: str, argv: Sequence[str], i: int, source: str, given: List[GivenOption]
-) -> int:
-    """Read one ``--name[=value]`` word (and its separate value); returns the next index."""
-    word = argv[i]
-    body = word[2:]
-    name, eq, value = body.partition("=")
-    option = _match_long(command, name, body)
-    raw: Optional[str] = None
-    if option.arg == NO_ARG:
-        if eq:
-            raise _usage_error(command, f"option '--{option.long}' "
-                                        "doesn't allow an argument")
-    elif eq:
-        raw = value
-    elif option.arg == REQUIRED:
-        if i + 1 >= len(argv):
-            raise _usage_error(command, f"option '--{option.long}' "
-                                        "requires an argument")
-        i += 1
-        raw = argv[i]
-    given.append(GivenOption(option, raw, source, word))
-    return i + 1
+def _failing_word(argv: Sequence[str]) -> int:
+    """The word an option error is about: the last option word before the operands."""
+    index = 0
+    for i, word in enumerate(argv):
+        if word.startswith("-") and word != "-":
+            index = i
+    return index
 
 
-def _parse_short_cluster(
-    command: str, argv: Sequence[str], i: int, source: str, given: List[GivenOption]
-) -> int:
-    """Read one ``-abc`` word; returns the index of the next word to read."""
-    word = argv[i]
-    table = short_names(command)
-    j = 1
-    while j < len(word):
-        letter = word[j]
-        option = table.get(letter)
-        if option is None:
-            raise _usage_error(command, f"invalid option -- '{letter}'")
-        rest = word[j + 1:]
-        if option.arg == NO_ARG:
-            given.append(GivenOption(option, None, source, f"-{letter}"))
-            j += 1
-            continue
-        if rest:
-            given.append(GivenOption(option, rest, source, f"-{letter}{rest}"))
-            return i + 1
-        if option.arg == OPTIONAL:
-            given.append(GivenOption(option, None, source, f"-{letter}"))
-            return i + 1
-        if i + 1 >= len(argv):
-            raise _usage_error(command, f"option requires an argument -- '{letter}'")
-        given.append(GivenOption(option, argv[i + 1], source, f"-{letter} {argv[i + 1]}"))
-        return i + 2
-    return i + 1
+__all__ = ("getopt_long", "parse_args", "Style", "Occurrence", "GivenOption", "ParsedArgs",
+           "REQUIRED")

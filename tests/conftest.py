@@ -10,6 +10,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-goldens", action="store_true", default=False,
         help="rewrite the expected outputs of the golden cases (tests/cases) instead of "
              "comparing against them")
+    parser.addoption(
+        "--with-real-slurm", action="store_true", default=False,
+        help="run the conformance suite (tests/conformance): start the real Slurm 22.05 of "
+             "../shared/tools/real-slurm and compare its commands' output with ours")
 
 
 @pytest.fixture

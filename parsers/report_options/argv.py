@@ -1,14 +1,10 @@
-"""getopt_long as the reporting commands (squeue, sacct, scancel, sinfo, scontrol) use it.
+"""The option tables of the reporting commands (squeue, sacct, scancel, sinfo, scontrol).
 
-Unlike sbatch and srun (:mod:`parsers.getopt`, POSIX mode), these commands call getopt_long
-with an option string that does not start with ``+``, so glibc *permutes*: words that are not
-options may appear anywhere and are handed back as operands, in order, after the options;
-``--`` ends the options. Long names may be abbreviated; an abbreviation matching several
-names is ambiguous unless they all are spellings of the same option (``--nod`` is squeue's
-``--nodelist``). Optional arguments are taken only glued (``-j1008``) or after ``=``.
-
-Errors are glibc's messages (the possibilities of an ambiguous name listed in table order),
-then the command's own ``Try "<cmd> --help" …`` line when it prints one; all exit 1.
+These commands call getopt_long with an option string that does not start with ``+``, so
+glibc *permutes*: words that are not options may appear anywhere and are handed back as
+operands. Splitting is :func:`parsers.getopt.getopt_long`; this module holds their table
+format and the wrapper with their error conventions (all exit 1; some print no
+``Try "<cmd> --help"`` line).
 """
 
 from __future__ import annotations
@@ -16,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
-
-NO_ARG, REQUIRED, OPTIONAL = "none", "required", "optional"
+from parsers.errors import EXIT_SUBMIT_ERROR
+from parsers.getopt import Style, getopt_long
+from parsers.options import NO_ARG, OPTIONAL, REQUIRED
 
 
 @dataclass(frozen=True)
@@ -56,80 +52,22 @@ def comma_list(text: str) -> Tuple[str, ...]:
     return tuple(item for item in text.split(",") if item)
 
 
-def _error(command: str, message: str, try_help: bool) -> SlurmInputError:
-    hint = f'Try "{command} --help" for more information' if try_help else None
-    return SlurmInputError(message, plain=True, hint=hint, exit_code=EXIT_SUBMIT_ERROR)
-
-
 def _same(a: ReportOption, b: ReportOption) -> bool:
     return a.key == b.key and a.arg == b.arg
-
-
-def _match_long(command: str, table: Sequence[ReportOption], body: str,
-                try_help: bool) -> ReportOption:
-    name = body.partition("=")[0]
-    longs = [o for o in table if o.long]
-    exact = next((o for o in longs if o.long == name), None)
-    if exact is not None:
-        return exact
-    matches = [o for o in longs if o.long.startswith(name)]
-    if not matches:
-        raise _error(command, f"unrecognized option '--{body}'", try_help)
-    first = matches[0]
-    if all(_same(first, other) for other in matches[1:]):
-        return first
-    listed = " ".join(f"'--{o.long}'" for o in matches)
-    raise _error(command, f"option '--{body}' is ambiguous; possibilities: {listed}", try_help)
 
 
 def parse_argv(
     command: str, table: Sequence[ReportOption], argv: Sequence[str], try_help: bool = True
 ) -> Tuple[List[Given], List[str]]:
     """Split ``argv`` (without the program name) into options in order and operands."""
-    shorts: Dict[str, ReportOption] = {o.short: o for o in table if o.short}
-    given: List[Given] = []
-    operands: List[str] = []
-    i = 0
-    while i < len(argv):
-        word = argv[i]
-        i += 1
-        if word == "--":
-            operands.extend(argv[i:])
-            break
-        if not word.startswith("-") or word == "-":
-            operands.append(word)
-            continue
-        if word.startswith("--"):
-            body = word[2:]
-            option = _match_long(command, table, body, try_help)
-            _, eq, value = body.partition("=")
-            if option.arg == NO_ARG and eq:
-                raise _error(command, f"option '--{option.long}' doesn't allow an argument",
-                             try_help)
-            if option.arg == REQUIRED and not eq:
-                if i >= len(argv):
-                    raise _error(command, f"option '--{option.long}' requires an argument",
-                                 try_help)
-                value, eq, i = argv[i], "=", i + 1
-            given.append(Given(option.key, value if eq else None, word))
-            continue
-        j = 1
-        while j < len(word):
-            letter = word[j]
-            option = shorts.get(letter)
-            if option is None:
-                raise _error(command, f"invalid option -- '{letter}'", try_help)
-            rest = word[j + 1:]
-            if option.arg == NO_ARG:
-                given.append(Given(option.key, None, f"-{letter}"))
-                j += 1
-                continue
-            if rest or option.arg == OPTIONAL:
-                given.append(Given(option.key, rest or None, word))
-            elif i < len(argv):
-                given.append(Given(option.key, argv[i], f"-{letter} {argv[i]}"))
-                i += 1
-            else:
-                raise _error(command, f"option requires an argument -- '{letter}'", try_help)
-            break
-    return given, operands
+    longs: Dict[str, ReportOption] = {}
+    for option in table:
+        if option.long:
+            longs.setdefault(option.long, option)
+    shorts = {o.short: o for o in table if o.short}
+    style = Style(command, permute=True, exit_code=EXIT_SUBMIT_ERROR, try_help=try_help)
+    found, operands = getopt_long(style, argv, longs, shorts, lambda o: o.arg, _same)
+    return [Given(o.row.key, o.raw, o.spelled) for o in found], operands
+
+
+__all__ = ("ReportOption", "Given", "options", "comma_list", "parse_argv", "REQUIRED")
