@@ -178,7 +178,10 @@ def expand_hostlist(text: str) -> List[str]:
 
 
 def compress_hostlist(hosts: Sequence[str]) -> str:
-    """``scontrol show hostlist``, order and duplicates kept: ``tux2,tux1,tux2`` → ``tux[2,1-2]``."""
+    """``scontrol show hostlist``, order and duplicates kept.
+
+    ``tux2,tux1,tux2`` → ``tux[2,1-2]``.
+    """
     return ranged_string(ranges_of(hosts))
 
 

@@ -10,8 +10,10 @@ inside a pod, e.g. ``llm-1234-0.llm-1234`` through the headless Service).
 | local        | ``--index``                                 | ``127.0.0.<i+2>`` (also addresses) |
 | indexed-job  | ``JOB_COMPLETION_INDEX``                    | ``<job>-<i>``                      |
 | jobset       | ``SBATCH_K8S_NODE_INDEX`` / completion index| ``<js>-node-0-<i>``                |
-| pytorchjob   | ``RANK`` (Master 0, Worker i → i+1)         | ``<job>-master-0``, ``<job>-worker-<i>`` |
-| mpijob       | launcher 0, worker i → i+1                  | ``<job>-launcher``, ``<job>-worker-<i>`` |
+| pytorchjob   | ``RANK`` (Master 0, Worker i → i+1)         | ``<job>-master-0``,                |
+|              |                                             | ``<job>-worker-<i>``               |
+| mpijob       | launcher 0, worker i → i+1                  | ``<job>-launcher``,                |
+|              |                                             | ``<job>-worker-<i>``               |
 """
 
 from __future__ import annotations

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Iterable, List, Tuple
 
 from tests.bench.context import Context

@@ -1,12 +1,21 @@
 """Intended differences from real Slurm, in one table, each with its reason.
 
 Everything else the conformance checks find is a bug to fix. Keys are what differs:
-``env:<NAME>`` (a variable only one side sets), ``output:<what>``, ``message:<what>``.
+``env:<NAME>`` (a variable only one side sets), ``value:<NAME>`` (its value differs),
+``output:<what>``, ``message:<what>``, ``behaviour:<what>``. A key may be limited to some
+conformance cases with ``@<case glob>`` (``value:CUDA_VISIBLE_DEVICES@env-gpu*``).
+
+Text outputs (messages, command outputs) are compared exactly after normalisation; an
+intended difference in them is a rewrite in :data:`REWRITES`: the pattern is applied to
+real Slurm's normalised text, the replacement is what sbatch-k8s prints instead, so the rest
+of the text is still compared character for character.
 """
 
 from __future__ import annotations
 
-from typing import Dict
+import fnmatch
+import re
+from typing import Dict, Tuple
 
 INTENDED: Dict[str, str] = {
     "env:SLURM_CONF": "there is no slurm.conf: no Slurm controller runs under sbatch-k8s",
@@ -36,3 +45,29 @@ INTENDED: Dict[str, str] = {
     "behaviour:stdin default": "srun broadcasts stdin to every task (Slurm's --input=all), "
                                "as real Slurm does",
 }
+
+#: key (also in INTENDED) -> (case glob, pattern on real Slurm's normalised text, what
+#: sbatch-k8s prints instead)
+REWRITES: Dict[str, Tuple[str, str, str]] = {
+    "output:warning-case": ("*", r"\b(srun|sbatch): Warning: ", r"\1: warning: "),
+}
+
+
+def intended(key: str, case: str = "") -> bool:
+    """Whether ``key`` is an intended difference (in general or for this case)."""
+    if key in INTENDED:
+        return True
+    for entry in INTENDED:
+        name, at, pattern = entry.partition("@")
+        if at and name == key and fnmatch.fnmatchcase(case, pattern):
+            return True
+    return False
+
+
+def rewrite_real(text: str, case: str) -> str:
+    """Real Slurm's normalised text with the intended differences applied."""
+    for key, (pattern, regex, replacement) in REWRITES.items():
+        assert key in INTENDED, f"REWRITES[{key!r}] has no reason in INTENDED"
+        if fnmatch.fnmatchcase(case, pattern):
+            text = re.sub(regex, replacement, text)
+    return text

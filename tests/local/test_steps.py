@@ -146,7 +146,8 @@ def test_pyxis_options_on_srun(slurm: LocalSlurm) -> None:
     # "#" would end the directive (as in Slurm): the pyxis registry separator is escaped.
     slurm.script("job.sh", "#!/bin/bash\n#SBATCH --container-image=nvcr.io\\#nvidia/pytorch:24.01\n"
                  "#SBATCH --container-mounts=/data:/data\n"
-                 "srun --container-image=nvcr.io/nvidia/pytorch:24.01 --container-mounts=/data:/data "
+                 "srun --container-image=nvcr.io/nvidia/pytorch:24.01 "
+                 "--container-mounts=/data:/data "
                  "--container-workdir=/tmp pwd; echo rc=$?\n"
                  "srun --container-image=ubuntu:22.04 true; echo rc=$?\n"
                  "srun --container-mounts=/scratch:/scratch true; echo rc=$?\n")

@@ -46,7 +46,8 @@ def test_sbatch_getopt(argv, options, operands):
     (["-K1", "true"], [("kill-on-bad-exit", "1")], ["true"]),
     (["-K", "true"], [("kill-on-bad-exit", None)], ["true"]),
     (["-W", "5", "sleep", "1"], [("wait", "5")], ["sleep", "1"]),
-    (["-l", "python", "x.py", "--nodes", "3"], [("label", None)], ["python", "x.py", "--nodes", "3"]),
+    (["-l", "python", "x.py", "--nodes", "3"], [("label", None)],
+     ["python", "x.py", "--nodes", "3"]),
     (["--cpu_bind=none", "hostname"], [("cpu-bind", "none")], ["hostname"]),
 ])
 def test_srun_getopt(argv, options, operands):

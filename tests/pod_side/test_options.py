@@ -42,7 +42,8 @@ def test_every_sbatch_option_of_the_spec_is_in_the_table():
 def test_every_srun_only_option_of_the_spec_is_in_the_table():
     text = _spec_text()
     section = text[text.index("srun-only long options"):text.index("[slurm_opt.c]. srun also")]
-    names = set(re.findall(r"([a-z][a-z0-9_-]+)(?:/-[A-Za-z])?", section.split(":", 1)[1])) - {"req"}
+    listed = section.split(":", 1)[1]
+    names = set(re.findall(r"([a-z][a-z0-9_-]+)(?:/-[A-Za-z])?", listed)) - {"req"}
     missing = sorted(n for n in names if n not in long_names(SRUN))
     assert missing == []
 

@@ -43,7 +43,8 @@ def _words(text):
 
 @pytest.mark.parametrize("text, words", [
     # Several options on one line; '#' ends a directive; no space needed after #SBATCH.
-    ("#!/bin/sh\n#SBATCH -t 0:30:00 --exclusive --mem=0\n", ["-t", "0:30:00", "--exclusive", "--mem=0"]),
+    ("#!/bin/sh\n#SBATCH -t 0:30:00 --exclusive --mem=0\n",
+     ["-t", "0:30:00", "--exclusive", "--mem=0"]),
     ("#!/bin/sh\n#SBATCH --time=01:00:00   # one hour\n", ["--time=01:00:00"]),
     ("#!/bin/sh\n#SBATCH--time=24:00:00\n", ["--time=24:00:00"]),
     ("#!/bin/sh\n#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.01\n",
@@ -53,7 +54,8 @@ def _words(text):
     # Directives after the first command are not read.
     ("#!/bin/sh\n#SBATCH -N 2\necho hi\n#SBATCH -N 5\n", ["-N", "2"]),
     # Quoting groups, quotes removed; backslash escapes; no variable expansion.
-    ("#!/bin/sh\n#SBATCH --job-name=\"my job\" --comment='a b'\n", ["--job-name=my job", "--comment=a b"]),
+    ("#!/bin/sh\n#SBATCH --job-name=\"my job\" --comment='a b'\n",
+     ["--job-name=my job", "--comment=a b"]),
     ("#!/bin/sh\n#SBATCH --job-name=a\\ b --comment=x\\#y\n", ["--job-name=a b", "--comment=x#y"]),
     ("#!/bin/sh\n#SBATCH --output=$HOME/~/$(date).out\n", ["--output=$HOME/~/$(date).out"]),
     ("#!/bin/sh\n#SBATCH --comment=\"a # b\"\n", ["--comment=a # b"]),
