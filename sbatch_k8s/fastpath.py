@@ -10,99 +10,39 @@ exits with its exit code.
 
 When there is no server (first use, after an upgrade, ``SBATCH_K8S_SERVER=0``) the client
 starts one in the background and runs the command itself, so the result never depends on the
-server. Only ``os``, ``sys`` and the C modules ``_socket``/``_signal`` are used here (their
-Python wrappers import ``enum``, which alone costs a few milliseconds).
+server. The client itself is :mod:`sbatch_k8s.runtime.forkclient` (shared with ``srun``
+inside jobs); like it, this module imports nothing costly.
 """
 
-import _signal
-import _socket
+from __future__ import annotations
+
 import os
 import sys
 
-MAGIC = b"SBK8S1"
-FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGCONT")
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from sbatch_k8s.runtime.forkclient import PACKAGE_ROOT
+from sbatch_k8s.runtime.forkclient import run_on_server as _served
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds this module must not spend
+    from typing import List, Mapping, Optional
 
 
-def socket_path(environ):
+def socket_path(environ: Mapping[str, str]) -> str:
     """The server's socket: ``<state dir>/server.sock``."""
     from sbatch_k8s.paths import state_dir
 
     return os.path.join(state_dir(environ), "server.sock")
 
 
-def encode_request(command, argv, environ):
-    """The request: NUL-separated words (no JSON: keep the client import-free)."""
-    words = [MAGIC, command.encode(), PACKAGE_ROOT.encode(), os.getcwdb(),
-             str(len(argv)).encode()]
-    words += [os.fsencode(a) for a in argv]
-    env = [k + b"=" + v for k, v in os.environb.items()] if environ is os.environ else [
-        os.fsencode(f"{k}={v}") for k, v in environ.items()]
-    words += [str(len(env)).encode()] + env
-    body = b"\0".join(words)
-    return len(body).to_bytes(4, "big") + body
-
-
-def _read_line(conn, buffer):
-    while b"\n" not in buffer[0]:
-        data = conn.recv(4096)
-        if not data:
-            return None
-        buffer[0] += data
-    line, _, rest = buffer[0].partition(b"\n")
-    buffer[0] = rest
-    return line
-
-
-def _forward_signals(conn):
-    def forward(signum, _frame):
-        try:
-            conn.sendall(b"K" + str(signum).encode() + b"\n")
-        except OSError:
-            pass
-
-    for name in FORWARDED:
-        _signal.signal(getattr(_signal, name), forward)
-
-
-def run_on_server(command, argv):
+def run_on_server(command: str, argv: List[str]) -> Optional[int]:
     """The command's exit code from the server, or None when it must run here."""
     if os.environ.get("SBATCH_K8S_SERVER") == "0":
         return None
     path = socket_path(os.environ)
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        conn.connect(path)
-    except OSError:
-        conn.close()
-        start_server(path)
-        return None
-    try:
-        fds = [0, 1, 2]
-        conn.sendmsg([encode_request(command, argv, os.environ)],
-                     [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, bytes(_fd_array(fds)))])
-        buffer = [b""]
-        started = _read_line(conn, buffer)
-        if started is None or not started.startswith(b"P"):
-            return None
-        _forward_signals(conn)
-        finished = _read_line(conn, buffer)
-        if finished is None or not finished.startswith(b"X"):
-            return 1
-        return int(finished[1:])
-    except OSError:
-        return None
-    finally:
-        conn.close()
+    return _served(path, command, argv, on_absent=lambda: start_server(path))
 
 
-def _fd_array(fds):
-    import array
-
-    return array.array("i", fds)
-
-
-def start_server(path):
+def start_server(path: str) -> None:
     """Start the command server in the background (it exits by itself when idle)."""
     if os.environ.get("SBATCH_K8S_SERVER") == "0":
         return
@@ -132,7 +72,7 @@ def start_server(path):
         os._exit(1)
 
 
-def run(command):
+def run(command: str) -> None:
     """Run ``command`` (sbatch, squeue, …) on the server, or here when it cannot."""
     argv = sys.argv[1:]
     code = run_on_server(command, argv)
@@ -143,29 +83,29 @@ def run(command):
     import_module(f"sbatch_k8s.cli.{command}").main(argv)
 
 
-def sbatch():
+def sbatch() -> None:
     run("sbatch")
 
 
-def srun():
+def srun() -> None:
     run("srun")
 
 
-def squeue():
+def squeue() -> None:
     run("squeue")
 
 
-def scancel():
+def scancel() -> None:
     run("scancel")
 
 
-def sacct():
+def sacct() -> None:
     run("sacct")
 
 
-def scontrol():
+def scontrol() -> None:
     run("scontrol")
 
 
-def sinfo():
+def sinfo() -> None:
     run("sinfo")

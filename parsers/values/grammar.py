@@ -33,6 +33,17 @@ def load_parser(name: str, start: str = "start") -> "lark.Lark":
     return lark.Lark(data.decode("utf-8"), parser="lalr", lexer="contextual", start=start)
 
 
+def build_all() -> None:
+    """Build every grammar of the package now (a server does, so its forked children don't)."""
+    import parsers.values as values
+
+    for info in pkgutil.iter_modules(values.__path__):
+        try:
+            load_parser(info.name)
+        except (OSError, ValueError):
+            continue
+
+
 @lru_cache(maxsize=None)
 def _lark_transformer(rules: type) -> type:
     import lark

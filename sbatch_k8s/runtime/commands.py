@@ -101,14 +101,14 @@ def _scancel(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any
     if not request.jobs or any(j.job_id != own for j in request.jobs):
         code = _delegate("scancel", argv, environ)
         return code if code is not None else _refuse("scancel", " ".join(argv))
-    import asyncio
+    from sbatch_k8s.runtime.protocol import fresh_loop
 
     _, addresses = node_addresses(environ)
     message: Dict[str, Any] = {"type": "cancel", "signal": request.signal,
                                "batch": request.batch, "full": request.full}
     token = read_token(environ["SBATCH_K8S_TOKEN_FILE"])
     port = int(environ["SBATCH_K8S_RUNTIME_PORT"])
-    asyncio.get_event_loop().run_until_complete(ask(addresses[0], port, token, message))
+    fresh_loop().run_until_complete(ask(addresses[0], port, token, message))
     return 0
 
 

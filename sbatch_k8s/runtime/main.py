@@ -19,6 +19,13 @@ def _commands() -> Dict[str, Command]:
         return run(argv, environ)
 
     def srun(argv: List[str], environ: Mapping[str, str]) -> int:
+        server = environ.get("SBATCH_K8S_STEP_SERVER")
+        if server and environ.get("SBATCH_K8S_SERVER") != "0":
+            from sbatch_k8s.runtime.forkclient import run_on_server
+
+            code = run_on_server(server, "srun", argv)
+            if code is not None:
+                return code
         from sbatch_k8s.runtime.step import main as run
 
         return run(argv, environ)

@@ -20,10 +20,12 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from sbatch_k8s.runtime.agent import KILL_WAIT_S, Agent, log
 from sbatch_k8s.runtime.batch import FAILED, BatchHost, JobResult, connect_all
-from sbatch_k8s.runtime.contract import NodeIdentity, identify, node_address_map
-from sbatch_k8s.runtime.protocol import read_token
+from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, node_address_map
+from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.shims import install_shims, runtime_invocation
 from sbatch_k8s.runtime.stdio import batch_paths
+from sbatch_k8s.runtime.step_server import ENVIRONMENT_VARIABLE as STEP_SERVER_VARIABLE
+from sbatch_k8s.runtime.step_server import start as start_step_server
 from sbatch_k8s.runtime.steps import StepRegistry
 
 DEFAULT_JOB_DIR = "/etc/sbatch-k8s/job"
@@ -146,14 +148,13 @@ def array_element(desc: Dict[str, Any], settings: NodeSettings,
     return element, NodeIdentity(0, 1, (name,), (name,), "0.0.0.0")
 
 
-async def run_node(settings: NodeSettings, environ: Mapping[str, str]) -> int:
-    """Serve as this node until the job ends; the process exit code."""
+async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dict[str, Any],
+                   identity: NodeIdentity, step_server: Optional[str] = None) -> int:
+    """Serve as this node until the job ends; the process exit code. ``step_server`` is
+    node 0's step server socket, when it runs."""
     from parsers.slurm_env import batch_environment, rendezvous_defaults
 
-    desc = load_description(settings.job_dir)
-    desc, identity = array_element(desc, settings, environ)
     token = read_token(settings.token_file)
-    os.makedirs(settings.spool, exist_ok=True)
     is_host = identity.index == 0
     done = asyncio.get_event_loop().create_future()
 
@@ -171,6 +172,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str]) -> int:
         return await _serve_until_done(agent, settings, done)
     shim_dir = install_shims(settings.spool, runtime_invocation())
     env = job_process_environment(desc, identity, settings, shim_dir, environ)
+    if step_server:
+        env[STEP_SERVER_VARIABLE] = step_server
     env.update(batch_environment(desc, identity.names, 0))
     env["SBATCH_K8S_JOB_START"] = str(int(time.time()))
     env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names))
@@ -245,4 +248,18 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
             sys.stderr.write(f"sbatch-k8s: error: runtime node: unexpected argument {word}\n")
             return 2
     settings = settings_from(contract, environ, index)
-    return asyncio.get_event_loop().run_until_complete(run_node(settings, environ))
+    try:
+        desc, identity = array_element(load_description(settings.job_dir), settings, environ)
+    except ContractError as e:
+        sys.stderr.write(f"sbatch-k8s: error: runtime node: {e}\n")
+        return 1
+    os.makedirs(settings.spool, exist_ok=True)
+    server = None
+    if identity.index == 0 and environ.get("SBATCH_K8S_SERVER") != "0":
+        server = start_step_server(settings.spool)
+    try:
+        return fresh_loop().run_until_complete(
+            run_node(settings, environ, desc, identity, server.path if server else None))
+    finally:
+        if server is not None:
+            server.stop()

@@ -38,6 +38,14 @@ class ProtocolError(Exception):
     """The peer broke the protocol (bad frame, failed authentication)."""
 
 
+def fresh_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop, made current: what a command's entry point runs on (Python 3.14
+    no longer creates one implicitly, and a forked server child must not reuse its parent's)."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    return loop
+
+
 def encode_frame(kind: bytes, task: int, payload: bytes) -> bytes:
     """One frame's bytes."""
     return HEADER.pack(kind, task, len(payload)) + payload

@@ -7,7 +7,6 @@ where output goes, then hands over to :mod:`srun` to launch and stream.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import sys
@@ -16,7 +15,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 from parsers.errors import SlurmInputError
 from sbatch_k8s.runtime.node import load_description
 from sbatch_k8s.runtime.output import OutputRouter
-from sbatch_k8s.runtime.protocol import read_token
+from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.registration import register_step, step_holds
 from sbatch_k8s.runtime.srun import COMMAND, StepRun, launch_step, node_addresses, warn
 from sbatch_k8s.runtime.stdio import expand_path, filename_context
@@ -133,7 +132,7 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
                          bool(desc.get("overcommit")))
     port = int(environ.get("SBATCH_K8S_RUNTIME_PORT", DEFAULT_PORT))
     token = read_token(environ["SBATCH_K8S_TOKEN_FILE"])
-    loop = asyncio.get_event_loop()
+    loop = fresh_loop()
     info = {"name": os.path.basename(request.command[0]), "ntasks": layout.ntasks,
             "nodes": [names[i] for i in layout.node_indices], "argv": list(request.command)}
     registration = loop.run_until_complete(register_step(

@@ -1,6 +1,7 @@
 """``python -m tests.bench``: every benchmark, side by side in one run; a table on stdout and
 a JSON file. ``--quick`` for fewer repeats, ``--only a,b`` to pick modules,
-``--no-real-slurm`` to skip starting real Slurm for the comparisons.
+``--no-real-slurm`` to skip starting real Slurm for the comparisons, ``--doc
+docs/performance.md`` to record the table there.
 
 Adding a backend's figures is one module here with a ``figures(ctx)`` function, listed in
 :data:`MODULES`."""
@@ -15,7 +16,7 @@ import time
 from typing import List
 
 from tests.bench.context import Context
-from tests.bench.core import Figure, machine, render_table, write_json
+from tests.bench.core import Figure, machine, render_table, update_doc, write_json
 
 MODULES = ("parse_render", "commands", "database", "wait", "steps", "streaming", "arrays")
 
@@ -26,6 +27,8 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--only", default=",".join(MODULES))
     parser.add_argument("--json", default="bench-results.json")
     parser.add_argument("--no-real-slurm", action="store_true")
+    parser.add_argument("--doc", metavar="PATH",
+                        help="also write the table into PATH (docs/performance.md)")
     args = parser.parse_args(argv)
     # Commands compile their modules once (as on any installed system), not on every run.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -45,8 +48,11 @@ def main(argv: List[str]) -> int:
         ctx.close()
     meta = machine()
     meta.update(seconds=round(time.time() - begun), real_slurm=ctx.real_reason or "running")
-    sys.stdout.write(render_table(figures))
+    table = render_table(figures)
+    sys.stdout.write(table)
     write_json(figures, args.json, meta)
+    if args.doc:
+        update_doc(args.doc, table, meta)
     sys.stdout.write(f"\n{len(figures)} figures in {meta['seconds']} s; JSON: {args.json}\n")
     return 0
 

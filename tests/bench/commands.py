@@ -16,23 +16,24 @@ from tests.local.harness import LocalSlurm, job_id_of
 GOAL_MS = 60.0
 
 
-def _drain(env: Dict[str, str], squeue: List[str]) -> None:
-    """Wait until no job is queued (so samples don't overlap running jobs)."""
+def _drain(env: Dict[str, str], squeue: List[str], keep: Optional[int]) -> None:
+    """Wait until no job but ``keep`` is queued (so samples don't overlap running jobs)."""
     import time
 
     deadline = time.time() + 60
     while time.time() < deadline:
-        out = subprocess.run(squeue + ["-h"], env=env, capture_output=True, text=True).stdout
-        if not out.strip():
+        out = subprocess.run(squeue + ["-h", "-o", "%i"], env=env, capture_output=True,
+                             text=True).stdout
+        if not set(out.split()) - {str(keep)}:
             return
         time.sleep(0.2)
 
 
 def _sbatch_samples(argv: List[str], env: Dict[str, str], cwd: str, squeue: List[str],
-                    repeats: int) -> List[float]:
+                    repeats: int, keep: Optional[int] = None) -> List[float]:
     samples: List[float] = []
     for _ in range(repeats + 1):
-        _drain(env, squeue)
+        _drain(env, squeue, keep)
         samples += process_times(argv + ["-o", "/dev/null", "--wrap=true"], 1, env, cwd,
                                  warmup=0)
     return samples[1:]
@@ -44,7 +45,7 @@ def _real(ctx: Context, name: str, args: List[str], job: Optional[int],
         return []
     env = ctx.real_env
     if name == "sbatch":
-        return _sbatch_samples(["sbatch"], env, str(ctx.root), ["squeue"], repeats)
+        return _sbatch_samples(["sbatch"], env, str(ctx.root), ["squeue"], repeats, job)
     extra = [str(job)] if name == "scontrol" and job is not None else []
     return process_times([name] + args + extra, repeats, env, str(ctx.root))
 

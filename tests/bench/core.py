@@ -114,6 +114,26 @@ def write_json(figures: Sequence[Figure], path: str, meta: Dict[str, object]) ->
         json.dump({"meta": meta, "figures": [x.as_dict() for x in figures]}, f, indent=1)
 
 
+TABLE_BEGIN = "<!-- bench-table: begin (written by python -m tests.bench --doc) -->"
+TABLE_END = "<!-- bench-table: end -->"
+
+
+def update_doc(path: str, table: str, meta: Dict[str, object]) -> None:
+    """Replace the table between the markers of ``path`` with this run's."""
+    with open(path) as f:
+        text = f.read()
+    head, found, rest = text.partition(TABLE_BEGIN)
+    if not found or TABLE_END not in rest:
+        raise SystemExit(f"{path}: no {TABLE_BEGIN!r} … {TABLE_END!r} section to update")
+    tail = rest.partition(TABLE_END)[2]
+    load = ", ".join(f"{x:.2f}" for x in meta["load"])  # type: ignore[union-attr]
+    block = (f"{TABLE_BEGIN}\nMeasured {meta['time']} on {meta['cpus']} CPUs (load {load}), "
+             f"Python {meta['python']}, real Slurm: {meta['real_slurm']}; "
+             f"{meta['seconds']} s in all.\n\n```\n{table}```\n{TABLE_END}")
+    with open(path, "w") as f:
+        f.write(head + block + tail)
+
+
 def machine() -> Dict[str, object]:
     """What the numbers were measured on."""
     return {"python": sys.version.split()[0], "cpus": os.cpu_count(),

@@ -1,0 +1,259 @@
+"""The server half of commands served by a warm process (client: :mod:`.forkclient`).
+
+The server has every module the commands need already imported. It accepts connections from
+its own uid only; each request is forked: the child takes the client's stdin/stdout/stderr,
+working directory, environment and arguments, runs the command and reports its exit code;
+the parent relays the signals the client forwards, ends a child whose client went away, and
+reaps. Subclasses say which requests they serve and when to stop.
+
+Used by the per-user command server (``sbatch``, ``squeue``…, :mod:`sbatch_k8s.server`) and by
+node 0's step server (``srun`` inside a job, :mod:`.step_server`). Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import socket
+import struct
+import sys
+import time
+from typing import Dict, List, Tuple
+
+from sbatch_k8s.runtime.forkclient import MAGIC, PACKAGE_ROOT
+
+MAX_FDS = 3
+CHILD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGQUIT,
+                 signal.SIGUSR1, signal.SIGUSR2)
+
+
+class Request:
+    """One decoded request."""
+
+    def __init__(self, command: str, root: str, cwd: bytes, argv: List[bytes],
+                 env: Dict[bytes, bytes], fds: List[int]) -> None:
+        self.command = command
+        self.root = root
+        self.cwd = cwd
+        self.argv = argv
+        self.env = env
+        self.fds = fds
+
+
+def decode_request(body: bytes, fds: List[int]) -> Request:
+    """The request a client sent (see :mod:`.forkclient` for the layout)."""
+    words = body.split(b"\0")
+    if words[0] != MAGIC:
+        raise ValueError("not a command request")
+    count = int(words[4])
+    rest = words[5 + count:]
+    env_count = int(rest[0])
+    env = dict(item.split(b"=", 1) for item in rest[1:1 + env_count] if b"=" in item)
+    return Request(words[1].decode(), words[2].decode(), words[3], words[5:5 + count], env, fds)
+
+
+def receive(conn: socket.socket) -> Tuple[bytes, List[int]]:
+    """The request body and the passed descriptors."""
+    fds: List[int] = []
+    head = b""
+    while len(head) < 4:
+        data, ancillary, _, _ = conn.recvmsg(65536, socket.CMSG_SPACE(MAX_FDS * 4))
+        if not data:
+            raise ConnectionError("client went away")
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                whole = len(payload) // 4 * 4
+                fds += list(struct.unpack(f"{whole // 4}i", payload[:whole]))
+        head += data
+    size = int.from_bytes(head[:4], "big")
+    body = head[4:]
+    while len(body) < size:
+        data = conn.recv(min(65536, size - len(body)))
+        if not data:
+            raise ConnectionError("client went away")
+        body += data
+    return body, fds
+
+
+def kill(pid: int, signum: int) -> None:
+    """Signal ``pid`` if it still exists."""
+    try:
+        os.kill(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:
+        return False
+
+
+def _exit_code(e: SystemExit) -> int:
+    return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+
+
+class ForkServer:
+    """Accepts requests, forks children, relays signals, reaps. Override :meth:`run_command`
+    (in the child), and optionally :meth:`accepts`, :meth:`done` and :meth:`close_in_child`."""
+
+    poll_s = 5.0
+
+    def __init__(self, listener: socket.socket) -> None:
+        self.listener = listener
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(listener, selectors.EVENT_READ)
+        self.children: Dict[socket.socket, int] = {}
+        self.last_request = time.time()
+
+    def accepts(self, request: Request) -> bool:
+        """Whether to serve ``request`` (otherwise the client runs it itself)."""
+        return request.root == PACKAGE_ROOT
+
+    def done(self) -> bool:
+        """Whether to stop serving (checked between requests)."""
+        return False
+
+    def close_in_child(self) -> None:
+        """Close what a child must not hold besides the listener and other clients."""
+
+    def run_command(self, command: str, argv: List[str]) -> int:
+        """In the child, as the client's process: run the command, return its exit code."""
+        raise NotImplementedError
+
+    def _serve(self, conn: socket.socket) -> None:
+        uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                  struct.calcsize("3i")))[1]
+        if uid != os.getuid():
+            conn.close()
+            return
+        try:
+            request = decode_request(*receive(conn))
+        except (ValueError, IndexError, ConnectionError, OSError):
+            conn.close()
+            return
+        self.last_request = time.time()
+        if not self.accepts(request):
+            for fd in request.fds:
+                os.close(fd)
+            try:
+                conn.sendall(b"S\n")
+            except OSError:
+                pass
+            conn.close()
+            return
+        pid = os.fork()
+        if pid == 0:
+            # The child (and whatever it forks) holds none of the server's descriptors.
+            self.listener.close()
+            self.selector.close()
+            for other in self.children:
+                other.close()
+            self.close_in_child()
+            self._child(conn, request)
+        for fd in request.fds:
+            os.close(fd)
+        try:
+            conn.sendall(b"P" + str(pid).encode() + b"\n")
+        except OSError:
+            kill(pid, signal.SIGTERM)
+        self.children[conn] = pid
+        self.selector.register(conn, selectors.EVENT_READ)
+
+    def _child(self, conn: socket.socket, request: Request) -> None:
+        """Become the client's command, run it, report the exit code; never return."""
+        code = 1
+        try:
+            for signum in CHILD_SIGNALS:
+                signal.signal(signum, signal.SIG_DFL)
+            os.setpgid(0, 0)
+            for target, fd in enumerate(request.fds[:3]):
+                os.dup2(fd, target)
+            for fd in request.fds:
+                if fd > 2:
+                    os.close(fd)
+            os.chdir(request.cwd)
+            os.environ.clear()
+            os.environb.update(request.env)
+            sys.argv = [request.command] + [os.fsdecode(a) for a in request.argv]
+            try:
+                code = self.run_command(request.command, sys.argv[1:])
+            except SystemExit as e:
+                code = _exit_code(e)
+        except BaseException as e:  # report, never fall back into the server loop
+            try:
+                os.write(2, f"{request.command}: error: internal error: {e}\n".encode())
+            except OSError:
+                pass
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            try:
+                conn.sendall(b"X" + str(code).encode() + b"\n")
+            except OSError:
+                pass
+            os._exit(code)
+
+    def _relay(self, conn: socket.socket) -> None:
+        pid = self.children.get(conn)
+        try:
+            data = conn.recv(4096)
+        except OSError:
+            data = b""
+        if not data:
+            self.selector.unregister(conn)
+            conn.close()
+            self.children.pop(conn, None)
+            if pid is not None and _alive(pid):
+                kill(pid, signal.SIGTERM)
+            return
+        for line in data.split(b"\n"):
+            if line.startswith(b"K") and pid is not None:
+                kill(pid, int(line[1:]))
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def serve(self) -> None:
+        """Serve until :meth:`done`."""
+        while not self.done():
+            for key, _ in self.selector.select(timeout=self.poll_s):
+                if key.fileobj is self.listener:
+                    try:
+                        conn, _ = self.listener.accept()
+                    except OSError:
+                        continue
+                    self._serve(conn)
+                else:
+                    self._relay(key.fileobj)  # type: ignore[arg-type]
+            self._reap()
+
+    def end_children(self) -> None:
+        """SIGTERM every child still running (the server is going away)."""
+        for pid in self.children.values():
+            kill(pid, signal.SIGTERM)
+
+
+def listen(path: str) -> socket.socket:
+    """A Unix socket at ``path`` only this user can connect to (an old one replaced)."""
+    if os.path.exists(path):
+        os.unlink(path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o077)
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(old)
+    listener.listen(64)
+    return listener
