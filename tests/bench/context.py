@@ -12,7 +12,10 @@ from typing import Dict, List, Optional
 
 from tests.local.harness import BIN, REPO, LocalSlurm
 
-REAL_SLURM = REPO.parent / "shared" / "tools" / "real-slurm"
+# The real-Slurm starter: beside the checkout, or named by $SBATCH_K8S_REAL_SLURM (a checkout
+# elsewhere, e.g. a worktree of the commit being measured).
+REAL_SLURM = Path(os.environ.get("SBATCH_K8S_REAL_SLURM")
+                  or REPO.parent / "shared" / "tools" / "real-slurm")
 BENCH_CONFIG = "[local]\ncpus = 256\ngpus = 0\n"
 
 

@@ -5,6 +5,7 @@ and while streaming. Scaling: 1 task and 4 tasks writing at once."""
 from __future__ import annotations
 
 import re
+import statistics
 import threading
 import time
 from pathlib import Path
@@ -43,38 +44,43 @@ for i in range(50000):
 CHECK = re.compile(r"^(\d): rank (\d) line (\d+) y{60}$")
 
 
-def _rss_kb(pid: int) -> Optional[int]:
+def _memory_kb(pid: int, field: str) -> Optional[int]:
+    """``VmRSS`` from ``status`` or ``Pss`` from ``smaps_rollup`` of ``pid``, in kB."""
+    name = "smaps_rollup" if field == "Pss:" else "status"
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
+            if line.startswith(field):
                 return int(line.split()[1])
-    except OSError:
+    except (OSError, ValueError):
         return None
     return None
 
 
-def _node0_pid(job_dir: Path) -> Optional[int]:
+def _node0_pids(job_dir: Path) -> List[int]:
+    """Node 0's runtime processes: the node process, its step server and the steps that
+    server runs (forks share the node's command line and environment); not user tasks."""
     marker = f"SBATCH_K8S_SPOOL={job_dir}/node-0".encode()
+    found = []
     for pid in Path("/proc").iterdir():
         if pid.name.isdigit():
             try:
                 if marker in (pid / "environ").read_bytes() and \
-                        b"node" in (pid / "cmdline").read_bytes():
-                    return int(pid.name)
+                        b" node" in (pid / "cmdline").read_bytes().replace(b"\0", b" "):
+                    found.append(int(pid.name))
             except OSError:
                 continue
-    return None
+    return sorted(found)
 
 
-def _watch_rss(slurm, job: int, samples: List[tuple], stop: threading.Event) -> None:
-    pid = None
+def _watch_memory(slurm, job: int, samples: List[tuple], stop: threading.Event) -> None:
+    """(time, RSS of the node process, PSS of all node 0 runtime processes) every 50 ms."""
     while not stop.is_set():
-        if pid is None:
-            pid = _node0_pid(slurm.state / "jobs" / str(job))
-        if pid is not None:
-            rss = _rss_kb(pid)
+        pids = _node0_pids(slurm.state / "jobs" / str(job))
+        if pids:
+            rss = _memory_kb(pids[0], "VmRSS:")
+            pss = [_memory_kb(pid, "Pss:") for pid in pids]
             if rss is not None:
-                samples.append((time.time(), rss))
+                samples.append((time.time(), rss, sum(x for x in pss if x)))
         time.sleep(0.05)
 
 
@@ -150,7 +156,7 @@ def _agent_memory(ctx: Context, job: int) -> Iterable[Figure]:
     while time.time() < deadline:
         rows = list((slurm.state / "jobs").glob("*")) if (slurm.state / "jobs").exists() else []
         if rows:
-            watcher = threading.Thread(target=_watch_rss,
+            watcher = threading.Thread(target=_watch_memory,
                                        args=(slurm, int(rows[0].name), samples, stop))
             watcher.start()
             break
@@ -163,9 +169,15 @@ def _agent_memory(ctx: Context, job: int) -> Iterable[Figure]:
     if len(samples) < 5:
         return [Figure("node agent RSS", "MB", skipped="could not sample the node process")]
     start = samples[0][0]
-    idle = [kb / 1024 for t, kb in samples if t - start < 1.5]
-    busy = [kb / 1024 for t, kb in samples if t - start >= 2.2]
-    idle_figure = Figure("node 0 process RSS, idle (agent + batch host)", "MB", idle)
-    busy_figure = Figure("node 0 process RSS, streaming", "MB", busy or idle)
-    busy_figure.scaling = f"max {max(busy or idle):.1f} MB"
-    return [idle_figure, busy_figure]
+    idle = [(rss / 1024, pss / 1024) for t, rss, pss in samples if t - start < 1.5]
+    busy = [(rss / 1024, pss / 1024) for t, rss, pss in samples if t - start >= 2.2] or idle
+    figures = []
+    for label, values in (("idle", idle), ("streaming", busy)):
+        figure = Figure(f"node 0 process RSS, {label} (agent + batch host)", "MB",
+                        [rss for rss, _ in values])
+        total = [pss for _, pss in values]
+        figure.scaling = (f"max {max(figure.samples):.1f} MB; with step server and "
+                          f"step: PSS median {statistics.median(total):.1f}, "
+                          f"max {max(total):.1f} MB")
+        figures.append(figure)
+    return figures

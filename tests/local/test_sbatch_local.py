@@ -93,6 +93,22 @@ def test_wait_on_an_array_returns_the_highest_exit_code(slurm: LocalSlurm) -> No
     assert done.returncode == 3
 
 
+def test_squeue_folds_the_pending_elements_of_an_array(slurm: LocalSlurm) -> None:
+    held = job_id_of(slurm.run("sbatch", "-H", "--array=1-7,9", "--wrap", "true").stdout)
+    limited = job_id_of(slurm.run("sbatch", "--array=1-6%2", "-o", "/dev/null", "--wrap",
+                                  "sleep 30").stdout)
+    slurm.wait_for(lambda: slurm.run("squeue", "-h", "-j", str(limited), "-t", "R",
+                                     "-o", "%i").stdout.count("\n") == 2)
+    listing = slurm.run("squeue", "-h", "-o", "%i %t %r").stdout.splitlines()
+    # Slurm's default order: pending by priority (a held job's is 0), then running.
+    assert listing == [f"{limited}_[3-6%2] PD JobArrayTaskLimit",
+                       f"{held}_[1-7,9] PD JobHeldUser",
+                       f"{limited}_1 R None", f"{limited}_2 R None"]
+    expanded = slurm.run("squeue", "-h", "-r", "-j", str(held), "-o", "%i").stdout.split()
+    assert expanded == [f"{held}_{task}" for task in (1, 2, 3, 4, 5, 6, 7, 9)]
+    slurm.run("scancel", str(limited))
+
+
 def test_test_only_creates_nothing(slurm: LocalSlurm) -> None:
     done = slurm.run("sbatch", "--test-only", "-N2", "--wrap", "true")
     assert done.returncode == 0 and done.stdout == ""

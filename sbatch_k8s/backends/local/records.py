@@ -66,36 +66,44 @@ def to_record(row: sqlite3.Row, steps: Sequence[StepRecord] = (),
         array_throttle=row["array_max_running"], cluster=cluster, steps=tuple(steps))
 
 
-def _collapse_arrays(rows: List[sqlite3.Row], cluster: str) -> List[JobRecord]:
-    """Records, with each array's not-yet-started pending elements folded into one."""
+#: Array elements squeue folds into one record: pending, never started.
+NOT_STARTED_ELEMENT = "array_job_id IS NOT NULL AND state = 'PENDING' AND start_time IS NULL"
+
+
+def _not_started_groups(conn: sqlite3.Connection) -> List[sqlite3.Row]:
+    """Per array, its first not-started element's row and every such element's task id.
+    Folded in SQL: a 10,000-task array is one row here, not 10,000."""
+    return list(conn.execute(
+        "SELECT jobs.*, grouped.ids AS folded_ids, grouped.n AS folded_count FROM jobs JOIN "
+        "(SELECT MIN(job_id) AS first, group_concat(array_task_id) AS ids, COUNT(*) AS n "
+        f"FROM jobs WHERE {NOT_STARTED_ELEMENT} GROUP BY array_job_id) AS grouped "
+        "ON jobs.job_id = grouped.first"))
+
+
+def _fold_arrays(rows: List[sqlite3.Row], groups: List[sqlite3.Row],
+                 cluster: str) -> List[JobRecord]:
+    """Records of ``rows``, plus one per array for its not-yet-started pending elements."""
     from parsers.values.array import format_indices
 
-    records: List[JobRecord] = []
-    pending_rest: Dict[int, List[sqlite3.Row]] = {}
+    records = [to_record(row, cluster=cluster) for row in rows]
     running: Dict[int, int] = {}
     for row in rows:
         base = row["array_job_id"]
         if base is not None and row["state"] == RUNNING:
             running[base] = running.get(base, 0) + 1
-    for row in rows:
-        base = row["array_job_id"]
-        if base is not None and row["state"] == PENDING and not row["start_time"]:
-            pending_rest.setdefault(base, []).append(row)
-            continue
-        records.append(to_record(row, cluster=cluster))
-    for base, group in pending_rest.items():
-        if len(group) == 1 and running.get(base):
-            records.append(to_record(group[0], cluster=cluster))
-            continue
-        first = group[0]
-        limit = first["array_max_running"]
+    for first in groups:
+        base = first["array_job_id"]
         record = to_record(first, cluster=cluster)
+        if first["folded_count"] == 1 and running.get(base):
+            records.append(record)
+            continue
+        limit = first["array_max_running"]
         reason = record.reason
         if limit and running.get(base, 0) >= limit:
             reason = "JobArrayTaskLimit"
-        text = format_indices([r["array_task_id"] for r in group], limit)
-        records.append(replace(record, job_id=base, array_task_id=None, array_pending=text,
-                               reason=reason))
+        ids = [int(i) for i in first["folded_ids"].split(",")]
+        records.append(replace(record, job_id=base, array_task_id=None,
+                               array_pending=format_indices(ids, limit), reason=reason))
     records.sort(key=lambda r: (r.array_job_id or r.job_id, r.array_pending is None,
                                 r.job_id))
     return records
@@ -111,7 +119,8 @@ def active_records(conn: sqlite3.Connection, include_finished: bool, now: float,
     if include_finished:
         where = f"({where}) OR end_time >= ?"
         params.append(now - MIN_JOB_AGE_S)
-    return _collapse_arrays(jobdb.select_jobs(conn, where, params), cluster)
+    rows = jobdb.select_jobs(conn, f"({where}) AND NOT ({NOT_STARTED_ELEMENT})", params)
+    return _fold_arrays(rows, _not_started_groups(conn), cluster)
 
 
 def accounting_records(conn: sqlite3.Connection, where: str, params: Iterable[object],
