@@ -16,7 +16,7 @@ from parsers.errors import ValueSyntaxError
 from parsers.formats import job_values as jv
 from parsers.formats.squeue_steps import StepView
 from parsers.formats.states import SQUEUE_DEFAULT_STATES, is_pending
-from parsers.records import JobRecord
+from parsers.records import JobRecord, with_changes
 from parsers.values.bitfmt import format_bitfmt, parse_bitfmt
 from parsers.values.hostlist import expand_hostlist
 
@@ -138,5 +138,5 @@ def expand_pending_arrays(records: Sequence[JobRecord]) -> List[JobRecord]:
         if not tasks:
             expanded.append(job)
             continue
-        expanded.extend(replace(job, array_task_id=t, array_pending=None) for t in tasks)
+        expanded.extend(with_changes(job, array_task_id=t, array_pending=None) for t in tasks)
     return expanded
