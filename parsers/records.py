@@ -8,8 +8,9 @@ and :mod:`parsers.formats` prints it exactly as Slurm does. Times are UNIX epoch
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional, Tuple, TypeVar
+from dataclasses import MISSING, dataclass, fields
+from functools import lru_cache
+from typing import Any, Dict, FrozenSet, Optional, Tuple, Type, TypeVar
 
 Record = TypeVar("Record")
 
@@ -125,6 +126,26 @@ class JobRecord:
         if self.array_task_id is not None:
             return f"{self.array_job_id}_{self.array_task_id}"
         return str(self.job_id)
+
+
+def build(kind: Type[Record], **values: Any) -> Record:
+    """``kind(**values)`` for a frozen record without running its ``__init__`` (which sets
+    every field through ``object.__setattr__``): the reports build one per job."""
+    defaults, required = _shape(kind)
+    missing = required - values.keys()
+    if missing:
+        raise TypeError(f"{kind.__name__}: missing {', '.join(sorted(missing))}")
+    record = object.__new__(kind)
+    record.__dict__.update(defaults)
+    record.__dict__.update(values)
+    return record
+
+
+@lru_cache(maxsize=None)
+def _shape(kind: type) -> Tuple[Dict[str, Any], FrozenSet[str]]:
+    """A record class's field defaults, and its fields without one."""
+    defaults = {f.name: f.default for f in fields(kind) if f.default is not MISSING}
+    return defaults, frozenset(f.name for f in fields(kind) if f.default is MISSING)
 
 
 def with_changes(record: Record, **changes: Any) -> Record:

@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Sequence
 
-from parsers.records import PENDING, RUNNING, JobRecord, StepRecord
+from parsers.records import PENDING, RUNNING, JobRecord, StepRecord, build
 from sbatch_k8s import jobdb
 
 #: Slurm's priority of the first job (priority/basic: 2^32 - 2^16 - 1, one less per job).
@@ -29,8 +29,8 @@ def _int(value: Optional[float]) -> Optional[int]:
 
 
 def _step(row: sqlite3.Row) -> StepRecord:
-    return StepRecord(
-        step_id=row["step_id"], name=row["name"] or "", state=row["state"],
+    return build(
+        StepRecord, step_id=row["step_id"], name=row["name"] or "", state=row["state"],
         exit_code=row["exit_code"] or 0, exit_signal=row["exit_signal"] or 0,
         start_time=_int(row["start_time"]), end_time=_int(row["end_time"]),
         node_list=row["node_list"] or "", node_count=row["node_count"] or 0,
@@ -42,8 +42,8 @@ def to_record(row: sqlite3.Row, steps: Sequence[StepRecord] = (),
     """One database row as a record."""
     held = bool(row["hold"]) and row["state"] == PENDING
     gpus = row["gpus"] or 0
-    return JobRecord(
-        job_id=row["job_id"], name=row["name"], user=row["user"], uid=row["uid"],
+    return build(
+        JobRecord, job_id=row["job_id"], name=row["name"], user=row["user"], uid=row["uid"],
         group=row["grp"], gid=row["gid"], partition=row["partition"] or "debug",
         state=row["state"], account=row["account"] or row["user"], qos=row["qos"] or "normal",
         reason=row["reason"] or "None", array_job_id=row["array_job_id"],
