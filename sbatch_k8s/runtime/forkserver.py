@@ -144,21 +144,33 @@ class ForkServer:
                 pass
             conn.close()
             return
+        # The child waits for the go-ahead until "P" is on the wire: its own "X" must never
+        # overtake it (a client reading "X" first would run the command a second time).
+        go_read, go_write = os.pipe()
         pid = os.fork()
         if pid == 0:
             # The child (and whatever it forks) holds none of the server's descriptors.
+            os.close(go_write)
             self.listener.close()
             self.selector.close()
             for other in self.children:
                 other.close()
             self.close_in_child()
+            if os.read(go_read, 1) != b"g":
+                os._exit(1)
+            os.close(go_read)
             self._child(conn, request)
+        os.close(go_read)
         for fd in request.fds:
             os.close(fd)
         try:
             conn.sendall(b"P" + str(pid).encode() + b"\n")
+            os.write(go_write, b"g")
         except OSError:
-            kill(pid, signal.SIGTERM)
+            conn.close()
+            return
+        finally:
+            os.close(go_write)
         self.children[conn] = pid
         self.selector.register(conn, selectors.EVENT_READ)
 

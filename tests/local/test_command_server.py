@@ -45,3 +45,16 @@ def test_a_changed_source_retires_the_server(slurm: LocalSlurm) -> None:
 
     assert server.changed({server.__file__: 0.0})
     assert not server.changed(server.loaded_sources())
+
+
+def test_a_served_command_runs_exactly_once(slurm: LocalSlurm) -> None:
+    """The client must see the server's "started" before the child's "exited", however fast
+    the command: otherwise it would run the command a second time itself."""
+    slurm.run("squeue")
+    slurm.wait_for(lambda: (slurm.state / "server.sock").exists())
+    time.sleep(0.3)
+    runs = [slurm.start("sbatch", "nonexistent.sh") for _ in range(40)]
+    results = [process.communicate(timeout=60) for process in runs]
+    assert [err for _, err in results] == ["sbatch: error: Unable to open file "
+                                           "nonexistent.sh\n"] * 40
+    assert all(process.returncode == 1 for process in runs)
