@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Callable, Dict, Optional, Tuple
 
 from parsers.errors import EXIT_OPTION_ERROR, EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
-from parsers.errors import submission_failed
+from parsers.errors import fatal, submission_failed
+from parsers.formats.cnumbers import atoi, strtol
 from parsers.options import Option
 
 #: Slurm's NICE_OFFSET - 3: the largest --nice adjustment.
@@ -37,19 +38,29 @@ def _string(option: Option, raw: Optional[str]) -> object:
 
 
 def parse_int(name: str, raw: Optional[str], positive: bool) -> int:
-    """Slurm's ``parse_int``: a whole decimal number, > 0 when ``positive``; failures exit 1."""
-    text = (raw or "").strip()
-    try:
-        value = int(text, 10)
-    except ValueError:
-        value = None
-    if value is None or value < 0 or (positive and value == 0) or text.startswith("+"):
+    """Slurm's ``parse_int``: ``strtol(raw, &end, 10)`` with nothing after the number (C
+    blanks and a sign may precede it; ASCII digits only), >= 0, > 0 when ``positive``, below
+    INT_MAX. Failures exit 1."""
+    value, rest = strtol(raw or "")
+    if rest or value < 0 or (positive and value == 0):
         raise SlurmInputError(f'Invalid numeric value "{raw}" for {name}.',
                               exit_code=EXIT_SUBMIT_ERROR)
     if value >= 2**31 - 1:
         raise SlurmInputError(f"Numeric argument ({value}) too large for {name}.",
                               exit_code=EXIT_SUBMIT_ERROR)
     return value
+
+
+def _ascii_decimal(text: str) -> Optional[int]:
+    """``text`` as a whole number of ASCII digits only (no sign, blank, ``_`` or other
+    script's digits, all of which Python's ``int`` accepts), else None."""
+    if text and all("0" <= char <= "9" for char in text):
+        return int(text)
+    return None
+
+
+#: The name Slurm's ``parse_int`` call gives an option in its message, where not ``--<long>``.
+_PARSE_INT_NAMES = {"immediate": "immediate"}
 
 
 def _int(option: Option, raw: Optional[str]) -> object:
@@ -59,7 +70,10 @@ def _int(option: Option, raw: Optional[str]) -> object:
 
 
 def _int0(option: Option, raw: Optional[str]) -> object:
-    return parse_int(f"--{option.long}", raw, positive=False)
+    if raw is None and option.arg == "optional":
+        return 1
+    name = _PARSE_INT_NAMES.get(option.long, f"--{option.long}")
+    return parse_int(name, raw, positive=False)
 
 
 def _time(option: Option, raw: Optional[str]) -> object:
@@ -232,9 +246,9 @@ def _no_kill(option: Option, raw: Optional[str]) -> object:
 
 
 def _nice(option: Option, raw: Optional[str]) -> object:
-    text = (raw or "100").strip()
-    digits = text.lstrip("+-")
-    value = int(text) if digits.isdigit() else 0
+    """``arg_set_nice``: ``strtoll(arg, NULL, 10)`` — the leading number, 0 when there is
+    none (``--nice=--5``, ``--nice=x``), 100 without an argument."""
+    value = 100 if raw is None else strtol(raw)[0]
     if abs(value) > NICE_LIMIT:
         raise SlurmInputError(f"Invalid --nice value, out of range (+/- {NICE_LIMIT})")
     return value
@@ -248,13 +262,19 @@ def _wait_all_nodes(option: Option, raw: Optional[str]) -> object:
 
 
 def _tres(option: Option, raw: Optional[str]) -> object:
-    """``--tres-per-task=cpu:4,gres/gpu:1`` → ``(("cpu", 4), ("gres/gpu", 1))``."""
+    """``--tres-per-task=cpu:4,gres/gpu:1`` → ``(("cpu", 4), ("gres/gpu", 1))``.
+
+    A cpu count that is not a positive number fails as 26.05's
+    ``_set_tres_per_task_from_sibling_opt_internal`` does, with ``atoi`` of the text."""
     parts = []
     for item in (raw or "").split(","):
         name, sep, count = item.replace("=", ":").rpartition(":")
-        if not sep or not name or not count.isdigit():
+        if sep and name.lower() == "cpu" and atoi(count) <= 0:
+            raise fatal(f"Invalid --tres-per-task=cpu={atoi(count)}")
+        value = _ascii_decimal(count)
+        if not sep or not name or value is None:
             raise _invalid(option)
-        parts.append((name.lower(), int(count)))
+        parts.append((name.lower(), value))
     return tuple(parts)
 
 
@@ -280,8 +300,9 @@ def _k8s_target(option: Option, raw: Optional[str]) -> object:
 
 
 def _count(option: Option, raw: Optional[str]) -> object:
-    """``-v`` counts; from SBATCH_DEBUG the value is the count."""
-    return int(raw) if raw and raw.isdigit() else 1
+    """``-v`` counts one; from SBATCH_DEBUG/SLURM_DEBUG the value is the count, read by
+    ``arg_set_verbose`` with ``parse_int("--verbose", …)``."""
+    return 1 if raw is None else parse_int("--verbose", raw, positive=False)
 
 
 READERS: Dict[str, Callable[[Option, Optional[str]], object]] = {
@@ -302,14 +323,13 @@ def read_value(option: Option, raw: Optional[str]) -> object:
 
 
 def env_flag_is_set(raw: str) -> bool:
-    """How Slurm reads a flag option from the environment: empty, ``yes`` or a non-zero
-    number sets it; anything else resets it."""
+    """How ``slurm_process_option`` reads a flag option from the environment: empty,
+    ``yes`` (any case) or ``strtol(raw, &end, 10) != 0`` with nothing after the number sets
+    it; anything else (``no``, ``0``, ``1_0``, ``'1 '``, other scripts' digits) resets it."""
     if raw == "" or raw.lower() == "yes":
         return True
-    try:
-        return int(raw, 10) != 0
-    except ValueError:
-        return False
+    value, rest = strtol(raw)
+    return value != 0 and rest == ""
 
 
 __all__: Tuple[str, ...] = ("READERS", "read_value", "parse_int", "env_flag_is_set",

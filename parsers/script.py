@@ -5,7 +5,8 @@
 * :func:`wrap_command` — the script ``--wrap`` builds.
 * :func:`directive_words` — the words of the ``#SBATCH`` header: directives only before the
   first command, only at column 0, ``#`` ends a directive, quotes group, backslash escapes, no
-  variable expansion. Each word remembers ``file:line``.
+  variable expansion, only C's blanks separate words. Each word remembers ``file:line``. A
+  ``#SBATCH hetjob`` line (a heterogeneous job's next component) is refused.
 * :func:`find_steps` — the ``srun`` lines of the script body, for reporting.
 """
 
@@ -14,11 +15,14 @@ from __future__ import annotations
 from typing import List, Optional, Sequence, Tuple
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
+from parsers.formats.cnumbers import C_BLANKS
 from parsers.jobspec import Diagnostic, StepRecord
 
 MAGIC = "#SBATCH"
 OLD_MAGIC = "#SLURM"
 _FOREIGN_MAGIC = ("#PBS", "#BSUB")
+#: The end of the note on a ``#PBS``/``#BSUB`` line (dropped under ``--ignore-pbs``).
+FOREIGN_NOTE = " directives are not translated; write them as #SBATCH"
 
 
 def check_script(text: str) -> None:
@@ -48,51 +52,73 @@ def wrap_command(command: str) -> str:
     return f"#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{command}\n"
 
 
+def _is_het_separator(text: str, at: int) -> bool:
+    """Whether ``hetjob`` (or the deprecated ``packjob``) starts at ``at``, as a word:
+    ``xstrncasecmp`` (ASCII case only), then the end of the line or a C blank."""
+    for word in ("hetjob", "packjob"):
+        end = at + len(word)
+        head, after = text[at:end], text[end:end + 1]
+        if head.isascii() and head.lower() == word and (not after or after in C_BLANKS):
+            return True
+    return False
+
+
 def _split_directive(file: str, line_no: int, line: str, rest: str) -> List[str]:
-    """Tokenize the text after ``#SBATCH`` like sbatch's ``get_argument``."""
+    """Tokenize the text after ``#SBATCH`` like sbatch's ``get_argument`` (26.05), called
+    until it returns no argument.
+
+    Only C's ``isspace`` separates words. A word that yields no text (``''``, a lone
+    backslash at the end of the line or before a tab, a ``#``, a ``hetjob`` separator
+    that Slurm blanks) makes ``get_argument`` return NULL, which ends the line.
+    """
     words: List[str] = []
     i, n = 0, len(rest)
     while True:
-        while i < n and rest[i].isspace():
+        while i < n and rest[i] in C_BLANKS:
             i += 1
+        if _is_het_separator(rest, i):
+            return words
         if i < n and rest[i] == ":":
             raise fatal(f"{file}: line {line_no}: Unexpected `:` in [{line}]")
-        if i >= n:
-            return words
         word: List[str] = []
         quote = ""
-        while i < n and (quote or not rest[i].isspace()):
+        escaped = False
+        while i < n and (quote or rest[i] not in C_BLANKS):
             ch = rest[i]
-            if ch == "\\":
-                word.append(rest[i + 1:i + 2])
-                i += 2
-                continue
-            if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
                 i += 1
+                if rest[i:i + 1] == " ":
+                    word.append(" ")
+                    i += 1
+                else:
+                    escaped = True
+                continue
+            elif quote:
                 if ch == quote:
                     quote = ""
-                else:
-                    word.append(ch)
-                continue
-            if ch in "\"'":
+                    i += 1
+                    continue
+            elif ch in "\"'":
                 quote = ch
                 i += 1
                 continue
-            if ch == "#":
-                if word:
-                    words.append("".join(word))
-                return words
+            elif ch == "#":
+                break
             word.append(ch)
             i += 1
         if quote:
             raise fatal(f"{file}: line {line_no}: Unmatched `{quote}` in [{line}]")
-        if word:
-            words.append("".join(word))
+        if not word:
+            return words
+        words.append("".join(word))
 
 
 def _is_command(line: str) -> bool:
-    """A line that ends the directive header: its first non-blank character is not ``#``."""
-    stripped = line.lstrip()
+    """A line that ends the directive header: its first non-blank character (C blanks
+    only) is not ``#``."""
+    stripped = line.lstrip(C_BLANKS)
     return bool(stripped) and not stripped.startswith("#")
 
 
@@ -119,16 +145,19 @@ def directive_words(
                 notes.append(Diagnostic("Change from #SLURM to #SBATCH in your script and "
                                         "verify the options are valid in sbatch"))
         else:
-            if line.startswith(_FOREIGN_MAGIC):
-                notes.append(Diagnostic(f"{line.split()[0]} directives are not translated; "
-                                        "write them as #SBATCH", f"{file}:{line_no}"))
+            for magic in _FOREIGN_MAGIC:
+                if line.startswith(magic):
+                    notes.append(Diagnostic(magic + FOREIGN_NOTE, f"{file}:{line_no}"))
             if _is_command(line):
                 header_end = index
                 break
             continue
+        if _is_het_separator(rest.lstrip(C_BLANKS), 0):
+            raise SlurmInputError(f"{file}:{line_no}: {line.strip(C_BLANKS)}: heterogeneous "
+                                  "jobs are not supported by sbatch-k8s")
         for word in _split_directive(file, line_no, line, rest):
             words.append(word)
-            sources.append(f"{file}:{line_no}: {line.strip()}")
+            sources.append(f"{file}:{line_no}: {line.strip(C_BLANKS)}")
     for index in range(header_end + 1, len(lines)):
         if lines[index].startswith(MAGIC):
             notes.append(Diagnostic("#SBATCH after the first command is ignored (as by Slurm)",

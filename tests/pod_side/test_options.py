@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from parsers.errors import SlurmInputError
 from parsers.jobspec import JobSpec, SubmitOptions, field_names
-from parsers.option_values import READERS
+from parsers.option_values import READERS, read_value
 from parsers.options import (
     APPROXIMATED,
     HONOURED,
@@ -80,3 +81,27 @@ def test_short_letters_are_unique_per_command():
     for command in (SBATCH, SRUN):
         letters = [o.short for o in options_for(command) if o.short]
         assert len(letters) == len(set(letters)), command
+
+
+@pytest.mark.parametrize("long, raw, expected", [
+    # srun's parse_int(…, false) readers take 0; without an argument they mean 1.
+    ("kill-on-bad-exit", "0", 0),
+    ("kill-on-bad-exit", None, 1),
+    ("immediate", "0", 0),
+    ("immediate", None, 1),
+    ("relative", " +1", 1),
+])
+def test_srun_numeric_readers(long, raw, expected):
+    assert read_value(long_names(SRUN)[long], raw) == expected
+
+
+@pytest.mark.parametrize("long, raw, line", [
+    ("kill-on-bad-exit", "-1", 'Invalid numeric value "-1" for --kill-on-bad-exit.'),
+    ("immediate", "x", 'Invalid numeric value "x" for immediate.'),
+    ("relative", "1\u0660", 'Invalid numeric value "1\u0660" for --relative.'),
+    ("ntasks", "99999999999", "Numeric argument (99999999999) too large for --ntasks."),
+])
+def test_srun_numeric_reader_errors(long, raw, line):
+    with pytest.raises(SlurmInputError) as e:
+        read_value(long_names(SRUN)[long], raw)
+    assert (list(e.value.lines), e.value.exit_code) == ([line], 1)

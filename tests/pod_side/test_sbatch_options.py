@@ -129,10 +129,6 @@ def test_foreign_directives_are_not_translated_and_say_so(magic):
         (f"{magic} directives are not translated; write them as #SBATCH", "job.sh:2")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "--ignore-pbs does not silence the #PBS note: the option table says '#PBS lines are never "
-    "translated (a warning says so without this option)', but directive_words always adds "
-    "'#PBS directives are not translated; write them as #SBATCH' and build_job keeps it"))
 @pytest.mark.parametrize("args, env", [("--ignore-pbs job.sh", {}),
                                        ("job.sh", {"SBATCH_IGNORE_PBS": ""})])
 def test_ignore_pbs_silences_the_pbs_note(args, env):
@@ -141,22 +137,46 @@ def test_ignore_pbs_silences_the_pbs_note(args, env):
     assert messages(job) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a trailing backslash on a directive line ('#SBATCH -N 2 \\') yields an empty word and "
-    "'Invalid directive found in batch script: ' (exit 255); Slurm's get_argument returns no "
-    "argument for a lone backslash at the end of the line and accepts the directive"))
 def test_trailing_backslash_on_a_directive_is_dropped():
     job, _ = submit(script("#SBATCH -N 2 \\", "#SBATCH -n 2"))
     assert (job.nodes, job.ntasks) == (NodeRange(2, 2), 2)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "directive words are split on Python's str.isspace (NO-BREAK SPACE U+00A0, U+2003, "
-    "\\x1c…): '#SBATCH -J a<U+00A0>b' fails with 'Invalid directive found in batch script: b'; "
-    "Slurm's get_argument splits on C isspace only and names the job 'a\\u00a0b'"))
 def test_only_ascii_whitespace_separates_directive_words():
     job, _ = submit(script("#SBATCH -J a\u00a0b"))
     assert job.job_name == "a\u00a0b"
+
+
+@pytest.mark.parametrize("lines, expected", [
+    # An empty word ends the line: '-n 2' is not read, -J takes the next line's word.
+    # (Observed on 22.05: job name '--comment=x', 1 CPU.)
+    (['#SBATCH -J "" -n 2', "#SBATCH --comment=x"], ("--comment=x", None, None)),
+    # So does a backslash before a tab (22.05: -n 2 not read).
+    (["#SBATCH -N 1 \\\t-n 2"], (None, NodeRange(1, 1), None)),
+    # A hetjob separator after the first word is blanked, and the rest of the line with it.
+    (["#SBATCH -J hj -N 1 hetjob -n 2"], ("hj", NodeRange(1, 1), None)),
+    # A directive after a line starting with a NO-BREAK SPACE is after the first command.
+    (["\u00a0#SBATCH -N 2", "#SBATCH -n 2"], (None, None, None)),
+])
+def test_directive_lines_end_where_get_argument_returns_nothing(lines, expected):
+    job, _ = submit(script(*lines))
+    name = None if job.job_name == "job.sh" else job.job_name
+    assert (name, job.nodes, job.ntasks) == expected
+
+
+@pytest.mark.parametrize("line", ["#SBATCH hetjob", "#SBATCH  HetJob -N 2", "#SBATCH packjob"])
+def test_heterogeneous_jobs_are_refused_in_one_line(line):
+    e = error_of(script("#SBATCH -N 1", line))
+    assert rendered(e) == [f"sbatch: error: job.sh:3: {line}: heterogeneous jobs are not "
+                           "supported by sbatch-k8s"]
+    assert e.exit_code == 255
+
+
+def test_heterogeneous_jobs_are_refused_on_the_command_line():
+    e = error_of(script(), "-N 1 : -N 2 job.sh")
+    assert rendered(e) == ["sbatch: error: heterogeneous jobs (':' between sets of options) "
+                           "are not supported by sbatch-k8s"]
+    assert e.exit_code == 255
 
 
 # -- precedence: #SBATCH < SBATCH_* < command line (§1.2.10, §10.3) --------------------------
@@ -184,14 +204,14 @@ def test_flag_variable_is_set_by_empty_yes_or_nonzero_number(text, expected):
     assert options.wait is expected
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "env_flag_is_set reads the number with Python int(), which accepts '1_0', surrounding "
-    "blanks and non-ASCII digits; Slurm uses strtol(..., 10) with *end == '\\0', so these "
-    "values reset the flag (SBATCH_WAIT=1_0 / '1 ' / '\u0661' → wait off), sbatch-k8s sets it"))
-@pytest.mark.parametrize("text", ["1_0", "1 ", "\u0661"])
-def test_flag_variable_number_is_read_like_strtol(text):
+@pytest.mark.parametrize("text, expected", [
+    ("1_0", False), ("1 ", False), ("\u0661", False), ("0x1", False), ("-", False),
+    # strtol skips leading C blanks and takes a sign.
+    (" 1", True), ("\t+1", True), ("-0", False), ("YeS", True),
+])
+def test_flag_variable_number_is_read_like_strtol(text, expected):
     _, options = submit(args="job.sh", env={"SBATCH_WAIT": text})
-    assert options.wait is False
+    assert options.wait is expected
 
 
 def test_flag_variable_with_another_value_resets_the_scripts_flag():
@@ -239,6 +259,27 @@ def test_optional_argument_variable(env, args, expected):
 def test_debug_variable_counts_like_v():
     _, options = submit(args="-v job.sh", env={"SBATCH_DEBUG": "2"})
     assert options.verbose == 3
+
+
+@pytest.mark.parametrize("text, verbose", [
+    # A flag variable first (strtol, nothing after): otherwise it resets -v, silently.
+    ("\u00b2", 0), ("2 ", 0), ("0", 0), ("abc", 0),
+    # Set: then parse_int("--verbose", …) reads the count ("" reads as 0).
+    ("", 0), (" 2", 2), ("+1", 1),
+])
+def test_debug_variable_is_read_like_slurm(text, verbose):
+    """Observed on 22.05 (SBATCH_DEBUG=… sbatch --test-only): these are accepted."""
+    _, options = submit(args="job.sh", env={"SBATCH_DEBUG": text})
+    assert options.verbose == verbose
+
+
+@pytest.mark.parametrize("text", ["yes", "-1"])
+def test_debug_variable_that_sets_the_flag_must_be_a_count(text):
+    """Observed on 22.05: 'sbatch: error: Invalid numeric value "yes" for --verbose.', rc 1."""
+    e = error_of(args="job.sh", env={"SBATCH_DEBUG": text})
+    assert rendered(e) == [f'sbatch: error: Invalid numeric value "{text}" for --verbose.',
+                           "sbatch: error: SBATCH_DEBUG"]
+    assert e.exit_code == 1
 
 
 # -- time: --time=60 is minutes, seconds round up (§1.6, §10.9) ------------------------------
@@ -363,6 +404,12 @@ def test_script_errors_from_stdin_name_stdin():
     ("--nice", "nice", 100),
     ("--nice=-5", "nice", -5),
     ("--nice=+7", "nice", 7),
+    # strtoll(arg, NULL, 10): the leading number, 0 without one (all accepted by 22.05).
+    ("--nice=5x", "nice", 5),
+    ("--nice=--5", "nice", 0),
+    ("--nice=+-5", "nice", 0),
+    ("--nice=\u00b2", "nice", 0),
+    ("--nice=", "nice", 0),
     ("--wait-all-nodes=1", "wait_all_nodes", 1),
     ("--wait-all-nodes=0", "wait_all_nodes", 0),
     ("--kill-on-invalid-dep=yes", "kill_on_invalid_dep", True),
@@ -643,44 +690,63 @@ def test_combinations_that_are_not_exclusive(args, env):
     submit(script(), args, env)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "SBATCH_GPUS_PER_TASK with --ntasks-per-gpu reports '--gpus-per-task is mutually "
-    "exclusive …'; Slurm's _validate_ntasks_per_gpu names the variable: 'SLURM_GPUS_PER_TASK "
-    "is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU'"))
 def test_gpus_per_task_from_the_environment_is_named_as_a_variable():
     e = error_of(script(), "--ntasks-per-gpu=1 job.sh", {"SBATCH_GPUS_PER_TASK": "1"})
     assert rendered(e) == ["sbatch: fatal: SLURM_GPUS_PER_TASK is mutually exclusive with "
                            "--ntasks-per-gpu and SLURM_NTASKS_PER_GPU"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "--tres-per-task=gres/gpu:1 --ntasks-per-gpu=1 is accepted; Slurm's "
-    "_validate_ntasks_per_gpu fails with 'sbatch: fatal: --tres-per-task is mutually exclusive "
-    "with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU' (exit 1)"))
 def test_tres_per_task_with_ntasks_per_gpu_is_fatal():
     e = error_of(script(), "--tres-per-task=gres/gpu:1 --ntasks-per-gpu=1 job.sh")
     assert rendered(e) == ["sbatch: fatal: --tres-per-task is mutually exclusive with "
                            "--ntasks-per-gpu and SLURM_NTASKS_PER_GPU"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "--tres-per-task=cpu:2 --cpus-per-gpu=1 is accepted; Slurm's _validate_cpus_per_tres "
-    "counts --tres-per-task=cpu:# as -c and fails with '--cpus-per-task, "
-    "--tres-per-task=cpu:#, and --cpus-per-gpu are mutually exclusive' (exit 1)"))
 def test_tres_per_task_cpu_with_cpus_per_gpu_is_fatal():
     e = error_of(script(), "--tres-per-task=cpu:2 --cpus-per-gpu=1 job.sh")
     assert rendered(e) == ["sbatch: fatal: --cpus-per-task, --tres-per-task=cpu:#, and "
                            "--cpus-per-gpu are mutually exclusive"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "-c on the command line with SBATCH_CPUS_PER_GPU in the environment keeps "
-    "cpus_per_gpu=4; Slurm's _validate_cpus_per_tres resets the environment's --cpus-per-gpu "
-    "when -c is given as an option ('Ignoring SBATCH_CPUS_PER_GPU since --cpus-per-task … given "
-    "as command line option')"))
 def test_command_line_cpus_per_task_clears_the_environments_cpus_per_gpu():
     job, _ = submit(script(), "-c 2 --gpus-per-node=1 job.sh", {"SBATCH_CPUS_PER_GPU": "4"})
     assert (job.cpus_per_task, job.cpus_per_gpu) == (2, None)
+
+
+def test_command_line_cpus_per_gpu_clears_the_environments_tres_per_task_cpu():
+    job, _ = submit(script(), "--cpus-per-gpu=2 --gpus-per-node=1 job.sh",
+                    {"SBATCH_TRES_PER_TASK": "cpu=3,gres/shard:1"})
+    assert (job.cpus_per_gpu, job.tres_per_task) == (2, (("gres/shard", 1),))
+
+
+@pytest.mark.parametrize("args, env, first_line", [
+    ("job.sh", {"SBATCH_TRES_PER_TASK": "cpu:2", "SBATCH_CPUS_PER_GPU": "1"},
+     "sbatch: fatal: --cpus-per-task, --tres-per-task=cpu:#, and --cpus-per-gpu are mutually "
+     "exclusive"),
+    ("--tres-per-task=cpu:2 --ntasks-per-gpu=1 job.sh", {},
+     "sbatch: fatal: --tres-per-task is mutually exclusive with --ntasks-per-gpu and "
+     "SLURM_NTASKS_PER_GPU"),
+    ("--ntasks-per-gpu=1 job.sh", {"SBATCH_TRES_PER_TASK": "gres/gpu:1"},
+     "sbatch: fatal: SLURM_TRES_PER_TASK is mutually exclusive with --ntasks-per-gpu and "
+     "SLURM_NTASKS_PER_GPU"),
+    ("--ntasks-per-gpu=1 --gpus-per-socket=1 job.sh", {},
+     "sbatch: fatal: --gpus-per-socket is mutually exclusive with --ntasks-per-gpu and "
+     "SLURM_NTASKS_PER_GPU"),
+    ("--ntasks-per-tres=2 --ntasks-per-node=1 job.sh", {},
+     "sbatch: fatal: --ntasks-per-node is mutually exclusive with --ntasks-per-gpu and "
+     "SLURM_NTASKS_PER_GPU"),
+    ("--ntasks-per-gpu=1 --ntasks-per-tres=2 job.sh", {},
+     "sbatch: fatal: Inconsistent values set to --ntasks-per-gpu=1 and --ntasks-per-tres=2 "),
+])
+def test_validate_options_as_26_05(args, env, first_line):
+    e = error_of(script(), args, env)
+    assert rendered(e) == [first_line]
+    assert e.exit_code == 1
+
+
+def test_cpus_in_the_environments_tres_per_task_go_with_ntasks_per_gpu():
+    job, _ = submit(script(), "--ntasks-per-gpu=1 job.sh", {"SBATCH_TRES_PER_TASK": "cpu=2"})
+    assert (job.ntasks_per_gpu, job.tres_per_task) == (1, (("cpu", 2),))
 
 
 # -- counts (SUMMARY §7) ---------------------------------------------------------------------
@@ -711,14 +777,36 @@ def test_zero_nodes_is_left_to_the_allocation():
     assert job.nodes == NodeRange(0, 0)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "parse_int uses Python int(): '-n \u0661' (ARABIC-INDIC DIGIT ONE) and '-n \" 2 \"' are read "
-    "as 1 and 2; Slurm's parse_int (strtol, *end must be '\\0') fails with 'Invalid numeric "
-    "value \"\u0661\" for --ntasks.' (exit 1)"))
-@pytest.mark.parametrize("text", ["\u0661", "2 "])
+@pytest.mark.parametrize("text", ["\u0661", "2 ", "2_0", "0x2", "\u00b2", " ", "+"])
 def test_numeric_values_are_ascii_decimal(text):
+    """Observed on 22.05 for '\u0661', '2 ', '2_0', '0x2': rc 1 with this line."""
     e = error_of(script(), ["-n", text, "job.sh"])
     assert rendered(e) == [f'sbatch: error: Invalid numeric value "{text}" for --ntasks.']
+    assert e.exit_code == 1
+
+
+@pytest.mark.parametrize("text", ["+2", " 2", "\t2", "02"])
+def test_numeric_values_take_strtols_leading_blanks_and_sign(text):
+    """Observed on 22.05: '-n +2' and '-n " 2"' run with 2 processors."""
+    job, _ = submit(script(), ["-n", text, "job.sh"])
+    assert job.ntasks == 2
+
+
+@pytest.mark.parametrize("args, line", [
+    ("--tres-per-task=cpu:\u00b2", "Invalid --tres-per-task=cpu=0"),
+    ("--tres-per-task=cpu=0", "Invalid --tres-per-task=cpu=0"),
+    ("--tres-per-task=gres/gpu:1,cpu:-2", "Invalid --tres-per-task=cpu=-2"),
+])
+def test_tres_per_task_cpu_count_is_atoi_and_positive(args, line):
+    """26.05's _set_tres_per_task_from_sibling_opt_internal (no --tres-per-task in 22.05)."""
+    e = error_of(script(), args + " job.sh")
+    assert rendered(e) == [f"sbatch: fatal: {line}"]
+    assert e.exit_code == 1
+
+
+def test_tres_per_task_other_counts_are_ascii_decimal():
+    e = error_of(script(), "--tres-per-task=gres/gpu:\u00b9 job.sh")
+    assert rendered(e) == ["sbatch: error: Invalid --tres-per-task specification"]
 
 
 # -- invalid directives and getopt errors from the script ---------------------------------------
@@ -728,6 +816,8 @@ def test_numeric_values_are_ascii_decimal(text):
     ("#SBATCH -N 2 somepositional", "somepositional"),
     ("#SBATCH -N 2 -- x", "x"),
     ("#SBATCHX --time=5", "X"),
+    # Not a hetjob separator: Slurm compares ASCII case only (KELVIN SIGN lowers to 'k').
+    ("#SBATCH pac\u212ajob", "pac\u212ajob"),
 ])
 def test_positional_word_is_an_invalid_directive(line, word):
     e = error_of(script(line))

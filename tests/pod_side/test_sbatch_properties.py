@@ -10,27 +10,24 @@ with quotes, ``#``, backslashes, unicode, odd whitespace), random sbatch command
   followed by its ``Try "sbatch --help"`` line, and an exit status of 1 or 255.
 
 Values never contain a newline (a message quoting such a value spans lines, in Slurm too).
-Inputs that hit the crashes listed in KNOWN_CRASHES are left out here (``known_crash`` decides
-from getopt's reading, before any value reader runs) and pinned by the xfail tests at the end,
-so the properties keep guarding everything else. At most 200 examples each, derandomized.
+Inputs that once crashed (ValueError from ``int()``) are pinned at the end with the outcome real
+Slurm gives them. At most 200 examples each, derandomized.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Sequence
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from parsers.allocation import allocate
 from parsers.errors import SlurmInputError
-from parsers.getopt import GivenOption, parse_args
 from parsers.jobspec import BatchScript
 from parsers.options import NO_ARG, SBATCH, SRUN, env_sources, options_for
 from parsers.sbatch import (
     build_job,
-    env_options,
     load_script,
     script_options,
     split_command_line,
@@ -41,39 +38,6 @@ from tests.pod_side.support import SHAPE, describe, node_names
 
 PROPERTY = settings(max_examples=200, derandomize=True, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-
-# -- the known crashes (each pinned by an xfail test below) ---------------------------------------
-
-def _int_ok(text: str) -> bool:
-    try:
-        int(text)
-        return True
-    except ValueError:
-        return False
-
-
-def known_crash(long: str, raw: Optional[str]) -> bool:
-    """Whether reading ``--<long>`` with ``raw`` hits one of KNOWN_CRASHES (mirrors the
-    readers in parsers.option_values exactly enough never to miss one)."""
-    if long == "nice":
-        text = (raw or "100").strip()
-        return text.lstrip("+-").isdigit() and not _int_ok(text)
-    if long == "tres-per-task":
-        for item in (raw or "").split(","):
-            name, sep, count = item.replace("=", ":").rpartition(":")
-            if not sep or not name or not count.isdigit():
-                return False
-            if not _int_ok(count):
-                return True
-        return False
-    if long == "verbose":
-        return bool(raw) and raw.isdigit() and not _int_ok(raw)
-    return False
-
-
-def crashes(given: Sequence[GivenOption]) -> bool:
-    return any(known_crash(g.option.long, g.raw) for g in given)
-
 
 # -- strategies -----------------------------------------------------------------------------------
 
@@ -196,22 +160,10 @@ def assert_renders_like_slurm(error: SlurmInputError, command: str) -> None:
 
 # -- properties -----------------------------------------------------------------------------------
 
-def _sbatch_crashes(command_line_argv: Sequence[str], environ: Mapping[str, str],
-                    script: BatchScript) -> bool:
-    """Whether the options (read by getopt alone, no value reader) hit a known crash."""
-    try:
-        given = list(script_options(script)[0]) + list(env_options(environ)) + list(
-            parse_args(SBATCH, command_line_argv).options)
-    except SlurmInputError:
-        return False
-    return crashes(given)
-
-
 @PROPERTY
 @given(lines=directive_lines())
 def test_random_directives_only_raise_slurm_errors(lines):
     script = BatchScript(_script(lines), "job.sh")
-    assume(not _sbatch_crashes([], {}, script))
     try:
         script_options(script)
         job, _ = build_job(split_command_line(["job.sh"]), {}, script)
@@ -234,7 +186,6 @@ def test_random_command_lines_and_environments_only_raise_slurm_errors(argv, tai
     except SlurmInputError as e:
         assert_renders_like_slurm(e, "sbatch")
         return
-    assume(not _sbatch_crashes(argv + tail, environ, script))
     try:
         job, _ = build_job(command_line, environ, script)
         allocate(job, SHAPE)
@@ -251,14 +202,6 @@ JOB_ENVS = {args: _job_env(args)
             for args in ("-N2 --ntasks-per-node=2", "-N3 -n6", "-N2", "-N1 -c4")}
 
 
-def _srun_crashes(argv: Sequence[str], environ: Mapping[str, str]) -> bool:
-    try:
-        given = list(env_options(environ, SRUN)) + list(parse_args(SRUN, argv).options)
-    except SlurmInputError:
-        return False
-    return crashes(given)
-
-
 @PROPERTY
 @given(argv=st.lists(option_words(SRUN), max_size=5).map(
            lambda ws: [p for w in ws for p in w.split(" ", 1)]),
@@ -267,7 +210,6 @@ def _srun_crashes(argv: Sequence[str], environ: Mapping[str, str]) -> bool:
        job=st.sampled_from(sorted(JOB_ENVS)))
 def test_random_srun_command_lines_only_raise_slurm_errors(argv, command, job):
     environ, cpus = JOB_ENVS[job]
-    assume(not _srun_crashes(argv + command, environ))
     try:
         request = parse_srun(argv + command, environ)
         layout = layout_step(request, node_names(len(cpus)), cpus, 29)
@@ -284,7 +226,6 @@ def test_random_srun_command_lines_only_raise_slurm_errors(argv, command, job):
 @given(environ=st.dictionaries(
     st.sampled_from([var for var, _ in env_sources(SRUN)]), VALUES, max_size=4))
 def test_random_srun_environments_only_raise_slurm_errors(environ):
-    assume(not _srun_crashes(["hostname"], environ))
     try:
         parse_srun(["hostname"], environ)
     except SlurmInputError as e:
@@ -299,39 +240,40 @@ def test_the_renderer_check_accepts_slurms_forms():
         assert_renders_like_slurm(error, "sbatch")
 
 
-# -- the known crashes ----------------------------------------------------------------------------
+# -- inputs that once crashed ---------------------------------------------------------------------
 
-KNOWN_CRASHES = [
-    # (where, input): each raises ValueError from int() instead of a SlurmInputError.
-    ("sbatch", ["--nice=\u00b2", "job.sh"], {}),
-    ("sbatch", ["--nice=--5", "job.sh"], {}),
-    ("sbatch", ["--nice=+-5", "job.sh"], {}),
-    ("sbatch", ["--tres-per-task=cpu:\u00b2", "job.sh"], {}),
-    ("sbatch", ["job.sh"], {"SBATCH_DEBUG": "\u00b2"}),
-    ("srun", ["--nice=--5", "true"], {}),
-    ("srun", ["--tres-per-task=cpu:\u00b2", "true"], {}),
-    ("srun", ["true"], {"SLURM_DEBUG": "\u00b9"}),
+FORMER_CRASHES = [
+    # (where, input, what Slurm does: the first line it prints, or the (nice, verbose) it
+    # accepts). str.isdigit()/lstrip('+-') then int() raised ValueError for each. --nice is
+    # strtoll(arg, NULL, 10) (22.05 accepts all three); SBATCH_DEBUG/SLURM_DEBUG are flag
+    # variables first, so a value strtol reads as 0 resets -v silently (22.05); 26.05 atoi's
+    # the cpu count of --tres-per-task.
+    ("sbatch", ["--nice=\u00b2", "job.sh"], {}, (0, 0)),
+    ("sbatch", ["--nice=--5", "job.sh"], {}, (0, 0)),
+    ("sbatch", ["--nice=+-5", "job.sh"], {}, (0, 0)),
+    ("sbatch", ["--tres-per-task=cpu:\u00b2", "job.sh"], {},
+     "sbatch: fatal: Invalid --tres-per-task=cpu=0"),
+    ("sbatch", ["job.sh"], {"SBATCH_DEBUG": "\u00b2"}, (None, 0)),
+    ("srun", ["--nice=--5", "true"], {}, (0, 0)),
+    ("srun", ["--tres-per-task=cpu:\u00b2", "true"], {},
+     "srun: fatal: Invalid --tres-per-task=cpu=0"),
+    ("srun", ["true"], {"SLURM_DEBUG": "\u00b9"}, (None, 0)),
 ]
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "ValueError escapes instead of a SlurmInputError: option_values._nice tests "
-    "text.lstrip('+-').isdigit() then calls int(text) ('--nice=--5', '--nice=+-5', "
-    "'--nice=\u00b2'); _tres and _count test str.isdigit() (true for '\u00b2', '\u00b9') then "
-    "call int() ('--tres-per-task=cpu:\u00b2', SBATCH_DEBUG=\u00b2, SLURM_DEBUG=\u00b9)"))
-@pytest.mark.parametrize("command, argv, environ", KNOWN_CRASHES,
-                         ids=[f"{c}:{' '.join(a)}:{e}" for c, a, e in KNOWN_CRASHES])
-def test_known_crashes(command, argv, environ):
-    if command == "sbatch":
-        assert _sbatch_crashes(argv, environ, BatchScript("#!/bin/sh\ntrue\n", "job.sh"))
-    else:
-        assert _srun_crashes(argv, environ)
+@pytest.mark.parametrize("command, argv, environ, expected", FORMER_CRASHES,
+                         ids=[f"{c}:{' '.join(a)}:{e}" for c, a, e, _ in FORMER_CRASHES])
+def test_former_crashes_get_slurms_outcome(command, argv, environ, expected):
     try:
         if command == "sbatch":
             command_line = split_command_line(argv)
             script = load_script(command_line, "#!/bin/sh\ntrue\n", command_line.script_path)
-            build_job(command_line, environ, script)
+            job, options = build_job(command_line, environ, script)
+            outcome = (job.nice, options.verbose)
         else:
-            parse_srun(argv, environ)
-    except SlurmInputError:
-        pass
+            request = parse_srun(argv, environ)
+            outcome = (dict(request.other_options).get("nice"), request.verbose)
+    except SlurmInputError as e:
+        assert (e.render(command).splitlines()[0], e.exit_code) == (expected, 1)
+        return
+    assert outcome == expected

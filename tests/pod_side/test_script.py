@@ -61,11 +61,32 @@ def _words(text):
     ("#!/bin/sh\n#SBATCH --comment=\"a # b\"\n", ["--comment=a # b"]),
     # #SLURM is read too (with Slurm's warning).
     ("#!/bin/sh\n#SLURM -N 2\n", ["-N", "2"]),
-    # hetjob separators are blanked.
-    ("#!/bin/sh\n#SBATCH -N1\n", ["-N1"]),
+    # A hetjob separator after the first word is blanked, and the rest of the line with it.
+    ("#!/bin/sh\n#SBATCH -N1 hetjob -n 2\n", ["-N1"]),
+    ("#!/bin/sh\n#SBATCH -N1 PACKJOB\n#SBATCH -n 2\n", ["-N1", "-n", "2"]),
+    # Only C's isspace separates words (get_argument, C locale).
+    ("#!/bin/sh\n#SBATCH -J a\u00a0b\u2003c\x1cd\n", ["-J", "a\u00a0b\u2003c\x1cd"]),
+    ("#!/bin/sh\n#SBATCH\x0b-N\x0c2\r\n", ["-N", "2"]),
+    # A word that yields nothing ends the line: a trailing backslash, '', a backslash before
+    # a tab.
+    ("#!/bin/sh\n#SBATCH -N 2 \\\n#SBATCH -n 2\n", ["-N", "2", "-n", "2"]),
+    ("#!/bin/sh\n#SBATCH -J '' -n 2\n#SBATCH -t 5\n", ["-J", "-t", "5"]),
+    ("#!/bin/sh\n#SBATCH -J x\\\ty -n 2\n", ["-J", "x", "y", "-n", "2"]),
+    ("#!/bin/sh\n#SBATCH -J \\\ty -n 2\n", ["-J"]),
+    # Backslash escapes inside quotes too; an escaped quote or '#' is kept.
+    ('#!/bin/sh\n#SBATCH --comment="a\\"b" -J \\#x\n', ['--comment=a"b', "-J", "#x"]),
 ])
 def test_directive_words(text, words):
     assert _words(text) == words
+
+
+@pytest.mark.parametrize("text, header", [
+    # The header ends at a line whose first non-blank character is not '#'; blanks are C's.
+    ("#!/bin/sh\n\u00a0#SBATCH -N 2\n#SBATCH -n 2\n", []),
+    ("#!/bin/sh\n \t\x0b#SBATCH -N 2\n#SBATCH -n 2\n", ["-n", "2"]),
+])
+def test_header_ends_at_the_first_command(text, header):
+    assert _words(text) == header
 
 
 def test_sources_and_notes():
