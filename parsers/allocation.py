@@ -12,6 +12,12 @@ slurmctld's task placement:
 * Tasks are packed as slurmctld allocates CPUs: each node in turn takes as many as it holds
   while leaving one for each later node (``-N2 -n5`` → ``4,1``); ``--ntasks-per-node`` sizes
   every node alike. Pods are sized for the busiest node.
+* GPUs per node: ``--gpus-per-task`` follows the tasks; ``--gpus=n`` is spread as Slurm
+  spreads it (each node in turn leaving one for every later node: ``--gpus=3 -N2`` → ``2,1``)
+  but over pods of ``ceil(n / nodes)`` GPUs, so a node never counts more than its pod holds
+  (``--gpus=5 -N2`` gives ``3,2`` where Slurm gives ``4,1``). Every pod requests the busiest
+  node's count, so such a job holds GPUs it does not use; each node's GPU variables name only
+  the node's own share, and the submission warns.
 """
 
 from __future__ import annotations
@@ -34,7 +40,12 @@ class NodeShape:
 
 @dataclass(frozen=True)
 class Allocation:
-    """The job's resources, per node, as Slurm would report them."""
+    """The job's resources, per node, as Slurm would report them.
+
+    ``gpus_per_node`` is what every node (pod) holds: the most GPUs any node is given.
+    ``gpus_on_nodes`` is what Slurm gives each node (``SLURM_JOB_GPUS`` there); it differs
+    from ``gpus_per_node`` only when a job's GPUs do not spread evenly over its nodes.
+    """
 
     node_count: int
     tasks_per_node: Tuple[int, ...]
@@ -43,6 +54,7 @@ class Allocation:
     mem_per_node_mb: Optional[int]
     ntasks: Optional[int]
     warnings: Tuple[str, ...] = ()
+    gpus_on_nodes: Tuple[int, ...] = ()
 
     @property
     def total_tasks(self) -> int:
@@ -75,8 +87,9 @@ def gres_gpus(job: JobSpec) -> int:
 
 
 def pack_tasks(ntasks: int, nodes: int, per_node_limit: Optional[int]) -> Tuple[int, ...]:
-    """Tasks per node as slurmctld allocates them: each node in turn takes as many as it can
-    hold while leaving one for every node after it (``-N2 -n5`` → ``4,1`` on 4-CPU nodes)."""
+    """Tasks (or ``--gpus``) per node as slurmctld hands them out: each node in turn takes as
+    many as it can hold while leaving one for every node after it (``-N2 -n5`` → ``4,1`` on
+    4-CPU nodes)."""
     counts = []
     left = ntasks
     for i in range(nodes):
@@ -94,7 +107,8 @@ def _node_count(job: JobSpec, shape: NodeShape, cpt: int, warnings: list) -> int
     if job.nodes is not None:
         count = job.nodes.max_nodes or job.nodes.min_nodes
         if job.ntasks is not None and job.ntasks < count:
-            warnings.append(f"can't run {job.ntasks} processes on {count} nodes, "
+            # sbatch prints this one with info("Warning: …"), capitalised.
+            warnings.append(f"Warning: can't run {job.ntasks} processes on {count} nodes, "
                             f"setting nnodes to {job.ntasks}")
             count = job.ntasks
         return count
@@ -127,16 +141,34 @@ def _task_count(job: JobSpec, nodes: int) -> Optional[int]:
     return None
 
 
-def _gpus_per_node(job: JobSpec, nodes: int, tasks_per_node: Tuple[int, ...]) -> int:
+def _gpus_on_nodes(job: JobSpec, nodes: int, tasks_per_node: Tuple[int, ...]) -> Tuple[int, ...]:
+    """GPUs each node is given: a per-node request alike everywhere, ``--gpus-per-task``
+    times the node's tasks, ``--gpus`` spread as cons_tres does (each node in turn takes what
+    it holds while leaving one for every later node) over pods of ``ceil(gpus / nodes)``:
+    Slurm's own spread wherever that fits in such a pod (``--gpus=3 -N2`` → ``2,1``)."""
     if job.gpus_per_node:
-        return count_gpus(job.gpus_per_node)
+        return (count_gpus(job.gpus_per_node),) * nodes
     if gres_gpus(job):
-        return gres_gpus(job)
+        return (gres_gpus(job),) * nodes
     if job.gpus_per_task:
-        return count_gpus(job.gpus_per_task) * max(tasks_per_node)
+        return tuple(count_gpus(job.gpus_per_task) * t for t in tasks_per_node)
     if job.gpus:
-        return _ceil_div(count_gpus(job.gpus), nodes)
-    return 0
+        total = count_gpus(job.gpus)
+        if job.nodes is not None and total < job.nodes.min_nodes:
+            raise SlurmInputError("Failed to validate job spec, --gpus < -N",
+                                  "Invalid generic resource (gres) specification",
+                                  exit_code=EXIT_SUBMIT_ERROR)
+        return pack_tasks(total, nodes, _ceil_div(total, nodes))
+    return (0,) * nodes
+
+
+def _uneven_gpus_warning(job: JobSpec, gpus_on_nodes: Tuple[int, ...], per_pod: int) -> str:
+    """The approximation note of a job whose GPUs do not spread evenly over its pods."""
+    option = "gpus" if job.gpus else "gpus-per-task"
+    return (f"--{option} is approximated: all pods of a job request the same resources, so "
+            f"each of the {len(gpus_on_nodes)} pods requests {per_pod} GPUs "
+            f"({per_pod * len(gpus_on_nodes)} in all for {sum(gpus_on_nodes)}); the tasks on "
+            f"each node see {','.join(str(g) for g in gpus_on_nodes)} of them")
 
 
 def allocate(job: JobSpec, shape: NodeShape) -> Allocation:
@@ -165,13 +197,17 @@ def allocate(job: JobSpec, shape: NodeShape) -> Allocation:
     cpus = [cpt if job.overcommit else t * cpt for t in tasks]
     if job.mincpus:
         cpus = [max(c, job.mincpus) for c in cpus]
-    gpus = _gpus_per_node(job, nodes, tasks)
+    gpus_on_nodes = _gpus_on_nodes(job, nodes, tasks)
+    gpus = max(gpus_on_nodes)
+    if sum(gpus_on_nodes) < gpus * nodes:
+        warnings.append(_uneven_gpus_warning(job, gpus_on_nodes, gpus))
     if job.cpus_per_gpu and gpus:
         cpus = [max(c, job.cpus_per_gpu * gpus) for c in cpus]
     if job.exclusive == "node" and shape.cpus:
         cpus = [shape.cpus] * nodes
         if shape.gpus and not gpus:
             gpus = shape.gpus
+            gpus_on_nodes = (gpus,) * nodes
     if shape.cpus and max(cpus) > shape.cpus:
         raise SlurmInputError("CPU count per node can not be satisfied",
                               "Batch job submission failed: Requested node configuration is "
@@ -181,7 +217,8 @@ def allocate(job: JobSpec, shape: NodeShape) -> Allocation:
     memory = _memory_per_node(job, max(cpus), gpus, shape)
     if ntasks is None and job.exclusive == "node" and shape.cpus:
         tasks = tuple(c // cpt for c in cpus)
-    return Allocation(nodes, tasks, tuple(cpus), gpus, memory, ntasks, tuple(warnings))
+    return Allocation(nodes, tasks, tuple(cpus), gpus, memory, ntasks, tuple(warnings),
+                      gpus_on_nodes)
 
 
 def _memory_per_node(job: JobSpec, cpus: int, gpus: int, shape: NodeShape) -> Optional[int]:
@@ -194,7 +231,11 @@ def _memory_per_node(job: JobSpec, cpus: int, gpus: int, shape: NodeShape) -> Op
     else:
         return None
     if memory and shape.memory_mb and memory > shape.memory_mb:
+        # slurmctld names memory only when the value asked for (per node, or per CPU)
+        # exceeds a node; a per-CPU or per-GPU amount that only adds up to too much does not.
+        asked = job.mem_per_node_mb or job.mem_per_cpu_mb or 0
+        lines = ["Memory specification can not be satisfied"] if asked > shape.memory_mb else []
         raise SlurmInputError(
-            "Batch job submission failed: Requested node configuration is not available",
+            *lines, "Batch job submission failed: Requested node configuration is not available",
             exit_code=EXIT_SUBMIT_ERROR)
     return memory

@@ -184,10 +184,14 @@ def _signal(option: Option, raw: Optional[str]) -> object:
 
 
 def _begin(option: Option, raw: Optional[str]) -> object:
-    from parsers.values.begin import parse_begin
+    """``parse_time``'s own line (``Invalid time specification (pos=0): bogus``), when it
+    prints one, comes before the option's ``Invalid --begin specification``."""
+    from parsers.values.begin import TimeSpecError, parse_begin
 
     try:
         return parse_begin(raw or "")
+    except TimeSpecError as e:
+        raise _invalid(option).after(e.slurm_line) from e
     except ValueSyntaxError as e:
         raise _invalid(option) from e
 

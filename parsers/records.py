@@ -117,6 +117,8 @@ class JobRecord:
     cluster: str = ""
     #: The submitting command line (sacct ``SubmitLine``).
     submit_line: str = ""
+    #: CPUs on the batch host (the ``batch`` step's AllocCPUS).
+    batch_cpus: int = 1
 
     @property
     def job_id_text(self) -> str:

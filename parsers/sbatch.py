@@ -33,7 +33,14 @@ from parsers.options import (
     Option,
     env_sources,
 )
-from parsers.script import FOREIGN_NOTE, check_script, directive_words, find_steps, wrap_command
+from parsers.script import (
+    FOREIGN_NOTE,
+    check_script,
+    directive_words,
+    find_steps,
+    shown_before,
+    wrap_command,
+)
 
 COMMAND_LINE = "command line"
 _RESET = "\0reset"
@@ -88,13 +95,18 @@ def env_options(environ: Mapping[str, str], command: str = SBATCH) -> Tuple[Give
 
 
 def script_options(script: BatchScript) -> Tuple[Tuple[GivenOption, ...], Tuple[Diagnostic, ...]]:
-    """The ``#SBATCH`` header of ``script`` as options, and the header's warnings."""
+    """The ``#SBATCH`` header of ``script`` as options, and the header's notes."""
     words, sources, notes = directive_words(script.text, script.display_name)
-    parsed = parse_args(SBATCH, words, word_sources=sources)
-    if parsed.operands:
-        at = len(words) - len(parsed.operands)
-        raise SlurmInputError(f"Invalid directive found in batch script: {parsed.operands[0]}",
-                              location=sources[at])
+    try:
+        parsed = parse_args(SBATCH, words, word_sources=sources)
+        if parsed.operands:
+            at = len(words) - len(parsed.operands)
+            raise SlurmInputError(
+                f"Invalid directive found in batch script: {parsed.operands[0]}",
+                location=sources[at])
+    except SlurmInputError as e:
+        shown_before(e, notes)
+        raise
     return parsed.options, notes
 
 
@@ -165,10 +177,11 @@ def _merge(ordered: Sequence[GivenOption]) -> _Merged:
 
 
 def rejection(option: Option, source: str) -> SlurmInputError:
-    """The error for an option the table rejects."""
-    where = None if source == COMMAND_LINE else source
-    return SlurmInputError(f"--{option.long} is not supported by sbatch-k8s: {option.note}",
-                           location=where)
+    """The error for an option the table rejects: our own words, in one line that names
+    where the option came from unless it is the command line."""
+    where = "" if source == COMMAND_LINE else f"{source}: "
+    return SlurmInputError(f"{where}--{option.long} is not supported by sbatch-k8s: "
+                           f"{option.note}")
 
 
 def _support_note(option: Option, given: GivenOption, warned: set) -> Optional[Diagnostic]:
@@ -299,11 +312,15 @@ def build_job(
     """Merge every source of options into the job and sbatch's own settings."""
     from_script, header_notes = script_options(script)
     ordered = from_script + env_options(environ) + command_line.options
-    merged = _merge(ordered)
+    try:
+        merged = _merge(ordered)
+        _check_exclusive_options(merged)
+        _check_counts(merged.values)
+    except SlurmInputError as e:
+        shown_before(e, header_notes)
+        raise
     if merged.values.get("ignore_pbs"):
         header_notes = tuple(n for n in header_notes if not n.message.endswith(FOREIGN_NOTE))
-    _check_exclusive_options(merged)
-    _check_counts(merged.values)
     job_values: Dict[str, object] = {}
     submit_values: Dict[str, object] = {}
     other: List[Tuple[str, object]] = []

@@ -5,6 +5,12 @@ Names and value formats follow Slurm (``env.c``: ``env_array_for_batch_job``,
 (``2(x3),1``), compressed hostlists, per-task ranks. The inputs are the job description
 (``job.json``: see :mod:`translators.job_description`), the node names, and for tasks the
 step's layout — so the runtime computes them without any controller.
+
+GPUs follow slurmd's GPU plugin (``gres_common_gpu_set_env``): the batch step gets the job's
+GPUs on its node (``SLURM_JOB_GPUS``), each task its step's (``SLURM_STEP_GPUS``), both with
+the device lists of :data:`DEVICE_VARIABLES`. A step that has no GPUs (a step of an
+``--exclusive`` job that asked for none) has none of :data:`STEP_GPU_VARIABLES`, even though
+srun's own environment, the batch step's, has them: :func:`inherited_environment` drops them.
 """
 
 from __future__ import annotations
@@ -17,6 +23,12 @@ from parsers.values.hostlist import compress_hostlist
 Description = Mapping[str, Any]
 DEFAULT_MASTER_PORT = "29500"
 DEFAULT_QOS = "normal"
+#: The device lists the GPU plugin sets to the same ids (gres.conf's default flags: nvidia,
+#: amd_rsmi, opencl, oneapi).
+DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+                    "ZE_AFFINITY_MASK")
+#: What the GPU plugin sets for each step, or clears when the step has no GPUs.
+STEP_GPU_VARIABLES = ("SLURM_STEP_GPUS", "SLURM_GPUS_ON_NODE") + DEVICE_VARIABLES
 
 
 def run_length(counts: Sequence[int]) -> str:
@@ -34,11 +46,13 @@ def run_length(counts: Sequence[int]) -> str:
 
 
 def node_gpu_ids(desc: Description, node_index: int) -> List[int]:
-    """GPU indices of node ``node_index`` (pods see 0..n-1; the local backend assigns)."""
+    """GPU indices the job has on node ``node_index`` (pods see 0..n-1; the local backend
+    assigns): the node's share (``gpus_on_nodes``) of what its pod holds."""
     ids = desc.get("gpu_ids")
-    if ids:
-        return list(ids[node_index])
-    return list(range(int(desc.get("gpus_per_node_count") or 0)))
+    held = list(ids[node_index]) if ids else list(
+        range(int(desc.get("gpus_per_node_count") or 0)))
+    shares = desc.get("gpus_on_nodes")
+    return held[:shares[node_index]] if shares else held
 
 
 def _ids(values: Sequence[int]) -> str:
@@ -57,7 +71,6 @@ def job_environment(desc: Description, names: Sequence[str]) -> Dict[str, str]:
         "SLURM_CLUSTER_NAME": str(desc["cluster_name"]),
         "SLURM_JOB_ID": str(desc["job_id"]),
         "SLURM_JOBID": str(desc["job_id"]),
-        "SLURM_JOB_NAME": str(desc["job_name"]),
         "SLURM_JOB_NUM_NODES": str(len(names)),
         "SLURM_NNODES": str(len(names)),
         "SLURM_JOB_NODELIST": nodelist,
@@ -74,6 +87,8 @@ def job_environment(desc: Description, names: Sequence[str]) -> Dict[str, str]:
         "SLURM_SUBMIT_HOST": str(desc["submit_host"]),
         "SLURM_PRIO_PROCESS": "0",
     }
+    if desc.get("job_name_exported", True):
+        env["SLURM_JOB_NAME"] = str(desc["job_name"])
     if desc.get("ntasks") is not None:
         env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(desc["ntasks"])
     _set_if(env, "SLURM_NTASKS_PER_NODE", desc.get("ntasks_per_node"))
@@ -103,15 +118,16 @@ def job_environment(desc: Description, names: Sequence[str]) -> Dict[str, str]:
     return env
 
 
-def _gpu_vars(env: Dict[str, str], job_ids: Sequence[int], step_ids: Optional[Sequence[int]],
+def _gpu_vars(env: Dict[str, str], list_name: str, listed: Sequence[int], on_node: int,
               visible: Sequence[int]) -> None:
-    if not job_ids:
+    """The GPU plugin's variables: ``list_name`` (``SLURM_JOB_GPUS`` or ``SLURM_STEP_GPUS``),
+    the count on the node, and the device lists."""
+    if not on_node:
         return
-    env["SLURM_JOB_GPUS"] = _ids(job_ids)
-    env["SLURM_GPUS_ON_NODE"] = str(len(job_ids))
-    if step_ids is not None:
-        env["SLURM_STEP_GPUS"] = _ids(step_ids)
-    env["CUDA_VISIBLE_DEVICES"] = env["GPU_DEVICE_ORDINAL"] = _ids(visible)
+    env[list_name] = _ids(listed)
+    env["SLURM_GPUS_ON_NODE"] = str(on_node)
+    for name in DEVICE_VARIABLES:
+        env[name] = _ids(visible)
 
 
 def rendezvous_defaults(base: Mapping[str, str], names: Sequence[str]) -> Dict[str, str]:
@@ -142,7 +158,7 @@ def batch_environment(desc: Description, names: Sequence[str], node_index: int =
         "HOSTNAME": node,
     })
     gpus = node_gpu_ids(desc, node_index)
-    _gpu_vars(env, gpus, None, gpus)
+    _gpu_vars(env, "SLURM_JOB_GPUS", gpus, len(gpus), gpus)
     return env
 
 
@@ -181,16 +197,33 @@ def step_environment(desc: Description, names: Sequence[str], layout: StepLayout
     return env
 
 
+def inherited_environment(environ: Mapping[str, str], desc: Description) -> Dict[str, str]:
+    """srun's environment as its tasks inherit it: in a job with GPUs, without the variables
+    the GPU plugin sets for each step itself (:data:`STEP_GPU_VARIABLES`), so a step without
+    GPUs has none of them. ``SLURM_JOB_GPUS`` stays: tasks see the batch node's list."""
+    if not int(desc.get("gpus_per_node_count") or 0):
+        return dict(environ)
+    return {k: v for k, v in environ.items() if k not in STEP_GPU_VARIABLES}
+
+
 def _step_gpus(desc: Description, node_index: int, request: StepRequest) -> List[int]:
+    """The step's GPUs on a node: the first ``--gres=gpu:n``/``--gpus-per-node`` of the
+    job's there; all of them when the step or the job asked for GPUs otherwise; none in a
+    job that holds GPUs it did not ask for (``--exclusive``) unless the step asks."""
     gpus = node_gpu_ids(desc, node_index)
     per_node = sum(g.count for g in request.gres if getattr(g, "name", "") == "gpu") or \
         sum(getattr(g, "count", 0) for g in request.gpus_per_node)
-    return gpus[:per_node] if per_node else gpus
+    if per_node:
+        return gpus[:per_node]
+    if request.gpus or request.gpus_per_task or desc.get("gpus_requested", True):
+        return gpus
+    return []
 
 
 def task_environment(desc: Description, names: Sequence[str], layout: StepLayout,
                      request: StepRequest, rank: int) -> Dict[str, str]:
-    """Variables that differ per task: ranks, node, GPUs."""
+    """Variables that differ per task: ranks, node, GPUs. The runtime lays them over
+    :func:`inherited_environment` and :func:`step_environment`."""
     position = layout.node_of(rank)
     node_index = layout.node_indices[position]
     ranks = layout.ranks[position]
@@ -206,14 +239,12 @@ def task_environment(desc: Description, names: Sequence[str], layout: StepLayout
         "SLURM_TOPOLOGY_ADDR_PATTERN": "node",
         "SLURM_CPUS_ON_NODE": str(desc["cpus_per_node"][node_index]),
     }
-    job_gpus = node_gpu_ids(desc, node_index)
     step_gpus = _step_gpus(desc, node_index, request)
     per_task = sum(getattr(g, "count", 0) for g in request.gpus_per_task)
     if not per_task and not request.gpus_per_task and desc.get("gpus_per_task"):
         per_task = int(str(desc["gpus_per_task"]).split(":")[-1])
+    mine = step_gpus
     if per_task and step_gpus:
         mine = [step_gpus[(local * per_task + k) % len(step_gpus)] for k in range(per_task)]
-        _gpu_vars(env, job_gpus, mine, mine)
-    else:
-        _gpu_vars(env, job_gpus, step_gpus, step_gpus)
+    _gpu_vars(env, "SLURM_STEP_GPUS", mine, len(step_gpus), mine)
     return env

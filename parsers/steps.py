@@ -3,9 +3,12 @@
 * :func:`parse_srun` — srun's option processing: the job's ``SLURM_*`` variables are srun's
   input environment (that is how a step inherits ``-N``, ``-n``, ``--ntasks-per-node``…), the
   command line overrides them, then srun's task-count rules (``src/srun/opt.c``).
-* :func:`layout_step` — the step's nodes and each node's task ranks: ``block`` (counts from a
-  cyclic pass over each node's CPU capacity, ranks consecutive), ``cyclic``, ``plane``, and
-  ``arbitrary`` (``-w`` order), as ``slurm_step_layout.c`` does.
+* :func:`layout_step` — the step's nodes and each node's task ranks. The nodes are picked as
+  slurmctld's step manager picks them (``-r`` and ``-x`` applied, ``-w`` nodes first, then
+  more in job order until the minimum node count and the step's CPUs are met, up to the
+  maximum), always in job order; the ranks as ``slurm_step_layout.c`` lays them: ``block``
+  (counts from a cyclic pass over each node's capacity, ranks consecutive), ``cyclic``,
+  ``plane``, and ``arbitrary`` (``-w`` order).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import SlurmInputError
+from parsers.errors import SlurmInputError, fatal
 from parsers.getopt import GivenOption, parse_args
 from parsers.option_values import read_value
 from parsers.options import SRUN
@@ -25,10 +28,16 @@ EXIT_SRUN_ERROR = 1
 
 @dataclass(frozen=True)
 class StepRequest:
-    """What an ``srun`` asks for, after its environment and command line are merged."""
+    """What an ``srun`` asks for, after its environment and command line are merged.
+
+    ``nodes_from_cli`` is Slurm's "-N set by the command line" (srun's own lowering of the
+    node count counts, a node count inherited from the job does not). ``ntasks`` is None when
+    srun derives it from the step's nodes (``--ntasks-per-node`` or one task per node).
+    """
 
     command: Tuple[str, ...]
     nodes: Optional[object] = None
+    nodes_from_cli: bool = False
     ntasks: Optional[int] = None
     ntasks_per_node: Optional[int] = None
     cpus_per_task: Optional[int] = None
@@ -129,7 +138,7 @@ def parse_srun(argv: Sequence[str], environ: Mapping[str, str]) -> StepRequest:
     """Merge srun's input environment and ``argv`` into a :class:`StepRequest`."""
     parsed = parse_args(SRUN, argv)
     if not parsed.operands:
-        raise SlurmInputError("No command given to execute.", exit_code=EXIT_SRUN_ERROR)
+        raise fatal("No command given to execute.")
     env = tuple(g for g in env_options(environ, SRUN)
                 if not (g.option.long == "job-name" and "SLURM_JOB_ID" in environ))
     values, set_by, notes = _read_all(env + parsed.options)
@@ -137,13 +146,16 @@ def parse_srun(argv: Sequence[str], environ: Mapping[str, str]) -> StepRequest:
     known = {k: v for k, v in values.items() if k in _STEP_FIELDS}
     other = tuple(sorted((k, v) for k, v in values.items() if k not in _STEP_FIELDS))
     return StepRequest(command=tuple(parsed.operands), warnings=tuple(notes),
-                       other_options=other, **known)  # type: ignore[arg-type]
+                       other_options=other, nodes_from_cli=set_by.get("nodes") == "cli",
+                       **known)  # type: ignore[arg-type]
 
 
 def _apply_task_count_rules(values: Dict[str, object], set_by: Dict[str, str],
                             notes: List[str]) -> None:
     """srun's ``_opt_verify`` (26.05): how -N, -n, -w and --ntasks-per-node settle each
-    other. Values set from the environment are the job's (``SLURM_NTASKS`` …)."""
+    other. Values set from the environment are the job's (``SLURM_NTASKS`` …). A task count
+    implied by ``--ntasks-per-node`` is left to :func:`layout_step`, which knows the step's
+    nodes (``_set_ntasks``)."""
     from parsers.values.nodes import NodeRange
 
     nodes = values.get("nodes")
@@ -151,7 +163,7 @@ def _apply_task_count_rules(values: Dict[str, object], set_by: Dict[str, str],
     if nodelist and nodes is None:
         count = len(dict.fromkeys(nodelist))  # type: ignore[arg-type]
         nodes = values["nodes"] = NodeRange(count, count)
-        set_by["nodes"] = "cli"
+        set_by["nodes"] = "nodelist"
     per_node = values.get("ntasks_per_node")
     ntasks = values.get("ntasks")
     if nodes is not None and ntasks is None and per_node is None:
@@ -175,9 +187,6 @@ def _apply_task_count_rules(values: Dict[str, object], set_by: Dict[str, str],
                          f"the requested tasks {ntasks} with the maximum number of requested "
                          f"nodes {high}. Ignoring --ntasks-per-node.")
             values.pop("ntasks_per_node", None)
-    per_node = values.get("ntasks_per_node")
-    if per_node is not None and values.get("ntasks") is None and nodes is not None:
-        values["ntasks"] = values["nodes"].min_nodes * int(per_node)  # type: ignore
 
 
 def _counts_cyclic(ntasks: int, capacity: Sequence[int]) -> List[int]:
@@ -240,53 +249,81 @@ def _ranks_plane(ntasks: int, nodes: int, size: int) -> Tuple[Tuple[int, ...], .
     return tuple(tuple(r) for r in per_node)
 
 
-def _select_nodes(request: StepRequest, names: Sequence[str]) -> List[int]:
-    """Job node indices the step may use, in job order (``-r``, ``-w``, ``-x`` applied)."""
-    candidates = list(range(len(names)))
-    if request.relative is not None:
-        if request.relative >= len(names):
-            raise SlurmInputError(f"--relative={request.relative} exceeds the number of nodes "
-                                  f"in the job ({len(names)})", exit_code=EXIT_SRUN_ERROR)
-        candidates = candidates[request.relative:]
-    if request.exclude:
-        excluded = set(request.exclude)
-        candidates = [i for i in candidates if names[i] not in excluded]
-    if request.nodelist:
-        wanted = list(dict.fromkeys(request.nodelist))
-        unknown = [n for n in wanted if n not in names]
-        if unknown:
-            raise SlurmInputError("Unable to create step for job: Requested node "
-                                  "configuration is not available", exit_code=EXIT_SRUN_ERROR)
-        chosen = [names.index(n) for n in wanted]
-        rest = [i for i in candidates if i not in chosen]
-        candidates = sorted(chosen) + rest
-    return candidates
+def _check_relative(request: StepRequest, job_nodes: int) -> None:
+    """srun's ``_validate_relative``: ``-r`` plus the step's minimum node count must fit in
+    the job's nodes."""
+    if request.relative is None:
+        return
+    low = request.nodes.min_nodes if request.nodes is not None else 1  # type: ignore
+    if request.relative + low > job_nodes:
+        source = "--nodes" if request.nodes_from_cli else "SLURM_JOB_NUM_NODES"
+        raise SlurmInputError(f"--relative and {source} option incompatible with count of "
+                              f"allocated nodes ({request.relative}+{low}>{job_nodes})",
+                              exit_code=EXIT_SRUN_ERROR)
+
+
+def _usable_nodes(request: StepRequest, names: Sequence[str],
+                  job_id: int) -> Tuple[List[int], List[int]]:
+    """The ``-w`` nodes, and the other job nodes the step may use (``-r``, ``-x`` applied),
+    as job node indices in job order."""
+    excluded = set(request.exclude)
+    others = [i for i in range(request.relative or 0, len(names)) if names[i] not in excluded]
+    if excluded and not others and not request.nodelist:
+        raise SlurmInputError("Hostlist is empty!  Can't run job.", exit_code=EXIT_SRUN_ERROR)
+    if not request.nodelist:
+        return [], others
+    wanted = list(dict.fromkeys(request.nodelist))
+    if any(n not in names for n in wanted):
+        raise SlurmInputError(f"Unable to create step for job {job_id}: Requested node "
+                              "configuration is not available", exit_code=EXIT_SRUN_ERROR)
+    required = sorted(names.index(n) for n in wanted)
+    return required, [i for i in others if i not in required]
+
+
+def _pick_nodes(required: List[int], others: List[int], low: int, limit: int, cpus: int,
+                cpus_per_node: Sequence[int]) -> List[int]:
+    """The step manager's pick: the required nodes, then others in job order up to the
+    minimum count, then more while the step's CPUs are not met and the maximum allows."""
+    take = max(low - len(required), 0)
+    chosen, rest = required + others[:take], others[take:]
+    while rest and (not chosen or sum(cpus_per_node[i] for i in chosen) < cpus) and \
+            len(chosen) < limit:
+        chosen.append(rest.pop(0))
+    return sorted(chosen)
 
 
 def layout_step(request: StepRequest, names: Sequence[str], cpus_per_node: Sequence[int],
                 job_id: int, overcommit: bool = False) -> StepLayout:
     """Place the step's tasks on the job's nodes (``names``, with their CPU counts); raises
     srun's errors when the step cannot fit in the job."""
-    candidates = _select_nodes(request, names)
-    cpt = request.cpus_per_task or 1
-    wanted_nodes = request.nodes.max_nodes if request.nodes is not None else None  # type: ignore
-    if request.nodelist and wanted_nodes is None:
-        wanted_nodes = len(dict.fromkeys(request.nodelist))
-    ntasks = request.ntasks
-    if wanted_nodes is None:
-        wanted_nodes = len(candidates) if ntasks is None else min(len(candidates), ntasks)
-    if wanted_nodes > len(candidates) or wanted_nodes < 1:
-        lines = [f"Only allocated {len(candidates)} nodes asked for {wanted_nodes}"]
+    _check_relative(request, len(names))
+    required, others = _usable_nodes(request, names, job_id)
+    # srun's view (job_step_create_allocation): the job's nodes minus -x, at most -N's max.
+    hosts = len(names) - len(set(request.exclude) & set(names))
+    low = request.nodes.min_nodes if request.nodes is not None else None  # type: ignore
+    high = request.nodes.max_nodes if request.nodes is not None else 0  # type: ignore
+    if high and high < hosts:
+        hosts = high
+    if low is None:
+        low = min(request.ntasks, hosts) if request.ntasks else hosts
+    if low > hosts:
+        lines = [f"Only allocated {hosts} nodes asked for {low}"]
         if request.exclude:
             lines.append("Are required nodes explicitly excluded?")
         raise SlurmInputError(*lines, exit_code=EXIT_SRUN_ERROR)
-    chosen = candidates[:wanted_nodes]
-    if ntasks is None:
-        ntasks = wanted_nodes * (request.ntasks_per_node or 1)
-    capacity = [max(cpus_per_node[i] // cpt, 0) for i in chosen]
-    if ntasks > sum(capacity) and not (overcommit or request.overcommit):
+    per_node = request.ntasks_per_node
+    ntasks = request.ntasks if request.ntasks is not None else hosts * (per_node or 1)
+    cpt = request.cpus_per_task or 1
+    overcommit = overcommit or request.overcommit
+    chosen = _pick_nodes(required, others, low, high or hosts,
+                         0 if overcommit else ntasks * cpt, cpus_per_node)
+    if not overcommit and ntasks * cpt > sum(cpus_per_node[i] for i in chosen):
         raise SlurmInputError(f"Unable to create step for job {job_id}: More processors "
                               "requested than permitted", exit_code=EXIT_SRUN_ERROR)
+    # slurm_step_layout.c: a node holds at least one task; --ntasks-per-node caps it.
+    capacity = [max(cpus_per_node[i] // cpt, 1) for i in chosen]
+    if per_node:
+        capacity = [min(c, per_node * cpt) for c in capacity]
     dist = request.distribution
     kind = getattr(dist, "nodes", None) or ("block" if ntasks > len(chosen) else "cyclic")
     if kind == "cyclic":

@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.paths import state_dir
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30000
 
 JOB_COLUMNS: Dict[str, type] = {
@@ -31,7 +31,7 @@ JOB_COLUMNS: Dict[str, type] = {
     "priority": int, "nice": int, "work_dir": str, "command": str, "stdout": str,
     "stderr": str, "stdin": str, "job_dir": str, "supervisor_pid": int, "node0_pid": int,
     "array_spec": str, "array_max_running": int, "comment": str, "exclusive": str,
-    "submit_host": str, "features": str, "requeue": int, "port": int,
+    "submit_host": str, "features": str, "requeue": int, "port": int, "batch_cpus": int,
 }
 STEP_COLUMNS: Dict[str, type] = {
     "job_id": int, "step_id": str, "name": str, "state": str, "exit_code": int,

@@ -12,6 +12,7 @@ from typing import Mapping, Tuple
 from parsers.allocation import Allocation, NodeShape, allocate
 from parsers.errors import SlurmInputError
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
+from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.config import LOCAL, choose_backend, load_config
 from translators.config import ClusterConfig, PartitionConfig
 
@@ -77,6 +78,9 @@ def print_manifests(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, s
         token=secrets.token_hex(16), runtime_hash=bundle_hash(build_bundle()),
         submit_time=now_iso(), target=submit.k8s_target or partition.target)
     result = render(inputs)
+    if not submit.quiet:
+        for note in result.warnings:
+            print_warning("sbatch", note)
     return dump_manifests(result.manifests)
 
 

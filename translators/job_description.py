@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
-from parsers.allocation import Allocation
-from parsers.jobspec import JobSpec, SubmitContext
+from parsers.allocation import Allocation, gres_gpus
+from parsers.jobspec import SCRIPT_FROM_STDIN, JobSpec, SubmitContext
 
 DESCRIPTION_VERSION = 1
 
@@ -59,6 +59,19 @@ def _given_raw(job: JobSpec, name: str) -> Optional[str]:
     return None
 
 
+def job_name_exported(job: JobSpec) -> bool:
+    """Whether the job's environment has ``SLURM_JOB_NAME``: sbatch exports the name it
+    knows (``-J``, the script's file name, ``wrap``), not the controller's default
+    ``sbatch`` for a script read from stdin."""
+    return job.script.origin != SCRIPT_FROM_STDIN or _given_raw(job, "job-name") is not None
+
+
+def gpus_requested(job: JobSpec) -> bool:
+    """Whether the job asked for GPUs (``--gpus*``, ``--gres=gpu``). An ``--exclusive`` job
+    holds its nodes' GPUs without asking, and its steps get them only on request."""
+    return bool(job.gpus or job.gpus_per_node or job.gpus_per_task or gres_gpus(job))
+
+
 def describe_job(
     job: JobSpec,
     allocation: Allocation,
@@ -93,6 +106,7 @@ def describe_job(
         "version": DESCRIPTION_VERSION,
         "job_id": job_id,
         "job_name": job.job_name,
+        "job_name_exported": job_name_exported(job),
         "array_job_id": array_job_id,
         "array_task_id": array_task_id,
         "array": array,
@@ -114,6 +128,8 @@ def describe_job(
         "ntasks_per_node": job.ntasks_per_node,
         "cpus_per_task": job.cpus_per_task,
         "gpus_per_node_count": allocation.gpus_per_node,
+        "gpus_on_nodes": list(allocation.gpus_on_nodes),
+        "gpus_requested": gpus_requested(job),
         "gpus": _gpu_text(job.gpus),
         "gpus_per_node": _given_raw(job, "gpus-per-node"),
         "gpus_per_task": _gpu_text(job.gpus_per_task),

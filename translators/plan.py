@@ -166,7 +166,8 @@ def plan_job(inputs: "RenderInputs") -> JobPlan:
     priority = priority_class(job, partition)
     environment = job_environment(job, dict(inputs.context.environment),
                                   drop=LOGIN_ONLY_VARIABLES)
-    warnings = (list(image_warnings) + list(resources.warnings) + list(affinity_warnings)
+    warnings = (list(inputs.allocation.warnings) + list(image_warnings)
+                + list(resources.warnings) + list(affinity_warnings)
                 + list(exclusivity_warnings(job)) + list(workdir_warnings)
                 + _array_warnings(job, units, inputs.kubernetes_minor)
                 + _requeue_warnings(job, traits))

@@ -20,7 +20,7 @@ from typing import Callable, Optional, Tuple
 from parsers.formats import job_values as jv
 from parsers.formats.cells import DATE, NUMBER, STRING, convert_num_unit, format_timestamp
 from parsers.formats.squeue_fields import JobContext
-from parsers.records import CANCELLED, JobRecord, StepRecord
+from parsers.records import CANCELLED, TIMEOUT, JobRecord, StepRecord
 from parsers.values.time import format_duration_hms, format_time_limit
 
 Getter = Callable[[JobRecord, Optional[StepRecord], JobContext], Optional[str]]
@@ -41,6 +41,14 @@ def elapsed_s(start: Optional[int], end: Optional[int], now: int) -> int:
     if start is None:
         return 0
     return max((end if end is not None else now) - start, 0)
+
+
+def _job_exit(job: JobRecord) -> str:
+    """A job's ExitCode as sacct prints it: the batch script's, but ``0:0`` for a job that
+    was cancelled or ran out of time (its batch step carries the signal)."""
+    if job.state in (CANCELLED, TIMEOUT):
+        return "0:0"
+    return jv.exit_code_text(job.exit_code, job.exit_signal)
 
 
 def _elapsed(job: JobRecord, step: Optional[StepRecord], now: int) -> int:
@@ -147,7 +155,7 @@ SACCT_FIELDS: Tuple[SacctField, ...] = tuple(SacctField(*row) for row in (
                                lambda s, c: _stamp(s.start_time, c))),
     ("End", 19, _D, _both(lambda j, c: _stamp(j.end_time, c),
                           lambda s, c: _stamp(s.end_time, c))),
-    ("ExitCode", 8, _S, _both(lambda j, c: jv.exit_code_text(j.exit_code, j.exit_signal),
+    ("ExitCode", 8, _S, _both(lambda j, c: _job_exit(j),
                               lambda s, c: jv.exit_code_text(s.exit_code, s.exit_signal))),
     ("Flags", 19, _S, _job(lambda j, c: "SchedMain,StartRecieved" if j.start_time
                            else "StartRecieved")),

@@ -153,3 +153,14 @@ def parse_scancel_args(argv: Sequence[str], environ: Mapping[str, str]) -> Scanc
     if not jobs and not values.get("me") and not any(values.get(k) for k in FILTERS):
         raise SlurmInputError("No job identification provided", exit_code=EXIT_SUBMIT_ERROR)
     return ScancelRequest(jobs=jobs, warnings=tuple(warnings), **values)  # type: ignore[arg-type]
+
+
+def verbose_line(request: ScancelRequest, text: str, step: Optional[str]) -> str:
+    """What ``scancel -v`` says before acting on a job or step (``text``: its id)."""
+    if step is not None:
+        what = f"step {text}"
+    else:
+        what = ("full " if request.full else "batch " if request.batch else "") + f"job {text}"
+    if request.signal is None:
+        return f"scancel: Terminating {what}\n"
+    return f"scancel: Signal {request.signal} to {what}\n"

@@ -11,12 +11,19 @@ from sbatch_k8s.backends.local.control import send_to_node0
 
 
 def cancel_job(environ: Mapping[str, str], job_id: int, uid: int,
-               signum: Optional[int] = None, batch: bool = False, full: bool = False) -> str:
-    """Cancel (or, with ``signum``, signal) one job; ``done``, ``finished`` or ``unknown``."""
+               signum: Optional[int] = None, batch: bool = False, full: bool = False,
+               step: Optional[int] = None) -> str:
+    """Cancel (or, with ``signum``, signal) one job or one of its steps; ``done``,
+    ``finished`` or ``unknown``."""
     conn = jobdb.connect(environ)
     row = jobdb.get_job(conn, job_id)
     if row is None:
         return "unknown"
+    if step is not None:
+        if row["state"] != RUNNING:
+            return "finished"
+        request = {"type": "cancel", "signal": signum, "step": step}
+        return "done" if send_to_node0(row, request) else "finished"
     if row["state"] == PENDING:
         if signum is not None:
             return "done"

@@ -54,6 +54,7 @@ def _main(argv: List[str]) -> int:
     from parsers.formats.sacct import format_sacct
     from parsers.report_options.sacct import parse_sacct_args
     from sbatch_k8s import jobdb
+    from sbatch_k8s.backends.local.layout import job_dir_of
     from sbatch_k8s.backends.local.records import accounting_records
     from sbatch_k8s.cli.help_text import report_action
     from sbatch_k8s.cli.user_ids import resolve_users
@@ -67,7 +68,8 @@ def _main(argv: List[str]) -> int:
         return 0
     config, _ = load_config(environ)
     where, params = _where(query)
-    records = accounting_records(jobdb.connect(environ), where, params, config.cluster_name)
+    records = accounting_records(jobdb.connect(environ), where, params, config.cluster_name,
+                                 lambda job_id: job_dir_of(environ, job_id))
     uids = None if query.all_users or query.jobs is not None else resolve_users(
         COMMAND, query.users, not query.users)
     chosen = [r for r in records if _keep(r, query, uids)]

@@ -16,7 +16,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec, SubmitOptions
 from parsers.sbatch import CommandLine, build_job, load_script, split_command_line
-from sbatch_k8s.cli.common import exit_with, print_warning, run_command
+from sbatch_k8s.cli.common import exit_with, print_error, print_warning, run_command
 
 COMMAND = "sbatch"
 
@@ -38,16 +38,19 @@ def resolve_script_path(name: str, chdir: Optional[str], environ: Mapping[str, s
 def read_script(command_line: CommandLine, environ: Mapping[str, str]) -> Tuple[
         Optional[str], Optional[str]]:
     """The script text and its name as given (None when read from stdin; both None with
-    --wrap)."""
+    --wrap). Read as bytes, line breaks untouched (sbatch refuses ``\\r\\n``)."""
     if command_line.value_of("wrap") is not None:
         return None, None
     if command_line.script_path is None:
-        return sys.stdin.read(), None
+        stdin = getattr(sys.stdin, "buffer", None)
+        if stdin is None:  # a text-only stream put in place by a caller
+            return sys.stdin.read(), None
+        return stdin.read().decode("utf-8", "surrogateescape"), None
     path = resolve_script_path(command_line.script_path, command_line.value_of("chdir"),
                                environ)
     try:
-        with open(path, "r", encoding="utf-8", errors="surrogateescape") as f:
-            return f.read(), command_line.script_path
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "surrogateescape"), command_line.script_path
     except OSError as e:
         raise SlurmInputError(f"Unable to open file {command_line.script_path}",
                               exit_code=EXIT_SUBMIT_ERROR) from e
@@ -65,10 +68,12 @@ def _answer_at_once(command_line: CommandLine) -> Optional[int]:
 
 
 def _print_warnings(job: JobSpec, submit: SubmitOptions) -> None:
-    if submit.quiet:
-        return
+    """The job's notes: Slurm's own ``error()`` lines always, our warnings unless ``-Q``."""
     for note in job.warnings:
-        print_warning(COMMAND, note.message, note.location)
+        if note.severity == "error":
+            print_error(COMMAND, note.message)
+        elif not submit.quiet:
+            print_warning(COMMAND, note.message, note.location)
 
 
 def _main(argv: List[str]) -> int:

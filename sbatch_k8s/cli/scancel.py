@@ -1,9 +1,10 @@
 """``scancel``: cancel or signal local jobs, with Slurm's selection rules and messages.
 
-Without ``--signal`` a job is cancelled (SIGTERM to its steps and batch shell, SIGKILL after
-KillWait; state CANCELLED). With ``--signal`` only the steps get it, or the batch shell with
-``-b``, or both and the shell's children with ``-f``. Unknown or finished jobs are silent
-(Slurm says so only with ``-v``), as in Slurm 22.05.
+Without ``--signal`` a job is cancelled (SIGTERM to its steps and batch shell, SIGKILL
+after KillWait; state CANCELLED). With ``--signal`` only the steps get it, or the batch
+shell with ``-b``, or both and the shell's children with ``-f``. ``<job>.<step>`` cancels
+(SIGKILL) or signals one step. Unknown or finished jobs are silent (Slurm says so only with
+``-v``), as in Slurm 22.05.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _targets(conn: object, job_id: int, task: Optional[int]) -> Iterable[int]:
 
 def _main(argv: List[str]) -> int:
     from parsers.formats.messages import kill_job_error
-    from parsers.report_options.scancel import parse_scancel_args
+    from parsers.report_options.scancel import parse_scancel_args, verbose_line
     from sbatch_k8s import jobdb
     from sbatch_k8s.cli.cancel_local import cancel_job
     from sbatch_k8s.cli.help_text import report_action
@@ -76,8 +77,13 @@ def _main(argv: List[str]) -> int:
         selections = [(job_id, None, str(job_id), None) for job_id in
                       _matching_ids(request, environ)]
     for job_id, task, text, step in selections:
-        outcomes = [cancel_job(environ, target, os.getuid(), request.signal, request.batch,
-                               request.full) for target in _targets(conn, job_id, task)]
+        if request.verbose > 0:
+            sys.stderr.write(verbose_line(request, text, step))
+        batch = request.batch or step == "batch"
+        number = int(step) if step is not None and step.isdecimal() else None
+        outcomes = [cancel_job(environ, target, os.getuid(), request.signal, batch,
+                               request.full, number)
+                    for target in _targets(conn, job_id, task)]
         if all(o == "done" for o in outcomes) and outcomes:
             continue
         reason = ("Invalid job id specified" if "unknown" in outcomes else

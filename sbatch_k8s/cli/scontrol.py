@@ -30,7 +30,7 @@ def _show_jobs(value: Optional[str], environ: Mapping[str, str], oneliner: bool)
         records = [r for r in records if wanted.job_id in (r.job_id, r.array_job_id) and
                    wanted.array_task_id in (None, r.array_task_id)]
         if not records:
-            raise invalid_job_id_error("scontrol_print_job")
+            raise invalid_job_id_error()  # a valid id the controller does not know
     if not records:
         return "No jobs in the system\n"
     return format_show_jobs(records, now, oneliner)

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import IO, List, Mapping, Optional, Sequence
 
-from parsers.errors import SlurmInputError
+from parsers.errors import SlurmInputError, fatal
 from parsers.getopt import parse_args
 from parsers.jobspec import BatchScript
 from parsers.options import SBATCH, SRUN
@@ -36,7 +36,7 @@ def allocation_argv(argv: Sequence[str], job_dir_hint: str) -> List[str]:
     the command's name as job name, output into files we follow, stdin from our FIFO."""
     parsed = parse_args(SRUN, argv)
     if not parsed.operands:
-        raise SlurmInputError("No command given to execute.", exit_code=1)
+        raise fatal("No command given to execute.")
     words: List[str] = []
     for given in parsed.options:
         option = given.option
@@ -91,7 +91,7 @@ def _run_outside(argv: List[str], environ: Mapping[str, str]) -> int:
     script = BatchScript(f"#!/bin/sh\n# created by srun outside an allocation\n{wrap}\n", None,
                          (), "wrap")
     job, _ = build_job(command_line, environ, script)
-    job_id, lock = create_job(job, config, environ)
+    job_id, lock = create_job(job, config, environ, command="srun")
     assert lock is not None
     return _follow(job_id, lock, spool, fifo, environ)
 

@@ -67,6 +67,8 @@ class Agent:
         self.on_shutdown = on_shutdown
         self.on_cancel = on_cancel
         self.running: Dict[int, List[Task]] = {}
+        #: Node 0: each registered step's srun, reachable for ``scancel <job>.<step>``.
+        self.step_channels: Dict[int, asyncio.StreamWriter] = {}
         self.controlled = asyncio.Event()
         self.server: Optional[asyncio.AbstractServer] = None
 
@@ -177,7 +179,9 @@ class Agent:
         try:
             writer.write(encode_json({"type": "step", "step_id": step_id}))
             await writer.drain()
+            self.step_channels[step_id] = writer
             frame = await read_frame(reader)
+            self.step_channels.pop(step_id, None)
             if frame is not None:
                 request = decode_json(frame[2])
                 if request.get("type") == "step_end":
@@ -185,7 +189,17 @@ class Agent:
                     writer.write(encode_json({"type": "ok"}))
                     await writer.drain()
         finally:
+            self.step_channels.pop(step_id, None)
             self.steps.end(step_id, result)
+
+    def cancel_step(self, step_id: int, signum: Optional[int]) -> bool:
+        """Ask the srun of step ``step_id`` to cancel it (``signum`` None) or signal its
+        tasks; False when no such step runs."""
+        writer = self.step_channels.get(step_id)
+        if writer is None:
+            return False
+        writer.write(encode_json({"type": "cancel", "signal": signum}))
+        return True
 
     async def _list_steps(self, message: Dict[str, Any], reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> None:
@@ -229,7 +243,8 @@ class Agent:
                 tasks.append(await start_task(
                     spec["rank"], message["argv"], spec["env"], message["cwd"], sink,
                     stdin_piped=bool(spec.get("stdin")), stdout_file=spec.get("stdout_file"),
-                    stderr_file=spec.get("stderr_file"), append=bool(message.get("append"))))
+                    stderr_file=spec.get("stderr_file"), append=bool(message.get("append")),
+                    stdin_file=spec.get("stdin_file")))
         except OSError as e:
             await terminate(tasks, ORPHAN_GRACE_S)
             writer.write(encode_json({"type": "launch_failed", "error": str(e)}))

@@ -178,6 +178,9 @@ class BatchHost:
     def handle_cancel(self, request: Mapping[str, Any]) -> None:
         """``scancel`` of this job: a signal to steps/batch, or the whole job."""
         signum = request.get("signal")
+        if request.get("step") is not None:
+            self.agent.cancel_step(int(request["step"]), signum)
+            return
         if signum is None:
             asyncio.ensure_future(self.end_job(CANCELLED, ""))
             return
@@ -259,7 +262,10 @@ class BatchHost:
             return JobResult(state, exit_code, signum, reason)
         if code == 0:
             return JobResult(COMPLETED, 0)
-        return JobResult(FAILED, exit_code, signum, "NonZeroExitCode")
+        # slurmctld's job_complete: a script killed by a signal (not by a cancel) is a
+        # FAILED job with reason JobLaunchFailure; a non-zero exit, NonZeroExitCode.
+        return JobResult(FAILED, exit_code, signum,
+                         "JobLaunchFailure" if signum else "NonZeroExitCode")
 
     async def shutdown_nodes(self, code: int) -> None:
         """Tell every other node the job is over."""

@@ -92,7 +92,7 @@ def _squeue(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any]
 
 
 def _scancel(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any]) -> int:
-    from parsers.report_options.scancel import parse_scancel_args
+    from parsers.report_options.scancel import parse_scancel_args, verbose_line
     from sbatch_k8s.runtime.protocol import read_token
     from sbatch_k8s.runtime.srun import ask, node_addresses
 
@@ -104,11 +104,18 @@ def _scancel(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any
     from sbatch_k8s.runtime.protocol import fresh_loop
 
     _, addresses = node_addresses(environ)
-    message: Dict[str, Any] = {"type": "cancel", "signal": request.signal,
-                               "batch": request.batch, "full": request.full}
     token = read_token(environ["SBATCH_K8S_TOKEN_FILE"])
     port = int(environ["SBATCH_K8S_RUNTIME_PORT"])
-    fresh_loop().run_until_complete(ask(addresses[0], port, token, message))
+    loop = fresh_loop()
+    for job in request.jobs:
+        if request.verbose > 0:
+            sys.stderr.write(verbose_line(request, str(job), job.step))
+        step = job.step
+        message: Dict[str, Any] = {
+            "type": "cancel", "signal": request.signal,
+            "batch": request.batch or step == "batch", "full": request.full,
+            "step": int(step) if step is not None and step.isdecimal() else None}
+        loop.run_until_complete(ask(addresses[0], port, token, message))
     return 0
 
 

@@ -51,6 +51,12 @@ def local_address(index: int) -> str:
     return f"127.0.0.{index + 2}"
 
 
+def _check_index(index: int, count: int) -> None:
+    """ContractError unless ``index`` names one of ``count`` nodes."""
+    if not 0 <= index < count:
+        raise ContractError(f"node index {index} is outside 0..{count - 1}")
+
+
 def _int(environ: Mapping[str, str], name: str) -> int:
     value = environ.get(name)
     if value is None or not value.strip().isdigit():
@@ -70,6 +76,7 @@ def _local(environ: Mapping[str, str], count: int, hostname: str,
            index: Optional[int]) -> NodeIdentity:
     if index is None:
         index = _int(environ, "SBATCH_K8S_NODE_INDEX")
+    _check_index(index, count)
     names = tuple(local_address(i) for i in range(count))
     return NodeIdentity(index, count, names, names, names[index])
 
@@ -131,8 +138,7 @@ def identify(contract: str, environ: Mapping[str, str], node_count: int,
     if contract not in _ADAPTERS:
         raise ContractError(f"unknown contract {contract!r} (one of {', '.join(CONTRACTS)})")
     identity = _ADAPTERS[contract](environ, node_count, hostname or socket.gethostname(), index)
-    if not 0 <= identity.index < identity.count:
-        raise ContractError(f"node index {identity.index} is outside 0..{identity.count - 1}")
+    _check_index(identity.index, identity.count)
     return identity
 
 

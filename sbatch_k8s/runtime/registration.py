@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from parsers.errors import SlurmInputError
 from sbatch_k8s.runtime.protocol import (
@@ -29,23 +29,51 @@ def step_holds(request: Any, layout: Any, desc: Mapping[str, Any]) -> List[List[
 
 
 class Registration:
-    """A registered step: its id, and the connection that keeps it registered."""
+    """A registered step: its id, and the connection that keeps it registered — over which
+    node 0 also passes on ``scancel <job>.<step>``."""
 
     def __init__(self, step_id: int, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter) -> None:
         self.step_id = step_id
         self.reader = reader
         self.writer = writer
+        self.recorded = asyncio.Event()
+        self.watcher: "Optional[asyncio.Future[None]]" = None
+
+    def watch(self, on_cancel: Callable[[Optional[int]], None]) -> None:
+        """While the step runs, call ``on_cancel(signal or None)`` for each scancel of it."""
+        self.watcher = asyncio.ensure_future(self._watch(on_cancel))
+
+    async def _watch(self, on_cancel: Callable[[Optional[int]], None]) -> None:
+        try:
+            while True:
+                frame = await read_frame(self.reader)
+                if frame is None:
+                    return
+                message = decode_json(frame[2])
+                if message.get("type") == "cancel":
+                    signum = message.get("signal")
+                    on_cancel(None if signum is None else int(signum))
+                elif message.get("type") == "ok":
+                    self.recorded.set()
+                    return
+        except (OSError, ProtocolError, asyncio.IncompleteReadError):
+            return
 
     async def end(self, result: Dict[str, Any]) -> None:
         """Record the step's end (releasing its CPUs)."""
         try:
             self.writer.write(encode_json({"type": "step_end", "result": result}))
             await self.writer.drain()
-            await asyncio.wait_for(read_frame(self.reader), 10)
+            if self.watcher is None:
+                await asyncio.wait_for(read_frame(self.reader), 10)
+            else:
+                await asyncio.wait_for(self.recorded.wait(), 10)
         except (OSError, ProtocolError, asyncio.TimeoutError):
             sys.stderr.write(f"srun: error: could not record the end of step {self.step_id}\n")
         finally:
+            if self.watcher is not None:
+                self.watcher.cancel()
             self.writer.close()
 
 

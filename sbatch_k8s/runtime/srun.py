@@ -107,8 +107,10 @@ class StepRun:
     """One step from launch to exit code."""
 
     def __init__(self, step_id: int, job_id: int, request: Any, names: List[str],
-                 router: OutputRouter) -> None:
+                 router: OutputRouter, stdin_fd: int = 0) -> None:
         self.step_id = step_id
+        #: Where the tasks' stdin comes from: srun's own, or the ``-i`` file it opened.
+        self.stdin_fd = stdin_fd
         self.job_id = job_id
         self.request = request
         self.names = names
@@ -118,6 +120,9 @@ class StepRun:
         self.bad_exit = asyncio.Event()
         self.interrupts: List[float] = []
         self.force_terminated = False
+        #: The signal srun ended the step with (``-K``, ``-W``, an abort): then the step log
+        #: records it CANCELLED with that signal, as slurmctld does.
+        self.cancelled_with = 0
 
     def signal_all(self, signum: int) -> None:
         for session in self.sessions:
@@ -186,6 +191,7 @@ async def _watch_policies(run: StepRun, kill_wait_s: float) -> None:
     if run.request.kill_on_bad_exit:
         await run.bad_exit.wait()
         sys.stderr.write(f"{COMMAND}: Terminating {step}\n" + _cancel_line(run))
+        run.cancelled_with = signal.SIGTERM
         run.signal_all(signal.SIGCONT)
         run.signal_all(signal.SIGTERM)
         await asyncio.sleep(kill_wait_s)
@@ -208,6 +214,19 @@ async def _watch_policies(run: StepRun, kill_wait_s: float) -> None:
                  "for job step to finish.\n")
     sys.stderr.write("".join(lines) + _cancel_line(run))
     run.force_terminated = True
+    run.cancelled_with = signal.SIGKILL
+    run.signal_all(signal.SIGKILL)
+
+
+def cancel_step(run: StepRun, signum: Optional[int]) -> None:
+    """``scancel`` of this step: a signal for its tasks, or (``signum`` None) the cancel as
+    slurmstepd does it: the CANCELLED line and SIGKILL."""
+    if signum is not None:
+        run.signal_all(signum)
+        return
+    sys.stderr.write(_cancel_line(run))
+    sys.stderr.flush()
+    run.cancelled_with = signal.SIGKILL
     run.signal_all(signal.SIGKILL)
 
 
@@ -226,6 +245,7 @@ def _abort(run: StepRun, kill_wait_s: float, first: str = "") -> None:
                      f"Waiting up to {int(kill_wait_s) + 2} seconds for job step to finish.\n")
     sys.stderr.flush()
     run.force_terminated = True
+    run.cancelled_with = signal.SIGKILL
     run.signal_all(signal.SIGKILL)
 
 
@@ -270,7 +290,7 @@ async def _stdin_to_tasks(run: StepRun, targets: List[Tuple[NodeSession, int]]) 
     def reader() -> None:
         try:
             while True:
-                data = os.read(0, 65536)
+                data = os.read(run.stdin_fd, 65536)
                 loop.call_soon_threadsafe(queue.put_nowait, data)
                 if not data:
                     return
@@ -295,7 +315,7 @@ def stdin_targets(run: StepRun, request: Any) -> List[Tuple[NodeSession, int]]:
 
     spec = parse_step_io(request.input) if request.input else None
     pairs = [(s, r) for s in run.sessions for r in s.ranks]
-    if spec is None or spec.kind == "all":
+    if spec is None or spec.kind in ("all", "pattern"):
         return pairs
     if spec.kind == "task":
         return [(s, r) for s, r in pairs if r == spec.task_id]

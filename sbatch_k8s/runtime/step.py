@@ -17,7 +17,14 @@ from sbatch_k8s.runtime.node import load_description
 from sbatch_k8s.runtime.output import OutputRouter
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.registration import register_step, step_holds
-from sbatch_k8s.runtime.srun import COMMAND, StepRun, launch_step, node_addresses, warn
+from sbatch_k8s.runtime.srun import (
+    COMMAND,
+    StepRun,
+    cancel_step,
+    launch_step,
+    node_addresses,
+    warn,
+)
 from sbatch_k8s.runtime.stdio import expand_path, filename_context
 
 DEFAULT_PORT = 6818
@@ -63,13 +70,25 @@ def _check_container(request: Any, desc: Mapping[str, Any]) -> None:
 
 def _io_plan(request: Any, desc: Mapping[str, Any], names: List[str], layout: Any,
              step_id: int, cwd: str) -> Tuple[Dict[int, Dict[str, Optional[str]]], Any, Any]:
-    """Per-task files opened on the nodes, and srun's own stdout/stderr targets."""
+    """Per-task files opened on the nodes, and srun's own stdout/stderr targets.
+
+    Without ``-e``, stderr follows ``-o`` (Slurm's ``efname = ofname``); when both name the
+    same thing they share one descriptor, here and on the nodes."""
     from parsers.values.filename import parse_step_io
 
     files: Dict[int, Dict[str, Optional[str]]] = {r: {} for rs in layout.ranks for r in rs}
     targets: List[Any] = []
+    error = request.error or request.output
+    shared = bool(request.output) and error == request.output and \
+        parse_step_io(request.output).kind != "all"
     for key, value, default in (("stdout_file", request.output, sys.stdout.buffer),
-                                ("stderr_file", request.error, sys.stderr.buffer)):
+                                ("stderr_file", error, sys.stderr.buffer)):
+        if key == "stderr_file" and shared:
+            for each in files.values():
+                if "stdout_file" in each:
+                    each[key] = each["stdout_file"]
+            targets.append(targets[0])
+            break
         spec = parse_step_io(value) if value else None
         target = default
         if spec is not None and spec.kind == "none":
@@ -98,23 +117,42 @@ def _io_plan(request: Any, desc: Mapping[str, Any], names: List[str], layout: An
     return files, targets[0], targets[1]
 
 
-def _stdin_ranks(request: Any, layout: Any) -> Set[int]:
+def _stdin_plan(request: Any, desc: Mapping[str, Any], names: List[str], layout: Any,
+                step_id: int, cwd: str, files: Dict[int, Dict[str, Optional[str]]]
+                ) -> Tuple[Set[int], int]:
+    """Which tasks read what srun forwards, and the descriptor srun reads it from: its
+    stdin, or the ``-i`` file srun opens itself (a name without per-task patterns, as
+    Slurm). A per-task pattern is opened on each task's node instead (``files``)."""
     from parsers.values.filename import parse_step_io
 
     every = {r for rs in layout.ranks for r in rs}
     if not request.input:
-        return every
+        return every, 0
     spec = parse_step_io(request.input)
     if spec.kind == "none":
-        return set()
+        return set(), 0
     if spec.kind == "task" and spec.task_id is not None:
-        return {spec.task_id} & every
-    return every
+        return {spec.task_id} & every, 0
+    if spec.kind != "pattern" or spec.pattern is None:
+        return every, 0
+    if spec.pattern.opened_per_task:
+        for position, ranks in enumerate(layout.ranks):
+            node = names[layout.node_indices[position]]
+            for rank in ranks:
+                ctx = filename_context(desc, node, step_id, position, rank)
+                files[rank]["stdin_file"] = expand_path(request.input, ctx, cwd)
+        return set(), 0
+    ctx = filename_context(desc, names[layout.node_indices[0]], step_id)
+    try:
+        return every, os.open(expand_path(request.input, ctx, cwd), os.O_RDONLY)
+    except OSError as e:
+        raise SlurmInputError(f"Could not open stdin file: {os.strerror(e.errno or 0)}",
+                              exit_code=1) from None
 
 
 def run(argv: List[str], environ: Mapping[str, str]) -> int:
     """srun inside the job; the step's exit code."""
-    from parsers.slurm_env import step_environment, task_environment
+    from parsers.slurm_env import inherited_environment, step_environment, task_environment
     from parsers.steps import layout_step, parse_srun
 
     if "SBATCH_K8S_NODE_ADDRS" not in environ or "SBATCH_K8S_JOB_DIR" not in environ:
@@ -142,21 +180,25 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     launch_host = _launch_address(environ, names, addresses)
     umask = os.umask(0o022)
     os.umask(umask)
-    base = _task_environment(environ, request)
+    base = inherited_environment(_task_environment(environ, request), desc)
     base.update(step_environment(desc, names, layout, request, step_id, launch_host, port,
                                  f"{umask:04o}"))
     envs = {r: dict(base, **task_environment(desc, names, layout, request, r))
             for rs in layout.ranks for r in rs}
     cwd = request.chdir or request.container_workdir or os.getcwd()
     files, out, err = _io_plan(request, desc, names, layout, step_id, cwd)
+    reading, stdin_fd = _stdin_plan(request, desc, names, layout, step_id, cwd, files)
     router = OutputRouter(out, err, layout.ntasks, request.label, request.unbuffered)
-    step = StepRun(step_id, job_id, request, names, router)
+    step = StepRun(step_id, job_id, request, names, router, stdin_fd)
     code = 1
+
+    async def launch() -> int:
+        registration.watch(lambda signum: cancel_step(step, signum))
+        return await launch_step(step, layout, envs, addresses, port, token, cwd, files,
+                                 reading, float(environ.get("SBATCH_K8S_KILL_WAIT", 30)))
+
     try:
-        code = loop.run_until_complete(launch_step(
-            step, layout, envs, addresses, port, token, cwd, files,
-            _stdin_ranks(request, layout),
-            float(environ.get("SBATCH_K8S_KILL_WAIT", 30))))
+        code = loop.run_until_complete(launch())
     finally:
         loop.run_until_complete(registration.end(step_result(step, code)))
     return code
@@ -174,14 +216,17 @@ def _launch_address(environ: Mapping[str, str], names: List[str],
 
 
 def step_result(step: StepRun, code: int) -> Dict[str, Any]:
-    """The step's state and exit as the step log records it."""
+    """The step's state and exit as the step log records it: slurmstepd reports the largest
+    raw wait status of its tasks (an exit code outranks a signal), a step srun ended is
+    CANCELLED with the signal it sent, one that lost a node NODE_FAIL."""
     results = [r for _, r in step.results()]
-    lost = any(s.lost for s in step.sessions)
-    state = "NODE_FAIL" if lost else "COMPLETED" if code == 0 else (
-        "CANCELLED" if any(r.get("signal") for r in results) else "FAILED")
-    signum = max((int(r.get("signal") or 0) for r in results), default=0)
-    status = max((int(r.get("status") or 0) for r in results), default=0)
-    return {"state": state, "exit_code": status, "signal": signum}
+    if step.cancelled_with and not any(s.lost for s in step.sessions):
+        return {"state": "CANCELLED", "exit_code": 0, "signal": step.cancelled_with}
+    raw = max((int(r["signal"]) if r.get("signal") else int(r.get("status") or 0) << 8
+               for r in results), default=(code & 0xff) << 8)
+    state = "NODE_FAIL" if any(s.lost for s in step.sessions) else (
+        "COMPLETED" if raw == 0 and code == 0 else "FAILED")
+    return {"state": state, "exit_code": raw >> 8, "signal": raw & 0x7f}
 
 
 def main(argv: List[str], environ: Mapping[str, str]) -> int:

@@ -11,9 +11,10 @@ slurmstepd does.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import signal
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sbatch_k8s.runtime.protocol import KIND_STDERR, KIND_STDOUT
 
@@ -24,7 +25,7 @@ PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = 1031
 Sink = Callable[[int, bytes, bytes], None]
 
-#: How slurmstepd reports an exec failure (then the task exits 2, as with a shell).
+#: How slurmstepd reports an exec failure (then the task exits with the errno).
 EXEC_FAILED = "slurmstepd: error: execve(): {cmd}: {reason}\n"
 _KINDS = {1: KIND_STDOUT, 2: KIND_STDERR}
 
@@ -134,20 +135,25 @@ def _open_output(path: str, append: bool) -> int:
     return os.open(path, flags, 0o644)
 
 
-def _exec_error(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> Optional[str]:
-    """slurmstepd's message when ``argv[0]`` cannot be executed, else None."""
+def _exec_error(argv: Sequence[str], env: Mapping[str, str],
+                cwd: str) -> Optional[Tuple[str, int]]:
+    """slurmstepd's message and exit code (the errno) when ``argv[0]`` cannot be executed,
+    else None. srun made a relative path absolute against the working directory."""
     program = argv[0] if argv else ""
     if "/" in program:
-        candidates = [program if os.path.isabs(program) else os.path.join(cwd, program)]
+        shown = program if os.path.isabs(program) else os.path.join(cwd, program)
+        candidates = [shown]
     else:
+        shown = program
         candidates = [os.path.join(d or ".", program)
                       for d in env.get("PATH", os.defpath).split(os.pathsep)]
     for path in candidates:
-        if os.path.isfile(path):
-            if os.access(path, os.X_OK):
+        if os.path.exists(path):
+            if os.path.isfile(path) and os.access(path, os.X_OK):
                 return None
-            return EXEC_FAILED.format(cmd=program, reason="Permission denied")
-    return EXEC_FAILED.format(cmd=program, reason="No such file or directory")
+            return (EXEC_FAILED.format(cmd=shown, reason=os.strerror(errno.EACCES)),
+                    errno.EACCES)
+    return EXEC_FAILED.format(cmd=shown, reason=os.strerror(errno.ENOENT)), errno.ENOENT
 
 
 async def start_task(
@@ -160,25 +166,40 @@ async def start_task(
     stdout_file: Optional[str] = None,
     stderr_file: Optional[str] = None,
     append: bool = False,
+    stdin_file: Optional[str] = None,
 ) -> Task:
-    """Start one task; its output goes to ``sink`` unless redirected to files."""
+    """Start one task; its output goes to ``sink`` unless redirected to files, its input
+    is srun's (``stdin_piped``), a file opened here (``stdin_file``) or nothing."""
     failure = _exec_error(argv, env, cwd)
+    stdin: Any = asyncio.subprocess.PIPE if stdin_piped else asyncio.subprocess.DEVNULL
+    if stdin_file is not None:
+        try:
+            stdin = os.open(stdin_file, os.O_RDONLY)
+        except OSError as e:
+            message = (f"slurmstepd: error: Could not open stdin file {stdin_file}: "
+                       f"{os.strerror(e.errno or 0)}\n")
+            failure = (message, 1)
+            stdin = asyncio.subprocess.DEVNULL
     if failure is not None:
-        # A tiny shell reports like slurmstepd and exits 2 (a shell's "cannot execute"), so
-        # the exit path and the output path stay those of any task.
-        argv = ["/bin/sh", "-c", 'printf "%s" "$1" >&2; exit 2', "sh", failure]
+        # A tiny shell reports like slurmstepd and exits with the errno, so the exit path
+        # and the output path stay those of any task.
+        message, code = failure
+        argv = ["/bin/sh", "-c", f'printf "%s" "$1" >&2; exit {code}', "sh", message]
     out_fd = _open_output(stdout_file, append) if stdout_file else None
-    err_fd = _open_output(stderr_file, append) if stderr_file else None
+    if stderr_file and stderr_file == stdout_file:
+        err_fd = os.dup(out_fd)  # type: ignore[arg-type]  (one file, one offset)
+    else:
+        err_fd = _open_output(stderr_file, append) if stderr_file else None
     loop = asyncio.get_event_loop()
     try:
         transport, protocol = await loop.subprocess_exec(
             lambda: TaskProtocol(rank, sink), *argv, env=dict(env), cwd=cwd,
-            stdin=asyncio.subprocess.PIPE if stdin_piped else asyncio.subprocess.DEVNULL,
+            stdin=stdin,
             stdout=out_fd if out_fd is not None else asyncio.subprocess.PIPE,
             stderr=err_fd if err_fd is not None else asyncio.subprocess.PIPE,
             start_new_session=True)
     finally:
-        for fd in (out_fd, err_fd):
+        for fd in (out_fd, err_fd, stdin if isinstance(stdin, int) and stdin >= 0 else None):
             if fd is not None:
                 os.close(fd)
     return Task(rank, transport.get_pid(), protocol, transport)  # type: ignore[arg-type]

@@ -88,6 +88,12 @@ INTENDED: Dict[str, str] = {
                                   "kept unchanged (parsers/errors.py SlurmInputError.location)",
     "behaviour:stdin default": "srun broadcasts stdin to every task (Slurm's --input=all), "
                                "as real Slurm does",
+    "behaviour:uneven GPUs per node": (
+        "--gpus that does not divide by the node count (--gpus=3 -N2): Slurm gives the nodes "
+        "different counts (2 and 1); all pods of a job share one template, so each requests "
+        "ceil(gpus/nodes) and the job holds 4 (sbatch warns '--gpus is approximated'). Each "
+        "node's GPU variables still name only its share: Slurm's own spread wherever it fits "
+        "in such a pod (--gpus=5 -N2 gives 3,2 where Slurm gives 4,1)"),
 }
 
 #: key (also in INTENDED) -> [(case glob, pattern on real Slurm's normalised text, what

@@ -36,7 +36,10 @@ class LocalSlurm:
             "SBATCH_K8S_KILL_WAIT": "1",
             "SBATCH_K8S_NODE_WAIT": "20",
             "HOME": str(root),
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', os.defpath)}",
+            # The commands of this checkout come first (a job calling sacct or sbatch gets
+            # ours, never a system Slurm's), then this interpreter.
+            "PATH": os.pathsep.join([str(BIN), str(Path(sys.executable).parent),
+                                     env.get("PATH", os.defpath)]),
         })
         if config is not None:
             path = root / "config.toml"

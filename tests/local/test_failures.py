@@ -50,6 +50,8 @@ def test_scancel_mid_run_cancels_tasks_and_records_who(slurm: LocalSlurm) -> Non
     lines = acct.stdout.splitlines()
     assert lines[1] == f"{job}|CANCELLED by {os.getuid()}|0:0"
     assert f"{job}.batch|CANCELLED|0:15" in lines
+    shown = slurm.run("scontrol", "show", "job", str(job)).stdout
+    assert " ExitCode=0:15\n" in shown  # scontrol: the batch script's end
     squeue = slurm.run("squeue", "-h", "-j", str(job), "-t", "all", "-o", "%t")
     assert squeue.stdout == "CA\n"
 
@@ -70,8 +72,12 @@ def test_cancel_pending_and_signal_running(slurm: LocalSlurm) -> None:
     quiet = slurm.run("scancel", "99999")
     assert (quiet.returncode, quiet.stderr) == (0, "")
     loud = slurm.run("scancel", "-v", "99999")
-    assert loud.stderr == ("scancel: error: Kill job error on job id 99999: "
+    assert loud.stderr == ("scancel: Terminating job 99999\n"
+                           "scancel: error: Kill job error on job id 99999: "
                            "Invalid job id specified\n")
+    unknown = slurm.run("scontrol", "show", "job", "99999")
+    assert (unknown.returncode, unknown.stderr) == (
+        1, "slurm_load_jobs error: Invalid job id specified\n")
 
 
 def _node_process(job_dir: Path, index: int) -> int:
@@ -140,7 +146,8 @@ def test_time_limit_ends_the_job_as_timeout(slurm: LocalSlurm) -> None:
     assert done.returncode == 1
     job = job_id_of(done.stdout)
     row = job_row(slurm, job)
-    assert (row["state"], row["exit_code"], row["exit_signal"]) == ("TIMEOUT", 0, 0)
+    # The job keeps the batch script's end (scontrol's ExitCode); sacct prints 0:0 for it.
+    assert (row["state"], row["exit_code"], row["exit_signal"]) == ("TIMEOUT", 0, 15)
     out = slurm.read("to.out")
     assert re.search(rf"\*\*\* JOB {job} ON 127\.0\.0\.2 CANCELLED AT \S+ DUE TO TIME LIMIT "
                      r"\*\*\*", out)

@@ -13,6 +13,7 @@ import pytest
 from parsers.allocation import NodeShape, allocate, pack_tasks
 from parsers.errors import SlurmInputError
 from parsers.slurm_env import run_length
+from tests.conformance.differences import INTENDED
 from tests.pod_side.support import SHAPE, allocation_for, job_for
 
 OBSERVED = [
@@ -80,13 +81,42 @@ def test_gpus_spread_over_nodes_size_every_pod_for_the_busiest_node():
     assert allocation_for("--gpus=3 -N2").gpus_per_node == 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "m2 '--gpus=3 -N2': real Slurm gives n1 2 GPUs (IDX:0-1) and n2 1 GPU (IDX:0), 3 in all; "
-    "Allocation has one gpus_per_node for every node (2), so the job holds 4 GPUs and node 2's "
-    "tasks see CUDA_VISIBLE_DEVICES=0,1 instead of 0"))
-def test_gpus_spread_over_nodes_total_what_was_asked():
+def test_gpus_spread_over_nodes_give_each_node_slurms_share():
+    """m2 ``--gpus=3 -N2``: real Slurm gives n1 2 GPUs (IDX:0-1) and n2 1 (IDX:0), 3 in all.
+    Pods cannot differ, so both request 2 (the job holds 4, which the submission says in the
+    approximated style); each node's share is still Slurm's, and its GPU variables name only
+    that share (test_slurm_env.test_gpu_variables, m2)."""
     allocation = allocation_for("--gpus=3 -N2")
-    assert allocation.gpus_per_node * allocation.node_count == 3
+    assert allocation.gpus_on_nodes == (2, 1)
+    assert "behaviour:uneven GPUs per node" in INTENDED
+    assert allocation.warnings == (
+        "--gpus is approximated: all pods of a job request the same resources, so each of the "
+        "2 pods requests 2 GPUs (4 in all for 3); the tasks on each node see 2,1 of them",)
+
+
+@pytest.mark.parametrize("args, per_pod, shares", [
+    ("--gpus=8 -N2", 4, (4, 4)),
+    ("--gpus=4 -N3", 2, (2, 1, 1)),            # Slurm's spread: 2,1,1
+    ("--gpus=5 -N2", 3, (3, 2)),               # Slurm gives 4,1; no pod holds 4 here
+    ("--gpus-per-task=1 -N2 -n5", 4, (4, 1)),  # the tasks' layout 4,1
+    ("--gpus-per-node=2 -N2", 2, (2, 2)),
+    ("-N2 --exclusive", 4, (4, 4)),
+    ("-N2", 0, (0, 0)),
+])
+def test_gpu_shares_never_exceed_a_pod(args, per_pod, shares):
+    allocation = allocation_for(args)
+    assert (allocation.gpus_per_node, allocation.gpus_on_nodes) == (per_pod, shares)
+    assert bool(allocation.warnings) == (sum(shares) < per_pod * len(shares))
+
+
+def test_fewer_gpus_than_nodes_is_refused():
+    """Observed: ``--gpus=1 -N2 -p gpu`` (exit 1)."""
+    with pytest.raises(SlurmInputError) as caught:
+        allocation_for("--gpus=1 -N2")
+    assert caught.value.render("sbatch").splitlines() == [
+        "sbatch: error: Failed to validate job spec, --gpus < -N",
+        "sbatch: error: Invalid generic resource (gres) specification"]
+    assert caught.value.exit_code == 1
 
 
 def test_node_count_from_the_gpus_needed():
@@ -100,7 +130,8 @@ def test_range_of_nodes_gets_its_maximum():
 def test_fewer_tasks_than_nodes_lowers_the_node_count_with_slurms_warning():
     allocation = allocation_for("-N3 -n2")
     assert allocation.node_count == 2
-    assert allocation.warnings == ("can't run 2 processes on 3 nodes, setting nnodes to 2",)
+    assert allocation.warnings == (
+        "Warning: can't run 2 processes on 3 nodes, setting nnodes to 2",)
 
 
 def test_nodelist_without_nodes_sizes_the_job():
@@ -172,15 +203,21 @@ def test_memory_beyond_the_node_is_refused():
     assert caught.value.exit_code == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "--mem=5000 on 4000 MB nodes: real Slurm prints 'sbatch: error: Memory specification can "
-    "not be satisfied' before 'sbatch: error: Batch job submission failed: Requested node "
-    "configuration is not available'; sbatch-k8s prints only the second line"))
-def test_memory_beyond_the_node_says_so_first():
+@pytest.mark.parametrize("args", ["--mem=5000", "--mem-per-cpu=5000"])
+def test_memory_beyond_the_node_says_so_first(args):
+    """Observed (``--mem=5000``, ``--mem-per-cpu=5000``): slurmctld names memory first."""
     with pytest.raises(SlurmInputError) as caught:
-        allocation_for("--mem=5000")
+        allocation_for(args)
     assert caught.value.render("sbatch").splitlines() == [
         "sbatch: error: Memory specification can not be satisfied", CONFIG_UNAVAILABLE]
+
+
+def test_memory_per_cpu_adding_up_beyond_the_node_says_only_that_it_does_not_fit():
+    """Observed: ``--mem-per-cpu=2000 -c3`` (6000 MB on 4000 MB nodes): each value fits a node,
+    so slurmctld's refusal does not name memory."""
+    with pytest.raises(SlurmInputError) as caught:
+        allocation_for("--mem-per-cpu=2000 -c3")
+    assert caught.value.render("sbatch").splitlines() == [CONFIG_UNAVAILABLE]
 
 
 def test_shape_is_what_the_observations_ran_on():

@@ -16,6 +16,7 @@ import pytest
 from parsers.allocation import allocate
 from parsers.slurm_env import (
     batch_environment,
+    inherited_environment,
     job_environment,
     run_length,
     step_environment,
@@ -29,7 +30,7 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "tools" / "real-slur
 LAUNCH_HOST, LAUNCH_PORT, UMASK = "127.0.0.1", 41849, "0022"
 GPU_VARS = ("SLURM_GPUS", "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK", "SLURM_JOB_GPUS",
             "SLURM_STEP_GPUS", "SLURM_GPUS_ON_NODE", "CUDA_VISIBLE_DEVICES",
-            "GPU_DEVICE_ORDINAL")
+            "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ZE_AFFINITY_MASK")
 
 
 def batch_env(args: str, **kwargs) -> Dict[str, str]:
@@ -38,8 +39,9 @@ def batch_env(args: str, **kwargs) -> Dict[str, str]:
 
 
 def task_envs(args: str, srun: str = "", **kwargs) -> Dict[int, Dict[str, str]]:
-    """Every task's whole environment for ``srun <srun>`` in the job: srun's own (the batch
-    environment), then the step's and the task's variables, as the runtime composes them."""
+    """Every task's whole environment for ``srun <srun>`` in the job: what it inherits of
+    srun's own (the batch environment), then the step's and the task's variables, as the
+    runtime composes them."""
     desc = describe(args, **kwargs)
     names = node_names(desc["node_count"])
     batch = batch_environment(desc, names)
@@ -49,7 +51,7 @@ def task_envs(args: str, srun: str = "", **kwargs) -> Dict[int, Dict[str, str]]:
     tasks = {}
     for ranks in layout.ranks:
         for rank in ranks:
-            env = dict(batch)
+            env = inherited_environment(batch, desc)
             env.update(step)
             env.update(task_environment(desc, names, layout, request, rank))
             tasks[rank] = env
@@ -263,7 +265,8 @@ def test_preserve_env_keeps_the_jobs_counts():
     # l: --gpus-per-node sets SLURM_GPUS_PER_NODE (the raw string).
     ("--gpus-per-node=2 -N2",
      {"SLURM_GPUS_PER_NODE": "2", "SLURM_JOB_GPUS": "0,1", "SLURM_GPUS_ON_NODE": "2",
-      "CUDA_VISIBLE_DEVICES": "0,1", "GPU_DEVICE_ORDINAL": "0,1"},
+      "CUDA_VISIBLE_DEVICES": "0,1", "GPU_DEVICE_ORDINAL": "0,1",
+      "ROCR_VISIBLE_DEVICES": "0,1", "ZE_AFFINITY_MASK": "0,1"},
      {0: {"SLURM_STEP_GPUS": "0,1", "CUDA_VISIBLE_DEVICES": "0,1", "SLURM_GPUS_ON_NODE": "2"},
       1: {"SLURM_STEP_GPUS": "0,1", "CUDA_VISIBLE_DEVICES": "0,1", "SLURM_GPUS_ON_NODE": "2"}}),
     ("--gpus-per-node=a100:2 -N1", {"SLURM_GPUS_PER_NODE": "a100:2"}, {}),
@@ -280,11 +283,22 @@ def test_preserve_env_keeps_the_jobs_counts():
     ("--gpus-per-task=1 -n3",
      {"SLURM_GPUS_PER_TASK": "1", "SLURM_JOB_GPUS": "0,1,2", "CUDA_VISIBLE_DEVICES": "0,1,2"},
      {i: {"CUDA_VISIBLE_DEVICES": str(i), "SLURM_STEP_GPUS": str(i),
-          "GPU_DEVICE_ORDINAL": str(i), "SLURM_GPUS_ON_NODE": "3", "SLURM_JOB_GPUS": "0,1,2"}
+          "GPU_DEVICE_ORDINAL": str(i), "ROCR_VISIBLE_DEVICES": str(i),
+          "SLURM_GPUS_ON_NODE": "3", "SLURM_JOB_GPUS": "0,1,2"}
       for i in range(3)}),
-    # j: -N2 --exclusive gets all GPUs of its nodes.
+    # m2: --gpus=3 -N2: n1 has 0,1 and n2 0; task 1 inherits the batch node's SLURM_JOB_GPUS.
+    ("--gpus=3 -N2",
+     {"SLURM_GPUS": "3", "SLURM_JOB_GPUS": "0,1", "SLURM_GPUS_ON_NODE": "2",
+      "CUDA_VISIBLE_DEVICES": "0,1", "ROCR_VISIBLE_DEVICES": "0,1"},
+     {0: {"SLURM_STEP_GPUS": "0,1", "CUDA_VISIBLE_DEVICES": "0,1", "SLURM_GPUS_ON_NODE": "2",
+          "SLURM_JOB_GPUS": "0,1", "SLURM_GPUS": "3"},
+      1: {"SLURM_STEP_GPUS": "0", "CUDA_VISIBLE_DEVICES": "0", "ROCR_VISIBLE_DEVICES": "0",
+          "GPU_DEVICE_ORDINAL": "0", "SLURM_GPUS_ON_NODE": "1", "SLURM_JOB_GPUS": "0,1",
+          "SLURM_GPUS": "3"}}),
+    # j: -N2 --exclusive gets all GPUs of its nodes (its tasks: see below).
     ("-N2 --exclusive", {"SLURM_JOB_GPUS": "0,1,2,3", "SLURM_GPUS_ON_NODE": "4",
-                         "CUDA_VISIBLE_DEVICES": "0,1,2,3"}, {}),
+                         "CUDA_VISIBLE_DEVICES": "0,1,2,3",
+                         "ROCR_VISIBLE_DEVICES": "0,1,2,3"}, {}),
     # No GPU asked for: no GPU variable at all.
     ("-N2", {name: None for name in GPU_VARS}, {0: {name: None for name in GPU_VARS}}),
 ])
@@ -308,15 +322,39 @@ def test_step_gres_limits_the_steps_gpus():
         "0", "0", "0,1,2,3")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "j '-N2 --exclusive' (no GPU request): real Slurm's default srun tasks have no "
-    "CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS or SLURM_GPUS_ON_NODE (only the inherited "
-    "SLURM_JOB_GPUS); task_environment gives them CUDA_VISIBLE_DEVICES=0,1,2,3, "
-    "SLURM_STEP_GPUS=0,1,2,3 and SLURM_GPUS_ON_NODE=4"))
 def test_exclusive_job_tasks_get_no_gpus_unless_asked():
+    """j ``-N2 --exclusive`` (no GPU request, observed): the job holds its nodes' GPUs (the
+    pods request them all, as the batch step's variables say), but a step that asks for none
+    gets none: only the inherited SLURM_JOB_GPUS."""
     for env in task_envs("-N2 --exclusive").values():
-        assert pick(env, ("CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_GPUS_ON_NODE",
-                          "SLURM_JOB_GPUS")) == {"SLURM_JOB_GPUS": "0,1,2,3"}
+        assert pick(env, GPU_VARS) == {"SLURM_JOB_GPUS": "0,1,2,3"}
+
+
+def test_exclusive_job_steps_get_gpus_on_request():
+    tasks = task_envs("-N2 --exclusive", "--gpus-per-node=2")
+    for env in tasks.values():
+        assert pick(env, ("SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "SLURM_GPUS_ON_NODE",
+                          "SLURM_JOB_GPUS")) == {
+            "SLURM_STEP_GPUS": "0,1", "CUDA_VISIBLE_DEVICES": "0,1", "SLURM_GPUS_ON_NODE": "2",
+            "SLURM_JOB_GPUS": "0,1,2,3"}
+
+
+def test_device_lists_name_the_same_gpus():
+    """gres/gpu sets ROCR_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL and ZE_AFFINITY_MASK with
+    CUDA_VISIBLE_DEVICES (gres_common_gpu_set_env; observed on 22.05: ``--gpus=1``)."""
+    devices = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+               "ZE_AFFINITY_MASK")
+    assert {batch_env("--gpus=1")[name] for name in devices} == {"0"}
+    for env in task_envs("--gpus-per-node=4 -N1 --ntasks-per-node=2", "--gpus-per-task=2"
+                         ).values():
+        assert len({env[name] for name in devices}) == 1
+
+
+def test_jobs_without_gpus_leave_inherited_device_lists_alone():
+    """No GPU in the job: what the script exported reaches the tasks unchanged."""
+    desc = describe("-N1")
+    assert inherited_environment({"CUDA_VISIBLE_DEVICES": "7"}, desc) == {
+        "CUDA_VISIBLE_DEVICES": "7"}
 
 
 # -- arrays (SUMMARY topic 1 "Arrays") ---------------------------------------------------------
@@ -353,17 +391,29 @@ def test_job_name_variable():
     assert batch_env("")["SLURM_JOB_NAME"] == "job.sh"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a script read from stdin is named 'sbatch' (squeue/sacct), but real Slurm leaves "
-    "SLURM_JOB_NAME unset in its environment (SUMMARY §7); job_environment always sets "
-    "SLURM_JOB_NAME=sbatch"))
 def test_stdin_job_has_no_job_name_variable():
+    """Observed: ``echo -e '#!/bin/sh\\nenv | grep JOB_NAME' | sbatch`` prints nothing, while
+    squeue names the job ``sbatch`` (sbatch/opt.c sets SLURM_JOB_NAME only for a name it
+    knows)."""
     from translators.job_description import describe_job
 
     job, _ = submit("#!/bin/sh\ntrue\n", "-N1")
     desc = describe_job(job, allocate(job, SHAPE), CONTEXT, 40, "realslurm", CONTEXT.cwd, {})
     assert desc["job_name"] == "sbatch"
     assert "SLURM_JOB_NAME" not in job_environment(desc, ["n1"])
+
+
+@pytest.mark.parametrize("text, args, env", [
+    ("#!/bin/sh\ntrue\n", "-N1 -J sbatch", {}),
+    ("#!/bin/sh\n#SBATCH -J sbatch\ntrue\n", "-N1", {}),
+    ("#!/bin/sh\ntrue\n", "-N1", {"SBATCH_JOB_NAME": "sbatch"}),
+])
+def test_stdin_job_named_by_the_user_has_the_variable(text, args, env):
+    from translators.job_description import describe_job
+
+    job, _ = submit(text, args, env)
+    desc = describe_job(job, allocate(job, SHAPE), CONTEXT, 40, "realslurm", CONTEXT.cwd, {})
+    assert job_environment(desc, ["n1"])["SLURM_JOB_NAME"] == "sbatch"
 
 
 # -- the run-length format (env.c) ---------------------------------------------------------------

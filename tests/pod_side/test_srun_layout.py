@@ -98,6 +98,9 @@ STEPS = [
     (N3N6, "-m cyclic -n4", {"n1": (0, 3), "n2": (1,), "n3": (2,)}, "cyclic", ()),
     (N3N6, "-m cyclic", {"n1": (0, 3, 4, 5), "n2": (1,), "n3": (2,)}, "cyclic", ()),
     (N3N6, "-n7 --overcommit", {"n1": (0, 1, 2, 3, 4), "n2": (5,), "n3": (6,)}, "block", ()),
+    # Observed in job 754 (same shape): -w only requires a node; the rest in job order.
+    (N3N6, "-w n3 -N2 -n2", {"n1": (0,), "n3": (1,)}, "cyclic", ()),
+    (N3N6, "-w n2 -n3 -c2", {"n1": (0,), "n2": (1,), "n3": (2,)}, "cyclic", ()),
     # -- a -N2 job: no SLURM_NTASKS, srun runs one task per node --
     (N2, "", {"n1": (0,), "n2": (1,)}, "cyclic", ()),
     (N2, "-N1", {"n1": (0,)}, "cyclic", ()),
@@ -134,6 +137,11 @@ ERRORS = [
                    "than permitted"], ()),
     (N3N6, "-x n1", ["srun: error: Only allocated 2 nodes asked for 3",
                      "srun: error: Are required nodes explicitly excluded?"], ()),
+    (N3N6, "-N2 -n2 -c3", ["srun: error: Unable to create step for job 30: More processors "
+                           "requested than permitted"], ()),
+    (N3N6, "-x n1,n2,n3", ["srun: error: Hostlist is empty!  Can't run job."], ()),
+    (N3N6, "-w n4", ["srun: error: Unable to create step for job 30: Requested node "
+                     "configuration is not available"], ()),
     (N2, "-n3", ["srun: error: Unable to create step for job 31: More processors requested "
                  "than permitted"], ()),
     (N2, "--ntasks-per-node=2", ["srun: error: Unable to create step for job 31: More "
@@ -150,59 +158,59 @@ def test_steps_that_do_not_fit_fail_at_once(job, srun, lines, warnings):
     assert printed == warnings
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "'srun -w n3' (no -n) in a -N3 -n6 job: real Slurm runs all 6 tasks in job order, 0-3 on "
-    "n1, 4 on n2, 5 on n3; layout_step puts the -w node first, so rank 0 runs on n3 and 1-4 "
-    "on n1 (step node order n3,n1,n2)"))
 def test_nodelist_keeps_the_job_node_order():
+    """``srun -w n3`` (no -n) in a -N3 -n6 job (observed, job2-N3-n6.out): the nodelist only
+    requires n3; all 6 tasks run in job order, 0-3 on n1, 4 on n2, 5 on n3."""
     _, placed, layout = run_step(N3N6, "-w n3")
     assert [layout.node_indices, placed] == [(0, 1, 2), {"n1": (0, 1, 2, 3), "n2": (4,),
                                                          "n3": (5,)}]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "'srun -r 2 -n2' in a -N3 -n6 job: real Slurm prints the can't-run warning then "
-    "'srun: error: --relative and --nodes option incompatible with count of allocated nodes "
-    "(2+2>3)' (rc 1); layout_step says 'Only allocated 1 nodes asked for 2'"))
 def test_relative_beyond_the_allocation_names_relative():
+    """``srun -r 2 -n2`` in a -N3 -n6 job (observed): srun lowered -N to 2 itself, which
+    counts as -N given on the command line."""
     error, printed = step_error(N3N6, "-r 2 -n2")
     assert printed == (CANT_RUN.format(n=2, m=3),)
     assert error.render("srun").splitlines() == [
         "srun: error: --relative and --nodes option incompatible with count of allocated "
         "nodes (2+2>3)"]
+    assert error.exit_code == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "'srun -r 1' in a -N3 job (node count inherited from SLURM_JOB_NUM_NODES): Slurm 26.05's "
-    "_validate_relative says 'srun: error: --relative and SLURM_JOB_NUM_NODES option "
-    "incompatible with count of allocated nodes (1+3>3)'; layout_step says 'Only allocated 2 "
-    "nodes asked for 3'"))
-def test_relative_with_the_inherited_node_count_names_the_variable():
-    error, _ = step_error(N3N6, "-r 1")
-    assert error.render("srun").splitlines() == [
-        "srun: error: --relative and SLURM_JOB_NUM_NODES option incompatible with count of "
-        "allocated nodes (1+3>3)"]
+@pytest.mark.parametrize("srun, line", [
+    # Observed on 22.05 and in 26.05's _validate_relative: the node count is the job's.
+    ("-r 1", "srun: error: --relative and SLURM_JOB_NUM_NODES option incompatible with count "
+             "of allocated nodes (1+3>3)"),
+    ("-r 3 -N1 -n1", "srun: error: --relative and --nodes option incompatible with count of "
+                     "allocated nodes (3+1>3)"),
+])
+def test_relative_with_the_inherited_node_count_names_the_variable(srun, line):
+    error, _ = step_error(N3N6, srun)
+    assert error.render("srun").splitlines() == [line]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "'srun -c2 -n2' in a -N3 -n6 job (CPUs 4,1,1): real Slurm runs one task on n1 and one on "
-    "n2 (step n[1-2], 1(x2), cyclic); layout_step gives n2 no room for a 2-CPU task and puts "
-    "both tasks on n1"))
 def test_cpus_per_task_step_on_the_small_nodes():
-    request, placed, _ = run_step(N3N6, "-c2 -n2")
+    """``srun -c2 -n2`` in a -N3 -n6 job (CPUs 4,1,1; observed): the step's 4 CPUs fit in
+    n1+n2, and a node too small for one task still runs one (slurm_step_layout.c)."""
+    request, placed, layout = run_step(N3N6, "-c2 -n2")
     assert request.warnings == (CANT_RUN.format(n=2, m=3),)
     assert placed == {"n1": (0,), "n2": (1,)}
+    assert layout.distribution == "cyclic"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "'srun -N 0-3 --ntasks-per-node=2' in a -N3 -n6 job computes ntasks = 0 x 2 and "
-    "layout_step returns an empty layout (no nodes, no tasks) instead of refusing the step"))
 def test_a_step_never_has_zero_tasks():
-    try:
-        _, _, layout = run_step(N3N6, "-N 0-3 --ntasks-per-node=2")
-    except SlurmInputError:
-        return
-    assert layout.ntasks > 0
+    """``srun -N 0-3 --ntasks-per-node=2`` in a -N3 -n6 job: srun asks for 3 nodes x 2 tasks
+    (``_set_ntasks`` counts the step's nodes, not -N's minimum 0), and --ntasks-per-node caps
+    each node's share of the layout: 3,2,1 as observed on real Slurm."""
+    _, placed, layout = run_step(N3N6, "-N 0-3 --ntasks-per-node=2")
+    assert placed == {"n1": (0, 1, 2), "n2": (3, 4), "n3": (5,)}
+    assert layout.distribution == "block"
+
+
+def test_a_node_range_takes_the_nodes_the_cpus_need():
+    """``srun -N 1-3`` in a -N3 -n6 job (observed on 22.05: 4,1(x2))."""
+    _, placed, _ = run_step(N3N6, "-N 1-3")
+    assert placed == {"n1": (0, 1, 2, 3), "n2": (4,), "n3": (5,)}
 
 
 # -- what srun inherits from the job ------------------------------------------------------------
@@ -214,7 +222,8 @@ def test_a_step_never_has_zero_tasks():
     ("-N2 -c2", "", 2, None, (2, 2), 2),           # SLURM_CPUS_PER_TASK is read (23.11+)
     ("-N2 -c2", "-c1", 2, None, (2, 2), 1),
     (TPN2, "-n3", 3, 2, (2, 2), None),
-    (TPN2, "-N1", 2, 2, (1, 1), None),            # the env's SLURM_NTASKS dropped
+    # The env's SLURM_NTASKS dropped: layout_step counts the step's nodes x 2.
+    (TPN2, "-N1", None, 2, (1, 1), None),
 ])
 def test_request_inherits_the_jobs_geometry(job, srun, ntasks, per_node, nodes, cpt):
     env, _, _, _ = job_env(job)
@@ -265,13 +274,21 @@ def test_srun_option_errors(argv, lines, code):
     assert caught.value.exit_code == code
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bare 'srun' renders 'srun: error: No command given to execute.'; real Slurm (srun/opt.c "
-    "fatal(), observed on 22.05) prints 'srun: fatal: No command given to execute.' (rc 1)"))
 @pytest.mark.parametrize("argv", [[], ["-l", "-n2"]])
 def test_no_command_is_fatal(argv):
+    """Observed on 22.05 (srun/opt.c fatal()): ``srun: fatal: No command given to execute.``"""
     with pytest.raises(SlurmInputError) as caught:
         parse_srun(argv, {})
+    assert caught.value.render("srun") == "srun: fatal: No command given to execute.\n"
+    assert caught.value.exit_code == 1
+
+
+def test_no_command_is_fatal_outside_a_job_too():
+    """srun outside an allocation (sbatch_k8s/cli/srun.py) refuses it in the same words."""
+    from sbatch_k8s.cli.srun import allocation_argv
+
+    with pytest.raises(SlurmInputError) as caught:
+        allocation_argv(["-N2"], "/tmp")
     assert caught.value.render("srun") == "srun: fatal: No command given to execute.\n"
     assert caught.value.exit_code == 1
 

@@ -95,11 +95,9 @@ class ElementRun:
         row = jobdb.get_job(conn, self.job_id)
         end = time.time()
         state = result["state"]
-        # As sacct shows it: a cancelled or timed-out job ends 0:0 (its batch step carries
-        # the signal); otherwise the job's exit is the script's.
+        # The job's exit is the batch script's (scontrol shows a cancelled job's 0:15; sacct
+        # prints 0:0 for cancelled and timed-out jobs itself).
         code, signum = result["exit_code"], result["signal"]
-        if state in ("CANCELLED", "TIMEOUT"):
-            code, signum = 0, 0
         derived = record_steps(conn, row, os.path.join(self.directory, "node-0",
                                                         "steps.jsonl"), result, end)
         jobdb.update_job(conn, self.job_id, state=state, reason=result.get("reason", "None"),
@@ -121,7 +119,7 @@ def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapp
     jobdb.put_step(conn, dict(base, step_id="batch", name="batch", state=batch_state,
                               exit_code=result["exit_code"], exit_signal=result["signal"],
                               start_time=start, node_list=row["batch_host"], node_count=1,
-                              ntasks=1, cpus=0, seq=0))
+                              ntasks=1, cpus=row["batch_cpus"] or 1, seq=0))
     jobdb.put_step(conn, dict(base, step_id="extern", name="extern", state=COMPLETED,
                               exit_code=0, exit_signal=0, start_time=start,
                               node_list=row["node_list"], node_count=row["node_count"],

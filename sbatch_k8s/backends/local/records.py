@@ -12,9 +12,9 @@ import json
 import os
 import sqlite3
 from dataclasses import replace
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
-from parsers.records import PENDING, RUNNING, JobRecord, StepRecord, build
+from parsers.records import PENDING, RUNNING, JobRecord, StepRecord, build, with_changes
 from sbatch_k8s import jobdb
 
 #: Slurm's priority of the first job (priority/basic: 2^32 - 2^16 - 1, one less per job).
@@ -52,6 +52,7 @@ def to_record(row: sqlite3.Row, steps: Sequence[StepRecord] = (),
         end_time=_int(row["end_time"]), time_limit_min=row["time_limit_min"],
         node_count=row["node_count"] or 1, node_list=row["node_list"] or "",
         batch_host=row["batch_host"] or "", cpus=row["cpus"] or 1, ntasks=row["ntasks"],
+        batch_cpus=row["batch_cpus"] or 1,
         cpus_per_task=row["cpus_per_task"] or 1, ntasks_per_node=row["ntasks_per_node"],
         min_memory_mb=row["mem_mb"], memory_per_cpu=bool(row["mem_per_cpu"]),
         gres=f"gpu:{gpus}" if gpus else "", exit_code=row["exit_code"] or 0,
@@ -124,35 +125,60 @@ def active_records(conn: sqlite3.Connection, include_finished: bool, now: float,
 
 
 def accounting_records(conn: sqlite3.Connection, where: str, params: Iterable[object],
-                       cluster: str = "") -> List[JobRecord]:
-    """What sacct sees: jobs with their recorded steps."""
+                       cluster: str = "", job_dirs: Optional[Callable[[int], str]] = None
+                       ) -> List[JobRecord]:
+    """What sacct sees: jobs with their steps — recorded ones for finished jobs, and for
+    running jobs (``job_dirs`` gives their directories) the steps node 0 logs as it goes."""
     rows = jobdb.select_jobs(conn, where, params)
     steps = jobdb.steps_of(conn, [r["job_id"] for r in rows])
-    return [to_record(r, [_step(s) for s in steps[r["job_id"]]], cluster) for r in rows]
+    records = []
+    for row in rows:
+        record = to_record(row, [_step(s) for s in steps[row["job_id"]]], cluster)
+        if row["state"] == RUNNING and job_dirs is not None and not record.steps:
+            record = with_changes(record, steps=tuple(
+                live_steps(record, job_dirs(record.job_id), finished=True)))
+        records.append(record)
+    return records
 
 
 def running_steps(conn: sqlite3.Connection, record: JobRecord,
                   job_dir: str) -> List[StepRecord]:
-    """The steps of a running job: batch, extern, and the numbered ones still running."""
+    """The steps of a running job still running: batch, extern, and the numbered ones."""
+    return live_steps(record, job_dir, finished=False)
+
+
+def live_steps(record: JobRecord, job_dir: str, finished: bool) -> List[StepRecord]:
+    """A running job's steps from node 0's step log: ``batch`` and ``extern`` (running),
+    then the numbered steps — with ``finished``, those that ended too, in their end state."""
+    from parsers.values.hostlist import compress_hostlist
+
     start = record.start_time
     steps = [StepRecord("batch", "batch", RUNNING, start_time=start,
-                        node_list=record.batch_host, node_count=1, ntasks=1),
+                        node_list=record.batch_host, node_count=1, ntasks=1,
+                        cpus=record.batch_cpus),
              StepRecord("extern", "extern", RUNNING, start_time=start,
-                        node_list=record.node_list, node_count=record.node_count)]
+                        node_list=record.node_list, node_count=record.node_count,
+                        ntasks=record.node_count, cpus=record.cpus)]
     log = os.path.join(job_dir, "node-0", "steps.jsonl")
     try:
         with open(log) as f:
             events = [json.loads(line) for line in f if line.strip()]
     except OSError:
         events = []
-    ended = {e["step_id"] for e in events if e.get("event") == "end"}
-    from parsers.values.hostlist import compress_hostlist
-
+    ends = {e["step_id"]: e for e in events if e.get("event") == "end"}
     for event in events:
-        if event.get("event") == "start" and event["step_id"] not in ended:
-            nodes = event.get("nodes") or []
-            steps.append(StepRecord(str(event["step_id"]), event.get("name", ""), RUNNING,
-                                    start_time=event.get("time"),
-                                    node_list=compress_hostlist(nodes), node_count=len(nodes),
-                                    ntasks=event.get("ntasks", 0)))
+        if event.get("event") != "start":
+            continue
+        ended = ends.get(event["step_id"])
+        if ended is not None and not finished:
+            continue
+        nodes = event.get("nodes") or []
+        steps.append(StepRecord(
+            str(event["step_id"]), event.get("name", ""),
+            ended.get("state", "COMPLETED") if ended else RUNNING,
+            exit_code=int(ended.get("exit_code") or 0) if ended else 0,
+            exit_signal=int(ended.get("signal") or 0) if ended else 0,
+            start_time=event.get("time"), end_time=ended.get("time") if ended else None,
+            node_list=compress_hostlist(nodes), node_count=len(nodes),
+            ntasks=event.get("ntasks", 0), cpus=event.get("ntasks", 0)))
     return steps

@@ -23,11 +23,21 @@ from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.capacity import fits_ever, local_shape
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
 from sbatch_k8s.backends.local.waiting import initial_reason, wait_for_job
+from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.submit import choose_partition, submit_context
 from translators.config import ClusterConfig
 from translators.job_description import describe_job, job_environment
 
-INTERNAL_VARIABLES = ("SBATCH_K8S_*",)
+#: Our variables a local job keeps: the settings naming this cluster, so that sacct, sbatch…
+#: run inside the job see the same one. Every other ``SBATCH_K8S_*`` belongs to the runtime
+#: of an enclosing job and is dropped.
+LOGIN_SETTINGS = ("SBATCH_K8S_STATE_DIR", "SBATCH_K8S_CONFIG", "SBATCH_K8S_BACKEND",
+                  "SBATCH_K8S_SERVER", "SBATCH_K8S_DEBUG")
+
+
+def _runtime_variables(environ: Mapping[str, str]) -> List[str]:
+    """The enclosing job's runtime variables, not to be passed on."""
+    return [k for k in environ if k.startswith("SBATCH_K8S_") and k not in LOGIN_SETTINGS]
 
 
 def _check_request(job: JobSpec, allocation: Allocation, config: ClusterConfig,
@@ -65,6 +75,7 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
         "submit_time": now, "eligible_time": None if job.hold else now,
         "time_limit_min": job.time_limit_min, "node_count": allocation.node_count,
         "node_list": "", "cpus": sum(allocation.cpus_per_node),
+        "batch_cpus": allocation.cpus_per_node[0],
         "gpus": allocation.gpus_per_node, "gpu_ids": "", "ntasks": allocation.ntasks,
         "cpus_per_task": job.cpus_per_task or 1, "ntasks_per_node": job.ntasks_per_node,
         "mem_mb": allocation.mem_per_node_mb or job.mem_per_cpu_mb,
@@ -96,26 +107,35 @@ def _print_submitted(job_id: int, submit: SubmitOptions) -> None:
 
 
 def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
-               test_only: bool = False) -> Tuple[int, Optional[IO[bytes]]]:
+               test_only: bool = False, quiet: bool = False, command: str = "sbatch"
+               ) -> Tuple[int, Optional[IO[bytes]]]:
     """Record ``job`` and fork its supervisor; the job id and the supervisor's lock (None
     with ``test_only``, which only says where the job would run)."""
     from sbatch_k8s.backends.local.supervisor import spawn_supervisor
 
     partition = choose_partition(job, config)
     allocation = allocate(job, local_shape(config.local))
+    if not quiet:
+        for note in allocation.warnings:
+            print_warning(command, note)
     conn = jobdb.connect(environ)
     _check_request(job, allocation, config, conn)
     context = submit_context(environ)
     count = job.array.count() if job.array else 1
     base_id = jobdb.allocate_job_ids(conn, count)
     if test_only:
+        from parsers.values.hostlist import compress_hostlist
+        from sbatch_k8s.runtime.contract import local_address
+
         start = time.strftime("%Y-%m-%dT%H:%M:%S")
+        nodes = compress_hostlist([local_address(i) for i in range(allocation.node_count)])
         sys.stderr.write(f"sbatch: Job {base_id} to start at {start} using "
-                         f"{sum(allocation.cpus_per_node)} processors on nodes localhost in "
+                         f"{sum(allocation.cpus_per_node)} processors on nodes {nodes} in "
                          f"partition {partition.name}\n")
         return base_id, None
     workdir = _workdir(job, context)
-    environment = job_environment(job, dict(context.environment), drop=INTERNAL_VARIABLES)
+    environment = job_environment(job, dict(context.environment),
+                                  drop=_runtime_variables(dict(context.environment)))
     desc = describe_job(job, allocation, context, base_id, config.cluster_name, workdir,
                         environment)
     desc["partition"] = partition.name
@@ -145,7 +165,7 @@ def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
         for field, message in LOCAL_IGNORED:
             if getattr(job, field):
                 sys.stderr.write(f"sbatch: warning: {message}\n")
-    job_id, lock = create_job(job, config, environ, submit.test_only)
+    job_id, lock = create_job(job, config, environ, submit.test_only, submit.quiet)
     if lock is None:
         return 0
     _print_submitted(job_id, submit)

@@ -22,8 +22,13 @@ MODULES = sorted(
 )
 
 
+#: Value languages read by hand: hostranges (hostlist's numeric ranges), begin (parse_time's
+#: error names the byte where the C scan stopped, which only the same scan reproduces).
+SCANNED = {"hostranges", "begin"}
+
+
 def test_every_module_has_its_grammar():
-    assert set(MODULES) - {"hostranges"} == set(GRAMMARS)
+    assert set(MODULES) - SCANNED == set(GRAMMARS)
 
 
 @pytest.mark.parametrize("name", GRAMMARS)

@@ -86,3 +86,30 @@ def test_gpu_resource_name_comes_from_the_partition() -> None:
     config = _gpu_partition(gpu_resource="amd.com/gpu")
     got = resources("--gpus-per-node=1", args=GPU, config=config)
     assert got["limits"] == {"amd.com/gpu": 1}
+
+
+def _description(result) -> dict:
+    import json
+
+    config_map = next(m for m in result.manifests
+                      if m["kind"] == "ConfigMap" and "job.json" in m.get("data", {}))
+    return json.loads(config_map["data"]["job.json"])
+
+
+def test_gpus_that_do_not_spread_evenly_request_the_busiest_nodes_share() -> None:
+    """``--gpus=3 -N2``: Slurm gives the nodes 2 and 1; pods are alike, so each requests 2,
+    the submission warns, and job.json keeps each node's share for its GPU variables."""
+    result = render_script(script("-N 2", "--gpus=3"), GPU)
+    assert container(result)["resources"]["limits"] == {"nvidia.com/gpu": 2}
+    assert _description(result)["gpus_on_nodes"] == [2, 1]
+    assert any(w.startswith("--gpus is approximated:") for w in result.warnings)
+
+
+def test_exclusive_pods_hold_the_gpus_the_batch_step_sees() -> None:
+    """``--exclusive`` without a GPU request: the pods request every GPU of their node (the
+    batch step lists them, as on Slurm), but steps get them only on request."""
+    result = render_script(script("--exclusive"), GPU)
+    assert container(result)["resources"]["limits"] == {"nvidia.com/gpu": 8}
+    desc = _description(result)
+    assert (desc["gpus_on_nodes"], desc["gpus_requested"]) == ([8], False)
+    assert _description(render_script(script("--gpus-per-node=8"), GPU))["gpus_requested"]
