@@ -4,7 +4,8 @@ One hierarchy for the whole ``parsers`` layer:
 
 * :class:`SlurmInputError` — anything the user typed that Slurm itself would refuse. It carries
   the message in Slurm's words (without the ``sbatch: error:`` prefix, which the command adds),
-  the exit code real Slurm uses for that class of failure, and where the text came from.
+  the exit code real Slurm uses for that class of failure, and where the text came from (for
+  ``sbatch --k8s-lint``; the commands print Slurm's message alone).
 * :class:`ValueSyntaxError` — a value language (time, memory, hostlist …) could not parse a
   string. Value parsers do not know which option they serve; the option layer turns this into a
   :class:`SlurmInputError` worded for the option (``Invalid --time specification``).
@@ -34,8 +35,11 @@ class SlurmInputError(Exception):
     ``lines`` are the message lines without the ``<command>: error:`` prefix; ``plain`` marks
     messages that Slurm prints without that prefix (getopt's ``unrecognized option``).
     ``fatal`` selects Slurm's ``fatal:`` prefix (those paths exit 1).
-    ``location`` (``job.sh:3: #SBATCH --time=abc``) is printed on a line of its own after
-    Slurm's exact wording, so tools matching Slurm's message keep working.
+    ``earlier`` are complete lines Slurm has printed before it gives up, as they appear
+    (``parse_time``'s unprefixed ``Invalid time specification (pos=0): bogus``, the
+    ``#SLURM`` notice).
+    ``location`` (``job.sh:3: #SBATCH --time=abc``) names where the input came from for
+    ``sbatch --k8s-lint``; it is not printed: bad input gets one message, in Slurm's words.
     """
 
     def __init__(
@@ -46,6 +50,7 @@ class SlurmInputError(Exception):
         plain: bool = False,
         hint: Optional[str] = None,
         fatal: bool = False,
+        earlier: Tuple[str, ...] = (),
     ) -> None:
         super().__init__(lines[0] if lines else "")
         self.lines: Tuple[str, ...] = tuple(lines)
@@ -54,17 +59,22 @@ class SlurmInputError(Exception):
         self.plain = plain
         self.hint = hint
         self.fatal = fatal
+        self.earlier = earlier
 
     def render(self, command: str) -> str:
-        """The text to print on stderr, one ``<command>: error: …`` line per message line."""
+        """The text to print on stderr: the ``earlier`` lines, then one ``<command>: error: …``
+        line per message line."""
         severity = "fatal" if self.fatal else "error"
         prefix = f"{command}: " if self.plain else f"{command}: {severity}: "
-        out = [f"{prefix}{line}" for line in self.lines]
+        out = list(self.earlier) + [f"{prefix}{line}" for line in self.lines]
         if self.hint:
             out.append(self.hint)
-        if self.location:
-            out.append(f"{command}: error: {self.location}")
         return "\n".join(out) + "\n"
+
+    def after(self, *earlier: str) -> SlurmInputError:
+        """This error, with ``earlier`` printed before the lines it already has there."""
+        self.earlier = tuple(earlier) + self.earlier
+        return self
 
 
 def fatal(message: str) -> SlurmInputError:

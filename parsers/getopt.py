@@ -83,11 +83,20 @@ def getopt_long(
     shorts: Mapping[str, Any],
     arg_of: Callable[[Any], str],
     same: Callable[[Any, Any], bool] = lambda a, b: a is b,
+    on_found: Optional[Callable[[Occurrence], None]] = None,
 ) -> Tuple[List[Occurrence], List[str]]:
     """Options in order, and the operands. ``longs``/``shorts`` map spellings to rows (in the
-    order glibc would list them), ``arg_of(row)`` is ``none``/``required``/``optional``."""
+    order glibc would list them), ``arg_of(row)`` is ``none``/``required``/``optional``.
+    ``on_found`` sees each option as getopt_long returns it, before the next word is read
+    (Slurm processes each option there, so its error comes before a later getopt error)."""
     found: List[Occurrence] = []
     operands: List[str] = []
+
+    def add(occurrence: Occurrence) -> None:
+        found.append(occurrence)
+        if on_found is not None:
+            on_found(occurrence)
+
     i = 0
     while i < len(argv):
         word = argv[i]
@@ -113,7 +122,7 @@ def getopt_long(
                 if i >= len(argv):
                     raise _usage_error(style, f"option '--{long}' requires an argument")
                 value, eq, i = argv[i], "=", i + 1
-            found.append(Occurrence(row, value if eq else None, word, start))
+            add(Occurrence(row, value if eq else None, word, start))
             continue
         j = 1
         while j < len(word):
@@ -124,13 +133,13 @@ def getopt_long(
             rest = word[j + 1:]
             kind = arg_of(row)
             if kind == NO_ARG:
-                found.append(Occurrence(row, None, f"-{letter}", start))
+                add(Occurrence(row, None, f"-{letter}", start))
                 j += 1
                 continue
             if rest or kind == OPTIONAL:
-                found.append(Occurrence(row, rest or None, f"-{letter}{rest}", start))
+                add(Occurrence(row, rest or None, f"-{letter}{rest}", start))
             elif i < len(argv):
-                found.append(Occurrence(row, argv[i], f"-{letter} {argv[i]}", start))
+                add(Occurrence(row, argv[i], f"-{letter} {argv[i]}", start))
                 i += 1
             else:
                 raise _usage_error(style, f"option requires an argument -- '{letter}'")
@@ -160,24 +169,33 @@ def parse_args(
     argv: Sequence[str],
     source: str = "command line",
     word_sources: Optional[Sequence[str]] = None,
+    on_option: Optional[Callable[[GivenOption], None]] = None,
 ) -> ParsedArgs:
     """sbatch's or srun's options in ``argv`` (without the program name), POSIX mode.
 
     ``word_sources`` (parallel to ``argv``) names where each word came from, for directives
     read from several script lines; otherwise every option's source is ``source``. Errors
     raised for a word read from a script carry that word's source as their location.
+    ``on_option`` sees each option as getopt returns it (see :func:`getopt_long`).
     """
     style = Style(command, suggest=True)
+
+    def given(o: Occurrence) -> GivenOption:
+        where = word_sources[o.index] if word_sources is not None else source
+        return GivenOption(o.row, o.raw, where, o.spelled)
+
+    def found_one(o: Occurrence) -> None:
+        if on_option is not None:
+            on_option(given(o))
+
     try:
         found, operands = getopt_long(style, argv, long_names(command), short_names(command),
-                                      lambda row: row.arg)
+                                      lambda row: row.arg, on_found=found_one)
     except SlurmInputError as e:
         if word_sources is not None and e.location is None:
             e.location = word_sources[_failing_word(argv)]
         raise
-    given = tuple(GivenOption(o.row, o.raw, word_sources[o.index] if word_sources is not None
-                              else source, o.spelled) for o in found)
-    return ParsedArgs(given, tuple(operands))
+    return ParsedArgs(tuple(given(o) for o in found), tuple(operands))
 
 
 def _failing_word(argv: Sequence[str]) -> int:

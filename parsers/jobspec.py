@@ -55,10 +55,14 @@ class OptionRecord:
 @dataclass(frozen=True)
 class Diagnostic:
     """A warning about the job: an option approximated or ignored, a directive after the
-    first command, … ``location`` is ``file:line`` when a directive caused it."""
+    first command, … ``location`` is ``file:line`` when a directive caused it.
+
+    ``severity`` ``error`` marks a line Slurm itself prints with ``error()`` and goes on (the
+    ``#SLURM`` notice): ``sbatch: error: …``, shown even with ``-Q``."""
 
     message: str
     location: Optional[str] = None
+    severity: str = "warning"
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ setting of the same option wins. Then Slurm's cross-option checks, with Slurm's 
 from __future__ import annotations
 
 import posixpath
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
 from parsers.getopt import GivenOption, parse_args
@@ -63,15 +63,49 @@ class CommandLine(NamedTuple):
         return None
 
 
-def split_command_line(argv: Sequence[str]) -> CommandLine:
+def split_command_line(
+    argv: Sequence[str], on_option: Optional[Callable[[GivenOption], None]] = None
+) -> CommandLine:
     """getopt over sbatch's arguments (without the program name). A ``:`` where the script
-    would be separates the option sets of a heterogeneous job, which is refused."""
-    parsed = parse_args(SBATCH, argv)
+    would be separates the option sets of a heterogeneous job, which is refused.
+    ``on_option`` sees each option as getopt returns it."""
+    parsed = parse_args(SBATCH, argv, on_option=on_option)
     script = parsed.operands[0] if parsed.operands else None
     if script == ":":
         raise SlurmInputError("heterogeneous jobs (':' between sets of options) are not "
                               "supported by sbatch-k8s")
     return CommandLine(parsed.options, script, tuple(parsed.operands[1:]))
+
+
+#: Options sbatch's first pass answers at once and exits 0; nothing after them is read.
+ANSWER_AT_ONCE = ("help", "usage", "version", "autocomplete")
+
+
+def first_pass(argv: Sequence[str]) -> CommandLine:
+    """sbatch's ``process_options_first_pass``: getopt over the command line, every option's
+    value read as getopt returns it (``slurm_process_option`` as if set by the environment).
+
+    So a bad value is reported before a later getopt error, before the script is read or
+    checked, and before the ``#SLURM`` notice; ``--help`` and its kind end the pass. The
+    cross-option checks wait for the whole job (:func:`build_job`). ``--k8s-lint`` reports
+    bad values instead, so with it only getopt's errors stop the pass.
+    """
+    seen: List[GivenOption] = []
+    try:
+        command_line = split_command_line(argv, on_option=seen.append)
+    except SlurmInputError:
+        _read_first_pass_values(seen)
+        raise
+    if command_line.value_of("k8s-lint") is None:
+        _read_first_pass_values(command_line.options)
+    return command_line
+
+
+def _read_first_pass_values(options: Sequence[GivenOption]) -> None:
+    for given in options:
+        if given.option.long in ANSWER_AT_ONCE:
+            return
+        read_value(given.option, given.raw)
 
 
 def env_options(environ: Mapping[str, str], command: str = SBATCH) -> Tuple[GivenOption, ...]:

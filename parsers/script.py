@@ -17,19 +17,28 @@ from typing import List, Optional, Sequence, Tuple
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
 from parsers.formats.cnumbers import C_BLANKS
 from parsers.jobspec import Diagnostic, StepRecord
+from parsers.options import SBATCH
 
 MAGIC = "#SBATCH"
 OLD_MAGIC = "#SLURM"
+#: sbatch's ``error()`` for the first ``#SLURM`` directive of a script; sbatch goes on.
+OLD_MAGIC_ERROR = ("Change from #SLURM to #SBATCH in your script and verify the options are "
+                   "valid in sbatch")
 _FOREIGN_MAGIC = ("#PBS", "#BSUB")
 #: The end of the note on a ``#PBS``/``#BSUB`` line (dropped under ``--ignore-pbs``).
 FOREIGN_NOTE = " directives are not translated; write them as #SBATCH"
 
 
 def check_script(text: str) -> None:
-    """Raise sbatch's error for a script the controller would not accept."""
+    """Raise sbatch's error for a script the controller would not accept.
+
+    ``_get_script_buffer``'s checks of a script file or stdin (not of ``--wrap``'s): only
+    whitespace is C's ``isspace`` up to the first NUL (``xstring_is_whitespace`` stops at
+    ``strlen``); a ``\\r\\n`` anywhere is a DOS line break, a lone ``\\r`` is not.
+    """
     if text == "":
         raise SlurmInputError("Batch script is empty!", exit_code=EXIT_SUBMIT_ERROR)
-    if text.strip() == "":
+    if text.split("\0", 1)[0].strip(C_BLANKS) == "":
         raise SlurmInputError("Batch script contains only whitespace!",
                               exit_code=EXIT_SUBMIT_ERROR)
     if not text.startswith("#!"):
@@ -63,23 +72,26 @@ def _is_het_separator(text: str, at: int) -> bool:
     return False
 
 
-def _split_directive(file: str, line_no: int, line: str, rest: str) -> List[str]:
-    """Tokenize the text after ``#SBATCH`` like sbatch's ``get_argument`` (26.05), called
-    until it returns no argument.
+def _split_directive(file: str, line_no: int, rest: str) -> List[str]:
+    """Tokenize the text after ``#SBATCH`` and its blanks like sbatch's ``get_argument``
+    (26.05), called until it returns no argument.
 
     Only C's ``isspace`` separates words. A word that yields no text (``''``, a lone
     backslash at the end of the line or before a tab, a ``#``, a ``hetjob`` separator
-    that Slurm blanks) makes ``get_argument`` return NULL, which ends the line.
+    that Slurm blanks) makes ``get_argument`` return NULL, which ends the line. Its fatal
+    errors show the text that call was given: the rest of the line from the end of the
+    previous word (``[ --job-name="x]``).
     """
     words: List[str] = []
     i, n = 0, len(rest)
     while True:
+        call_start = i
         while i < n and rest[i] in C_BLANKS:
             i += 1
         if _is_het_separator(rest, i):
             return words
         if i < n and rest[i] == ":":
-            raise fatal(f"{file}: line {line_no}: Unexpected `:` in [{line}]")
+            raise fatal(f"{file}: line {line_no}: Unexpected `:` in [{rest[call_start:]}]")
         word: List[str] = []
         quote = ""
         escaped = False
@@ -109,7 +121,7 @@ def _split_directive(file: str, line_no: int, line: str, rest: str) -> List[str]
             word.append(ch)
             i += 1
         if quote:
-            raise fatal(f"{file}: line {line_no}: Unmatched `{quote}` in [{line}]")
+            raise fatal(f"{file}: line {line_no}: Unmatched `{quote}` in [{rest[call_start:]}]")
         if not word:
             return words
         words.append("".join(word))
@@ -125,10 +137,12 @@ def _is_command(line: str) -> bool:
 def directive_words(
     text: str, file: str
 ) -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[Diagnostic, ...]]:
-    """Words of the ``#SBATCH`` header, the ``file:line`` of each, and warnings.
+    """Words of the ``#SBATCH`` header, the ``file:line`` of each, and notes.
 
-    Warnings cover ``#SLURM`` (Slurm's own message), ``#PBS``/``#BSUB`` lines (not translated),
-    and ``#SBATCH`` lines after the first command (silently ignored by Slurm; we say so).
+    Notes cover ``#SLURM`` (Slurm's own error line, once per script, severity ``error``),
+    ``#PBS``/``#BSUB`` lines (not translated), and ``#SBATCH`` lines after the first command
+    (silently ignored by Slurm; we say so). An error raised here carries the ``#SLURM`` line
+    if one came first, as Slurm has printed it by then.
     """
     words: List[str] = []
     sources: List[str] = []
@@ -141,9 +155,8 @@ def directive_words(
             rest = line[len(MAGIC):]
         elif line.startswith(OLD_MAGIC):
             rest = line[len(OLD_MAGIC):]
-            if not any(d.message.startswith("Change from #SLURM") for d in notes):
-                notes.append(Diagnostic("Change from #SLURM to #SBATCH in your script and "
-                                        "verify the options are valid in sbatch"))
+            if not any(n.message == OLD_MAGIC_ERROR for n in notes):
+                notes.append(Diagnostic(OLD_MAGIC_ERROR, severity="error"))
         else:
             for magic in _FOREIGN_MAGIC:
                 if line.startswith(magic):
@@ -152,10 +165,17 @@ def directive_words(
                 header_end = index
                 break
             continue
-        if _is_het_separator(rest.lstrip(C_BLANKS), 0):
-            raise SlurmInputError(f"{file}:{line_no}: {line.strip(C_BLANKS)}: heterogeneous "
-                                  "jobs are not supported by sbatch-k8s")
-        for word in _split_directive(file, line_no, line, rest):
+        rest = rest.lstrip(C_BLANKS)
+        if _is_het_separator(rest, 0):
+            raise shown_before(SlurmInputError(
+                f"{file}:{line_no}: {line.strip(C_BLANKS)}: heterogeneous jobs are not "
+                "supported by sbatch-k8s"), notes)
+        try:
+            line_words = _split_directive(file, line_no, rest)
+        except SlurmInputError as e:
+            shown_before(e, notes)
+            raise
+        for word in line_words:
             words.append(word)
             sources.append(f"{file}:{line_no}: {line.strip(C_BLANKS)}")
     for index in range(header_end + 1, len(lines)):
@@ -163,6 +183,13 @@ def directive_words(
             notes.append(Diagnostic("#SBATCH after the first command is ignored (as by Slurm)",
                                     f"{file}:{index + 1}"))
     return tuple(words), tuple(sources), tuple(notes)
+
+
+def shown_before(error: SlurmInputError, notes: Sequence[Diagnostic]) -> SlurmInputError:
+    """``error`` after the ``error``-severity notes, which sbatch has printed by the time it
+    fails (``sbatch: error: Change from #SLURM …`` before an option error)."""
+    return error.after(*(f"{SBATCH}: error: {n.message}" for n in notes
+                         if n.severity == "error"))
 
 
 def _logical_lines(text: str) -> List[Tuple[int, str]]:

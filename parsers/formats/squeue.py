@@ -68,7 +68,7 @@ def _split_token(token: str) -> Tuple[bool, int, str, str]:
     right = token.startswith(".")
     i = 1 if right else 0
     digits = ""
-    while i < len(token) and token[i].isdigit():
+    while i < len(token) and "0" <= token[i] <= "9":
         digits += token[i]
         i += 1
     letter = token[i] if i < len(token) else ""

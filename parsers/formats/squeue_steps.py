@@ -34,7 +34,7 @@ STEP_NUMBERS: Dict[str, int] = {
 
 def step_number(step_id: str) -> int:
     """A step id as Slurm's number (``batch`` → 0xFFFFFFFB); unknown names sort last."""
-    if step_id.isdigit():
+    if step_id.isascii() and step_id.isdigit():
         return int(step_id)
     return STEP_NUMBERS.get(step_id, 0xFFFFFFFF)
 

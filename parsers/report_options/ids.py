@@ -142,7 +142,7 @@ def parse_scancel_ids(words: Tuple[str, ...]) -> Tuple[JobId, ...]:
 def _sacct_step(name: str, dot: str) -> str:
     if dot in NAMED_STEPS:
         return dot
-    if dot[:1].isdigit():
+    if "0" <= dot[:1] <= "9":
         return str(atoi(dot))
     raise fatal(f"Bad step specified: {name}")
 
@@ -151,7 +151,7 @@ def parse_sacct_jobs(text: str) -> Tuple[JobId, ...]:
     """sacct's ``-j`` list (Slurm 22.05 rules); raises sacct's ``fatal`` messages."""
     ids: List[JobId] = []
     for item in comma_list(text.strip("'\"")):
-        if not item[:1].isdigit():
+        if not "0" <= item[:1] <= "9":
             raise fatal(f"Bad job/step specified: {item}")
         name, has_dot, dot = item.partition(".")
         step = _sacct_step(name, dot.partition("+")[0]) if has_dot else None
@@ -159,12 +159,12 @@ def parse_sacct_jobs(text: str) -> Tuple[JobId, ...]:
         het: Optional[int] = None
         if "_" in name:
             name, _, under = name.partition("_")
-            if not under[:1].isdigit():
+            if not "0" <= under[:1] <= "9":
                 raise fatal(f"Bad job array element specified: {name}")
             task = atoi(under)
         elif "+" in name and not (has_dot and "+" in dot):
             name, _, plus = name.partition("+")
-            if not plus[:1].isdigit():
+            if not "0" <= plus[:1] <= "9":
                 raise fatal(f"Bad hetjob offset specified: {name}")
             het = atoi(plus)
         selected = JobId(atoi(name), task, step, het_offset=het)

@@ -174,7 +174,7 @@ def _parse(text: str, now: int) -> int:
     """``_parse_time`` with ``past`` set; raises :class:`_Problem`."""
     if text[:3].lower() == "uts":
         digits = text[3:]
-        if not digits.isdigit() or int(digits) < 1000000:
+        if not (digits.isascii() and digits.isdigit()) or int(digits) < 1000000:
             raise _Problem(0)
         return int(digits)
     today = _localtime(now)

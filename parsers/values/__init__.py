@@ -1,4 +1,5 @@
-"""Value languages of Slurm options: one grammar (``<name>.lark``) and one module each.
+"""Value languages of Slurm options: one grammar (``<name>.lark``) and one module each
+(:mod:`.begin` and :mod:`.hostranges` scan by hand).
 
 Importing this package (or any module below) does not import lark; the grammar is compiled the
 first time a value is parsed (see :mod:`parsers.values.grammar`). Every parser raises
@@ -15,7 +16,8 @@ first time a value is parsed (see :mod:`parsers.values.grammar`). Every parser r
 * :mod:`.filename` — ``--output/--error/--input`` patterns and srun's per-step IO values.
 * :mod:`.export` — ``--export`` lists and how they build the job environment.
 * :mod:`.signal` — ``--signal`` specifications and signal names.
-* :mod:`.begin` — ``--begin`` (and sacct ``-S/-E``) times, resolved against a given "now".
+* :mod:`.begin` — ``--begin``/``--deadline`` times (``parse_time``), resolved against a given
+  "now".
 * :mod:`.distribution` — ``-m/--distribution`` and the ``SLURM_DISTRIBUTION`` it exports.
 * :mod:`.grammar` — loading and running the grammars.
 """

@@ -1,30 +1,41 @@
-"""``--begin`` times (also sacct ``-S/-E``): parsed without a clock, resolved against one.
+"""``--begin``/``--deadline`` times: parsed without a clock, resolved against one.
 
-:func:`parse_begin` follows ``_parse_time`` (``src/common/parse_time.c``) and keeps the result
-symbolic (:class:`BeginTime`); :func:`resolve_begin` applies Slurm's rules against a given
-naive local "now": a clock time alone is today if still ahead (by minute) else tomorrow; a date
-alone is at 00:00; a date without a year is the next occurrence (with ``past=True``, as sacct
-asks, the latest one not after now; a clock time alone is then today); day numbers past the
-end of the month roll over as ``mktime`` does (``02/31`` is early March).
+:func:`parse_begin` is ``_parse_time`` (``src/common/parse_time.c``, 26.05) read character by
+character as the C code reads it, because Slurm's first error line names the byte offset where
+it gave up (``Invalid time specification (pos=6): 10:00 bogus``), and that offset follows the
+C code's own steps (a range error points back at the number, ``now`` at a later position adds
+its index twice). The result stays symbolic (:class:`BeginTime`); :func:`resolve_begin`
+applies Slurm's rules against a given naive local "now": a clock time alone is today if still
+ahead (by minute) else tomorrow; a date alone is at 00:00; a date without a year is the next
+occurrence (with ``past=True``, the latest one not after now; a clock time alone is then
+today); day numbers past the end of the month roll over as ``mktime`` does (``02/31`` is early
+March).
 
-Not supported: the ``uts<epoch>`` form, and text after a newline (Slurm stops reading there).
-Deliberate limit: ``now`` offsets beyond ±2**31 seconds are refused.
+Items set fields in order, later ones overriding: a date sets month and day (and the year if
+it names one, else keeps the year of an earlier ``today``/``tomorrow``/``now``), a clock time
+sets hour, minute and second, ``now[+-N[unit]]`` sets all of them. Reading stops at a newline.
+
+Where Slurm reads past the end of the string (a ``now`` after the first item moves the
+position beyond it) the bytes there are taken as NUL. Not supported: the ``uts<epoch>`` form
+(only refused, with Slurm's message when Slurm refuses it too), years before 1, and ``now``
+offsets beyond ±2**31 seconds.
 """
 
 from __future__ import annotations
 
 import datetime
-import re
 from dataclasses import dataclass, replace
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 from parsers.errors import ValueSyntaxError
-from parsers.values.grammar import parse_value
+from parsers.formats.cnumbers import LONG_MAX, strtol
 
-#: Clock times of the named times.
+#: Clock times of the named times, in the order ``_parse_time`` tries them.
 NAMED_TIMES = {"midnight": 0, "noon": 12, "elevenses": 11, "fika": 15, "teatime": 16}
-#: Seconds per ``now+N<unit>`` unit (singular or plural); no unit means seconds.
-SECONDS_PER_UNIT = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
+#: ``now+N<unit>`` units in the order ``_get_delta`` tries them; no unit means seconds.
+UNITS: Tuple[Tuple[str, int], ...] = (
+    ("seconds", 1), ("second", 1), ("minutes", 60), ("minute", 60), ("hours", 3600),
+    ("hour", 3600), ("days", 86400), ("day", 86400), ("weeks", 604800), ("week", 604800))
 MAX_OFFSET_S = 2**31 - 1
 
 
@@ -33,8 +44,9 @@ class BeginTime:
     """A parsed time, relative to an unknown "now".
 
     ``date_kind``: ``none``, ``date`` (``year`` None = next occurrence), ``today``,
-    ``tomorrow`` or ``now``; ``time_kind``: ``none``, ``clock`` or ``now``; the ``now`` kinds
-    take the date/time of now + ``now_offset_s``.
+    ``tomorrow`` or ``now`` (the last three take the date of that day, with ``month``/``day``
+    overriding when a later date item named them); ``time_kind``: ``none``, ``clock`` or
+    ``now``; the ``now`` kinds take the date/time of now + ``now_offset_s``.
     """
 
     date_kind: str = "none"
@@ -48,95 +60,268 @@ class BeginTime:
     now_offset_s: int = 0
 
 
-_NOW = re.compile(r"now\s*(?:([+-])([\s0-9]*)([a-z]*))?\Z", re.IGNORECASE)
-Item = Tuple[str, BeginTime]  # ("date" | "time" | "both" | "now-last", fields to set)
+class TimeSpecError(ValueSyntaxError):
+    """``_parse_time`` refused ``text`` at byte ``pos``; :attr:`slurm_line` is what
+    ``parse_time`` then prints on stderr, unprefixed, before the option's own error."""
+
+    def __init__(self, text: str, pos: int) -> None:
+        super().__init__(f"invalid time at byte {pos}")
+        self.text = text
+        self.pos = pos
+
+    @property
+    def slurm_line(self) -> str:
+        return f"Invalid time specification (pos={self.pos}): {self.text}"
 
 
-def _date(year: Optional[int], month: int, day: int) -> BeginTime:
-    if not 1 <= month <= 12 or not 1 <= day <= 31 or (year is not None and year < 1):
-        raise ValueSyntaxError("invalid date")
-    return BeginTime(date_kind="date", year=year, month=month, day=day)
+class _Failed(Exception):
+    """The scan reached ``goto prob`` with this position."""
+
+    def __init__(self, pos: int) -> None:
+        super().__init__(pos)
+        self.pos = pos
 
 
-def _clock(hour: int, minute: int, second: int) -> BeginTime:
-    return BeginTime(time_kind="clock", hour=hour, minute=minute, second=second)
+class _Scan:
+    """The bytes of the text as C's signed ``char``; NUL beyond the end."""
+
+    def __init__(self, text: str) -> None:
+        self.data = text.encode("utf-8", "surrogateescape")
+
+    def at(self, i: int) -> int:
+        if 0 <= i < len(self.data):
+            byte = self.data[i]
+            return byte - 256 if byte >= 128 else byte
+        return 0
+
+    def digit(self, i: int) -> bool:
+        return ord("0") <= self.at(i) <= ord("9")
+
+    def value(self, i: int) -> int:
+        """``time_str[i] - '0'`` (any byte, as C computes it)."""
+        return self.at(i) - ord("0")
+
+    def starts(self, i: int, word: str) -> bool:
+        """``!xstrncasecmp(time_str + i, word, len(word))`` (ASCII case only)."""
+        return self.data[i:i + len(word)].lower() == word.encode()
+
+    def blank(self, i: int) -> bool:
+        return self.at(i) in (0x20, 0x09)
+
+    def space(self, i: int) -> bool:
+        return self.at(i) in (0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d)
+
+    def is_char(self, i: int, chars: str) -> bool:
+        return self.at(i) in tuple(ord(c) for c in chars)
 
 
-class BeginTransformer:
-    """Rules of ``begin.lark``: each item says which half (date, time) it sets."""
+def _get_delta(s: _Scan, pos: int) -> Tuple[int, int]:
+    """``_get_delta``: the count and unit after ``now+``/``now-`` at ``pos``; the new
+    position (the last byte read) and the offset in seconds."""
+    count, digits = 0, 0
+    offset = pos + 1
+    while s.at(offset) not in (0, 0x0a):
+        if s.space(offset):
+            offset += 1
+            continue
+        unit = next((u for u in UNITS if s.starts(offset, u[0])), None)
+        if unit is not None:
+            offset += len(unit[0])
+            count *= unit[1]
+            break
+        if s.digit(offset):
+            count = count * 10 + s.value(offset)
+            digits += 1
+            offset += 1
+            continue
+        raise _Failed(offset - 1)
+    if not digits:
+        raise _Failed(pos)
+    return offset - 1, count
 
-    def ISO_DATE(self, token: str) -> Item:
-        year, month, day = (int(p) for p in token.split("-"))
-        return "date", _date(year, month, day)
 
-    def MDY_DATE(self, token: str) -> Item:
-        fields = re.match(r"([0-9]{1,2})[./]?([0-9]{1,2})[./]?([0-9]{2})?", token)
-        assert fields is not None  # the terminal guarantees the shape
-        month, day, year = fields.groups()
-        return "date", _date(int(year) + 2000 if year else None, int(month), int(day))
-
-    def CLOCK(self, token: str) -> Item:
-        text = token.lower()
-        half = text[-2:] if text.endswith(("am", "pm")) else ""
-        parts = [int(p) for p in text.rstrip("apm \t\n\v\f\r").split(":")]
-        hour, minute, second = (parts + [0])[:3]
-        if hour > 23 or minute > 59 or second > 59:
-            raise ValueSyntaxError("invalid clock time")
-        if half == "pm":  # 12pm is noon; 13pm and later are errors
-            hour = 12 if hour == 12 else hour + 12
-        elif half == "am" and hour >= 12:  # 12am is midnight
-            hour = 0 if hour == 12 else 24
+def _get_time(s: _Scan, pos: int) -> Tuple[int, Tuple[int, int, int]]:
+    """``_get_time``: ``HH:MM[:SS] [AM|PM]`` at ``pos``; the last byte read and the time."""
+    offset = pos
+    if not s.digit(offset):
+        raise _Failed(offset)
+    hour = s.value(offset)
+    offset += 1
+    if not s.is_char(offset, ":"):
+        if not s.digit(offset):
+            raise _Failed(offset)
+        hour = hour * 10 + s.value(offset)
+        offset += 1
+    if hour > 23:
+        raise _Failed(offset - 2)
+    if not s.is_char(offset, ":"):
+        raise _Failed(offset)
+    offset += 1
+    minute, offset = _two_digits(s, offset, 59)
+    second = 0
+    if s.is_char(offset, ":"):
+        second, offset = _two_digits(s, offset + 1, 59)
+    while s.space(offset):
+        offset += 1
+    if s.starts(offset, "pm"):
+        hour += 12
         if hour > 23:
-            raise ValueSyntaxError("invalid clock time")
-        return "time", _clock(hour, minute, second)
+            if hour != 24:
+                raise _Failed(offset)
+            hour = 12
+        offset += 2
+    elif s.starts(offset, "am"):
+        if hour > 11:
+            if hour != 12:
+                raise _Failed(offset)
+            hour = 0
+        offset += 2
+    return offset - 1, (hour, minute, second)
 
-    def NAMED_TIME(self, token: str) -> Item:
-        return "time", _clock(NAMED_TIMES[token.lower()], 0, 0)
 
-    def TODAY(self, token: str) -> Item:
-        return "date", BeginTime(date_kind="today")
+def _two_digits(s: _Scan, offset: int, highest: int) -> Tuple[int, int]:
+    """Two digits that must both be there (minutes, seconds) and not exceed ``highest``."""
+    for i in (offset, offset + 1):
+        if not s.digit(i):
+            raise _Failed(i)
+    number = s.value(offset) * 10 + s.value(offset + 1)
+    if number > highest:
+        raise _Failed(offset)
+    return number, offset + 2
 
-    def TOMORROW(self, token: str) -> Item:
-        return "date", BeginTime(date_kind="tomorrow")
 
-    def NOW(self, token: str) -> Item:
-        match = _NOW.match(token)
-        assert match is not None  # the terminal guarantees the shape
-        sign, digits, unit = match.groups()
-        offset = 0
-        if sign is not None:
-            digits = "".join(digits.split())
-            if not digits:
-                raise ValueSyntaxError("no count after now+/-")
-            offset = int(digits) * SECONDS_PER_UNIT[unit.lower().rstrip("s") or "second"]
-            offset = -offset if sign == "-" else offset
-        if abs(offset) > MAX_OFFSET_S:
-            raise ValueSyntaxError("offset out of range")
-        now = BeginTime(date_kind="now", time_kind="now", now_offset_s=offset)
-        return ("both" if unit else "now-last"), now
+def _one_or_two(s: _Scan, offset: int, first_checked: bool, highest: int) -> Tuple[int, int]:
+    """A month or day: one byte (a digit unless ``first_checked`` is False, when C takes any
+    byte), an optional second digit, then 1..``highest`` (else back to the number)."""
+    if first_checked and not s.digit(offset):
+        raise _Failed(offset)
+    number = s.value(offset)
+    offset += 1
+    if s.digit(offset):
+        number = number * 10 + s.value(offset)
+        offset += 1
+    if not 1 <= number <= highest:
+        raise _Failed(offset - 2)
+    return number, offset
 
-    def start(self, children: List[Item]) -> BeginTime:
-        result = BeginTime()
-        for i, (sets, item) in enumerate(children):
-            if sets == "now-last" and i != len(children) - 1:
-                raise ValueSyntaxError("nothing may follow now without a unit")
-            if sets in ("date", "both", "now-last"):
-                result = replace(result, date_kind=item.date_kind, year=item.year,
-                                 month=item.month, day=item.day)
-            if sets in ("time", "both", "now-last"):
-                result = replace(result, time_kind=item.time_kind, hour=item.hour,
-                                 minute=item.minute, second=item.second)
-            if item.date_kind == "now":
-                result = replace(result, now_offset_s=item.now_offset_s)
-        if result.date_kind == "none" and result.time_kind == "none":
-            raise ValueSyntaxError("no time given")
-        return result
+
+def _get_date(s: _Scan, pos: int) -> Tuple[int, Tuple[Optional[int], int, int]]:
+    """``_get_date``: ``YYYY-MM-DD`` or ``MM[./]DD[[./]YY]`` at ``pos``; the last byte read
+    and (year or None, month, day)."""
+    offset = pos
+    if len(s.data) >= offset + 7 and s.is_char(offset + 4, "-") and s.is_char(offset + 7, "-"):
+        year = 0
+        for _ in range(4):
+            if not s.digit(offset):
+                raise _Failed(offset)
+            year = year * 10 + s.value(offset)
+            offset += 1
+        month, offset = _one_or_two(s, offset + 1, False, 12)
+        day, offset = _one_or_two(s, offset + 1, True, 31)
+        if year < 1:
+            raise ValueSyntaxError("years before 1 are not supported")
+        return offset - 1, (year, month, day)
+    month, offset = _one_or_two(s, offset, False, 12)
+    if s.is_char(offset, "./"):
+        offset += 1
+    day, offset = _one_or_two(s, offset, True, 31)
+    if s.is_char(offset, "./"):
+        offset += 1
+    short_year = 0
+    if s.digit(offset):
+        short_year = s.value(offset)
+        if not s.digit(offset + 1):
+            raise _Failed(offset + 1)
+        short_year = short_year * 10 + s.value(offset + 1)
+        offset += 2
+    return offset - 1, (2000 + short_year if short_year else None, month, day)
+
+
+def _set_date(spec: BeginTime, year: Optional[int], month: int, day: int) -> BeginTime:
+    """A date item: month and day; the year if given, else the one already set."""
+    if year is not None or spec.date_kind in ("none", "date"):
+        year = year if year is not None else spec.year
+        return replace(spec, date_kind="date", year=year, month=month, day=day)
+    return replace(spec, month=month, day=day)
+
+
+def _now(s: _Scan, pos: int, spec: BeginTime) -> Tuple[int, BeginTime]:
+    """``now[{+|-}count[unit]]`` at ``pos`` (the C code adds the index it scans from to
+    ``pos``, which is ``pos`` itself again: right only for a ``now`` at the start)."""
+    offset = 0
+    i = pos + 3
+    while True:
+        if s.is_char(i, "+-"):
+            pos, count = _get_delta(s, pos + i)
+            offset = -count if s.is_char(i, "-") else count
+            break
+        if s.blank(i):
+            i += 1
+            continue
+        if s.at(i) in (0, 0x0a):
+            pos += i - 1
+            break
+        raise _Failed(pos + i)
+    if abs(offset) > MAX_OFFSET_S:
+        raise ValueSyntaxError("offsets beyond 2**31 seconds are not supported")
+    return pos, BeginTime(date_kind="now", time_kind="now", now_offset_s=offset)
+
+
+def _clock(spec: BeginTime, hour: int, minute: int, second: int) -> BeginTime:
+    return replace(spec, time_kind="clock", hour=hour, minute=minute, second=second)
+
+
+def _scan(s: _Scan) -> BeginTime:
+    """``_parse_time``'s loop over the items."""
+    spec = BeginTime()
+    pos = 0
+    while s.at(pos) not in (0, 0x0a):
+        if s.blank(pos) or s.is_char(pos, "-T"):
+            pass
+        elif s.starts(pos, "today") or s.starts(pos, "tomorrow"):
+            kind = "today" if s.starts(pos, "today") else "tomorrow"
+            spec = replace(spec, date_kind=kind, year=None, month=None, day=None)
+            pos += len(kind) - 1
+        elif any(s.starts(pos, name) for name in NAMED_TIMES):
+            name = next(name for name in NAMED_TIMES if s.starts(pos, name))
+            spec = _clock(spec, NAMED_TIMES[name], 0, 0)
+            pos += len(name) - 1
+        elif s.starts(pos, "now"):
+            pos, spec = _now(s, pos, spec)
+        elif not s.digit(pos):
+            raise _Failed(pos)
+        elif s.is_char(pos + 1, ":") or s.is_char(pos + 2, ":"):
+            pos, (hour, minute, second) = _get_time(s, pos)
+            spec = _clock(spec, hour, minute, second)
+        else:
+            pos, (year, month, day) = _get_date(s, pos)
+            spec = _set_date(spec, year, month, day)
+        pos += 1
+    if spec.date_kind == "none" and spec.time_kind == "none":
+        raise ValueSyntaxError("no time given")  # parse_time returns 0 and prints nothing
+    return spec
+
+
+def _check_uts(text: str) -> None:
+    """``uts<seconds since the epoch>``: Slurm's own refusal, else ours (not supported)."""
+    seconds, rest = strtol(text[3:])
+    if seconds < 1000000 or seconds == LONG_MAX or rest:
+        raise TimeSpecError(text, 0)
+    raise ValueSyntaxError("uts<epoch> times are not supported")
 
 
 def parse_begin(text: str) -> BeginTime:
-    """Parse ``--begin``: ``16:00``, ``now+1hour``, ``2010-01-20T12:34:00``, ``teatime``, ..."""
-    spec: BeginTime = parse_value("begin", text, BeginTransformer)
-    return spec
+    """Parse ``--begin``: ``16:00``, ``now+1hour``, ``2010-01-20T12:34:00``, ``teatime``, ...
+
+    Raises :class:`TimeSpecError` where Slurm prints ``Invalid time specification``, a plain
+    :class:`ValueSyntaxError` where it prints nothing (no time at all) or we refuse more.
+    """
+    if text[:3].lower() == "uts":
+        _check_uts(text)
+    try:
+        return _scan(_Scan(text))
+    except _Failed as e:
+        raise TimeSpecError(text, e.pos) from None
 
 
 def resolve_begin(spec: BeginTime, now: datetime.datetime, past: bool = False) -> datetime.datetime:
@@ -159,7 +344,7 @@ def resolve_begin(spec: BeginTime, now: datetime.datetime, past: bool = False) -
         on = {"today": now, "tomorrow": now + datetime.timedelta(days=1), "now": later}[
             spec.date_kind
         ]
-        year, month, day = on.year, on.month, on.day
+        year, month, day = on.year, spec.month or on.month, spec.day or on.day
     if year is None:
         if past:
             year = now.year - 1 if month > now.month else now.year

@@ -1,7 +1,8 @@
 """``sbatch``: submit a batch script (or print/lint what it becomes on Kubernetes).
 
-Flow, as Slurm's sbatch: getopt over the command line; ``--help``/``--usage``/``--version``
-answer at once; the script comes from ``--wrap``, the named file (looked up in the working
+Flow, as Slurm's sbatch: getopt over the command line, each value read as it comes (a bad
+one fails before the script is read); ``--help``/``--usage``/``--version`` answer at once;
+the script comes from ``--wrap``, the named file (looked up in the working
 directory, then ``PATH``) or stdin; ``#SBATCH`` < ``SBATCH_*`` < command line; Slurm's checks.
 Then one of: ``--k8s-lint`` (report), ``--k8s-print`` (manifests, nothing contacted), or a
 real submission through the configured backend.
@@ -15,7 +16,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.sbatch import CommandLine, build_job, load_script, split_command_line
+from parsers.sbatch import CommandLine, build_job, first_pass, load_script
 from sbatch_k8s.cli.common import exit_with, print_error, print_warning, run_command
 
 COMMAND = "sbatch"
@@ -78,7 +79,7 @@ def _print_warnings(job: JobSpec, submit: SubmitOptions) -> None:
 
 def _main(argv: List[str]) -> int:
     environ = os.environ
-    command_line = split_command_line(argv)
+    command_line = first_pass(argv)
     early = _answer_at_once(command_line)
     if early is not None:
         return early

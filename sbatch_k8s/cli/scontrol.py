@@ -42,7 +42,8 @@ def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int
     conn = jobdb.connect(environ)
     code = 0
     for word in " ".join(words).replace(",", " ").split():
-        job_id = int(word.split("=", 1)[-1]) if word.split("=", 1)[-1].isdigit() else None
+        value = word.split("=", 1)[-1]
+        job_id = int(value) if value.isascii() and value.isdigit() else None
         rows = [] if job_id is None else jobdb.select_jobs(
             conn, "job_id=? OR array_job_id=?", (job_id, job_id))
         if not rows:

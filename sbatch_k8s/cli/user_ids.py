@@ -20,7 +20,7 @@ def resolve_users(command: str, names: Optional[Sequence[str]], me: bool) -> Opt
 
     uids: Set[int] = set()
     for name in names:
-        if name.isdigit():
+        if name.isascii() and name.isdigit():
             uids.add(int(name))
             continue
         try:

@@ -59,7 +59,7 @@ def _check_index(index: int, count: int) -> None:
 
 def _int(environ: Mapping[str, str], name: str) -> int:
     value = environ.get(name)
-    if value is None or not value.strip().isdigit():
+    if value is None or not (value.strip().isascii() and value.strip().isdigit()):
         raise ContractError(f"{name} is not set to a node index in this pod")
     return int(value)
 
@@ -118,7 +118,7 @@ def _mpijob(environ: Mapping[str, str], count: int, hostname: str,
             index = 0
         else:
             tail = hostname.rsplit("-", 1)[-1]
-            if not tail.isdigit():
+            if not (tail.isascii() and tail.isdigit()):
                 raise ContractError(f"hostname {hostname!r} is neither launcher nor worker")
             index = int(tail) + 1
     job = hostname[:-len("-launcher")] if hostname.endswith("-launcher") else _prefix(hostname, 2)

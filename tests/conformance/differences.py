@@ -82,10 +82,6 @@ INTENDED: Dict[str, str] = {
     "value:SLURM_JOB_GPUS@env-gpu": "see CUDA_VISIBLE_DEVICES@env-gpu (real Slurm's tasks on "
                                     "node 1 inherit the batch node's 0,1; ours name node 1's "
                                     "own machine-wide ids)",
-    "message:directive location": "sbatch-k8s adds one line naming the script line an "
-                                  "#SBATCH error comes from ('sbatch: error: job.sh:2: "
-                                  "#SBATCH --time=abc'), after Slurm's own message, which is "
-                                  "kept unchanged (parsers/errors.py SlurmInputError.location)",
     "behaviour:stdin default": "srun broadcasts stdin to every task (Slurm's --input=all), "
                                "as real Slurm does",
     "behaviour:uneven GPUs per node": (
@@ -117,10 +113,7 @@ REWRITES: Dict[str, List[Tuple[str, str, str]]] = {
 #: key (also in INTENDED) -> (case glob, pattern on sbatch-k8s's normalised text, what real
 #: Slurm prints there): for lines only sbatch-k8s adds, which real Slurm's text cannot
 #: predict
-OUR_REWRITES: Dict[str, List[Tuple[str, str, str]]] = {
-    "message:directive location": [
-        ("*", r"(?m)^sbatch: error: [^\s:]+:\d+: #(SBATCH|SLURM)\b.*\n", "")],
-}
+OUR_REWRITES: Dict[str, List[Tuple[str, str, str]]] = {}
 
 
 def intended(key: str, case: str = "") -> bool:

@@ -118,17 +118,14 @@ def test_test_only_creates_nothing(slurm: LocalSlurm) -> None:
 
 @pytest.mark.parametrize("script, args, code, stderr", [
     ("#!/bin/bash\n#SBATCH --time=abc\necho hello\n", (), 255,
-     "sbatch: error: Invalid --time specification\n"
-     "sbatch: error: job.sh:2: #SBATCH --time=abc\n"),
+     "sbatch: error: Invalid --time specification\n"),
     ("#!/bin/bash\n#SBATCH --bogus=1\necho hello\n", (), 255,
      "sbatch: unrecognized option '--bogus=1'\n"
-     "Try \"sbatch --help\" for more information\n"
-     "sbatch: error: job.sh:2: #SBATCH --bogus=1\n"),
+     "Try \"sbatch --help\" for more information\n"),
     ("#!/bin/bash\n#SBATCH --nodes=0\necho hello\n", (), 1,
      "sbatch: error: Batch job submission failed: Node count specification invalid\n"),
     ("#!/bin/bash\n#SBATCH --array=5-1\necho hello\n", (), 1,
-     "sbatch: error: Batch job submission failed: Invalid job array specification\n"
-     "sbatch: error: job.sh:2: #SBATCH --array=5-1\n"),
+     "sbatch: error: Batch job submission failed: Invalid job array specification\n"),
     ("echo hello\n", (), 1,
      "sbatch: error: This does not look like a batch script.  The first\n"
      "sbatch: error: line must start with #! followed by the path to an interpreter.\n"

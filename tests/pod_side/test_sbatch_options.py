@@ -8,7 +8,8 @@ Slurm (26.05 source, the spec) disagree, the test names the version the code fol
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+import io
+from typing import Any, Mapping, Optional, Sequence, Tuple
 
 import pytest
 
@@ -23,6 +24,7 @@ from parsers.options import (
     find_option,
     options_for,
 )
+from parsers.script import OLD_MAGIC_ERROR
 from parsers.values.array import ArrayRange, ArraySpec
 from parsers.values.gres import GpuCount, GresRequest
 from parsers.values.nodes import NodeRange
@@ -125,8 +127,40 @@ def test_directives_after_the_first_command_are_ignored_with_a_note():
 def test_slurm_magic_word_warns_once_and_applies():
     job, _ = submit(script("#SLURM -N 2", "#SLURM -n 4"))
     assert (job.nodes, job.ntasks) == (NodeRange(2, 2), 4)
-    assert messages(job) == ["Change from #SLURM to #SBATCH in your script and verify the "
-                             "options are valid in sbatch"]
+    assert messages(job) == [OLD_MAGIC_ERROR]
+
+
+@pytest.mark.parametrize("lines, args, env, last", [
+    # getopt over the header, values from the header and the environment, the cross-option
+    # checks: all come after sbatch has read the #SLURM line (observed on 22.05). (Values
+    # given on the command line are read before the script: see first_pass.)
+    (["#SLURM --bogus"], "job.sh", {}, 'Try "sbatch --help" for more information'),
+    (["#SLURM -N 1", "#SBATCH --time=abc"], "job.sh", {},
+     "sbatch: error: Invalid --time specification"),
+    (["#SLURM -N 1"], "job.sh", {"SBATCH_TIMELIMIT": "abc"},
+     "sbatch: error: Invalid --time specification"),
+    (["#SLURM -N 1", "#SBATCH --begin=x"], "job.sh", {},
+     "sbatch: error: Invalid --begin specification"),
+    (["#SLURM -N 1"], "--mem=1 --mem-per-cpu=1 job.sh", {},
+     "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."),
+])
+def test_slurm_magic_word_error_is_printed_before_a_later_error(lines, args, env, last):
+    shown = rendered(error_of(script(*lines), args, env))
+    assert shown[0] == f"sbatch: error: {OLD_MAGIC_ERROR}"
+    assert shown[-1] == last
+    assert shown.count(f"sbatch: error: {OLD_MAGIC_ERROR}") == 1
+
+
+@pytest.mark.parametrize("args", ["job.sh", "-Q job.sh", "--parsable job.sh"])
+def test_slurm_magic_word_is_an_error_line_even_when_quiet(args, capsys):
+    """sbatch's error() is not silenced by -Q (observed on 22.05: printed with -Q too)."""
+    from sbatch_k8s.cli.sbatch import _print_warnings
+
+    job, options = submit(script("#SLURM -N 1", "#SBATCH --mail-type=END"), args)
+    _print_warnings(job, options)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"sbatch: error: {OLD_MAGIC_ERROR}"
+    assert len(lines) == (1 if options.quiet else 2)
 
 
 @pytest.mark.parametrize("magic", ["#PBS", "#BSUB"])
@@ -358,6 +392,101 @@ def test_script_from_stdin_is_named_sbatch_and_its_directives_are_read():
     assert job.script.origin == SCRIPT_FROM_STDIN
     assert (job.job_name, job.script.display_name) == ("sbatch", "(stdin)")
     assert (job.nodes, job.ntasks) == (NodeRange(2, 2), 3)
+
+
+DOS_LINES = ["sbatch: error: Batch script contains DOS line breaks (\\r\\n)",
+             "sbatch: error: instead of expected UNIX line breaks (\\n)."]
+
+
+def _sbatch(argv: Sequence[str], capsys: Any) -> Tuple[int, str]:
+    """sbatch's command as the console runs it, up to where it would submit."""
+    from sbatch_k8s.cli.common import run_command
+    from sbatch_k8s.cli.sbatch import _main
+
+    code = run_command("sbatch", _main, argv)
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["#!/bin/sh\r\ntrue\r\n", "#!/bin/sh\n#SBATCH --bogus\ntrue\r\n"])
+def test_dos_line_breaks_in_a_script_file_are_refused(text, tmp_path, monkeypatch, capsys):
+    """The file is read as bytes: its line breaks reach the check (before any directive)."""
+    (tmp_path / "job.sh").write_bytes(text.encode())
+    monkeypatch.chdir(tmp_path)
+    assert _sbatch(["job.sh"], capsys) == (1, "\n".join(DOS_LINES) + "\n")
+    assert _sbatch(["-Q", "--k8s-lint", "job.sh"], capsys)[0] == 1
+
+
+def test_dos_line_breaks_on_stdin_are_refused(monkeypatch, capsys):
+    stdin = io.TextIOWrapper(io.BytesIO(b"#!/bin/sh\r\ntrue\r\n"))
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert _sbatch([], capsys) == (1, "\n".join(DOS_LINES) + "\n")
+
+
+def test_a_script_file_keeps_lone_carriage_returns(tmp_path, monkeypatch):
+    from sbatch_k8s.cli.sbatch import read_script
+    from parsers.sbatch import split_command_line
+
+    (tmp_path / "job.sh").write_bytes(b"#!/bin/sh\nprintf 'a\rb'\r\xff\n")
+    monkeypatch.chdir(tmp_path)
+    text, path = read_script(split_command_line(["job.sh"]), {})
+    assert (text, path) == ("#!/bin/sh\nprintf 'a\rb'\r\udcff\n", "job.sh")
+
+
+@pytest.mark.parametrize("args, script_text, code, err", [
+    # Observed on 22.05: process_options_first_pass reads every command-line value as getopt
+    # returns it, before the script is read (no #SLURM notice, no script check yet) ...
+    (["--time=abc", "job.sh"], "#!/bin/sh\n#SLURM -N1\ntrue\n", 255,
+     "sbatch: error: Invalid --time specification\n"),
+    (["--time=abc", "job.sh"], "", 255, "sbatch: error: Invalid --time specification\n"),
+    (["--time=abc", "nonexistent.sh"], None, 255,
+     "sbatch: error: Invalid --time specification\n"),
+    (["--begin=10:61", "job.sh"], "#!/bin/sh\n#SLURM -N1\ntrue\n", 255,
+     "Invalid time specification (pos=3): 10:61\nsbatch: error: Invalid --begin specification\n"),
+    (["-N", "abc", "--time=abc", "job.sh"], "", 255,
+     'sbatch: error: "abc" is not a valid node count\n'),
+    (["--time=abc", "--wrap=x", "job.sh"], None, 255,
+     "sbatch: error: Invalid --time specification\n"),
+    # ... and before a later getopt error, but after an earlier one.
+    (["--time=abc", "--bogus", "job.sh"], None, 255,
+     "sbatch: error: Invalid --time specification\n"),
+    (["--bogus", "--time=abc", "job.sh"], None, 255,
+     "sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information\n"),
+    # The cross-option checks wait for the whole job, after the script's checks.
+    (["--mem=1", "--mem-per-cpu=1", "job.sh"], "", 1,
+     "sbatch: error: Batch script is empty!\n"),
+])
+def test_command_line_values_are_read_before_the_script(args, script_text, code, err,
+                                                         tmp_path, monkeypatch, capsys):
+    if script_text is not None:
+        (tmp_path / "job.sh").write_text(script_text)
+    monkeypatch.chdir(tmp_path)
+    assert _sbatch(args, capsys) == (code, err)
+
+
+def test_help_ends_the_first_pass(capsys):
+    from sbatch_k8s.cli.common import run_command
+    from sbatch_k8s.cli.sbatch import _main
+
+    assert run_command("sbatch", _main, ["--usage", "--time=abc"]) == 0
+    assert capsys.readouterr().out.startswith("Usage: sbatch")
+    assert _sbatch(["--time=abc", "--usage"], capsys) == (
+        255, "sbatch: error: Invalid --time specification\n")
+
+
+def test_lint_reports_bad_command_line_values(tmp_path, monkeypatch, capsys):
+    from sbatch_k8s.cli.common import run_command
+    from sbatch_k8s.cli.sbatch import _main
+
+    (tmp_path / "job.sh").write_text("#!/bin/sh\ntrue\n")
+    monkeypatch.chdir(tmp_path)
+    assert run_command("sbatch", _main, ["--k8s-lint", "--time=abc", "job.sh"]) == 1
+    assert "--time=abc  invalid  Invalid --time specification" in capsys.readouterr().out
+
+
+def test_wrap_is_not_checked_for_dos_line_breaks():
+    """_get_script_buffer checks files and stdin; --wrap's script is built, not read."""
+    job, _ = submit(None, ["--wrap", "true\r\ntrue"])
+    assert job.script.text.endswith("\ntrue\r\ntrue\n")
 
 
 def test_script_errors_from_stdin_name_stdin():

@@ -146,7 +146,8 @@ _PLAIN_GETOPT = ("unrecognized option '", "option '", "invalid option -- '",
 def assert_renders_like_slurm(error: SlurmInputError, command: str) -> None:
     lines = error.render(command).split("\n")
     assert lines[-1] == "", "the rendering ends with a newline"
-    lines = lines[:-1]
+    # parse_time's own line (--begin, --deadline) is printed unprefixed, as Slurm does.
+    lines = [line for line in lines[:-1] if not line.startswith("Invalid time specification")]
     assert lines, "an error prints something"
     first = lines[0]
     assert first.startswith((f"{command}: error: ", f"{command}: fatal: ")) or (
@@ -234,6 +235,7 @@ def test_random_srun_environments_only_raise_slurm_errors(environ):
 
 def test_the_renderer_check_accepts_slurms_forms():
     for error in (SlurmInputError("x"), SlurmInputError("x", "y", location="job.sh:2: l"),
+                  SlurmInputError("x").after("Invalid time specification (pos=0): x"),
                   SlurmInputError("unrecognized option '--b'", plain=True,
                                   hint='Try "sbatch --help" for more information'),
                   SlurmInputError("x", fatal=True, exit_code=1)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from parsers.errors import SlurmInputError
-from parsers.script import check_script, directive_words, find_steps, wrap_command
+from parsers.script import OLD_MAGIC_ERROR, check_script, directive_words, find_steps, wrap_command
 
 
 @pytest.mark.parametrize("text, lines, code", [
@@ -18,6 +18,14 @@ from parsers.script import check_script, directive_words, find_steps, wrap_comma
                               "contain a NULL character '\\0'."], 1),
     ("#!/bin/sh\r\necho\r\n", ["Batch script contains DOS line breaks (\\r\\n)",
                                "instead of expected UNIX line breaks (\\n)."], 1),
+    # Anywhere in the script, not only on the first line (observed on 22.05).
+    ("#!/bin/sh\n#SBATCH --bogus\ntrue\r\n", ["Batch script contains DOS line breaks (\\r\\n)",
+                                             "instead of expected UNIX line breaks (\\n)."], 1),
+    # xstring_is_whitespace: C's isspace, up to the first NUL.
+    (" \n\0#!/bin/sh\n", ["Batch script contains only whitespace!"], 1),
+    ("\x1c\n", ["This does not look like a batch script.  The first",
+                "line must start with #! followed by the path to an interpreter.",
+                "For instance: #!/bin/sh"], 1),
 ])
 def test_script_checks(text, lines, code):
     with pytest.raises(SlurmInputError) as e:
@@ -27,8 +35,10 @@ def test_script_checks(text, lines, code):
     assert e.value.render("sbatch").splitlines() == [f"sbatch: error: {x}" for x in lines]
 
 
-def test_good_script_passes():
-    check_script("#!/bin/bash\necho hi\n")
+@pytest.mark.parametrize("text", ["#!/bin/bash\necho hi\n", "#!/bin/sh\nprintf 'a\\rb'\rx\n"])
+def test_good_script_passes(text):
+    """A lone carriage return is not a DOS line break."""
+    check_script(text)
 
 
 def test_wrap_builds_slurms_script():
@@ -100,15 +110,52 @@ def test_sources_and_notes():
     assert any(n.location == "job.sh:6" for n in notes)
 
 
+def test_old_magic_is_slurms_error_once_per_script():
+    """sbatch's error() at the first #SLURM line (a flag per script), then it goes on."""
+    text = "#!/bin/sh\n#SLURM -N 2\n#SBATCH -n 2\n#SLURM -t 5\ntrue\n"
+    words, _, notes = directive_words(text, "job.sh")
+    assert list(words) == ["-N", "2", "-n", "2", "-t", "5"]
+    assert [(n.message, n.location, n.severity) for n in notes] == [
+        (OLD_MAGIC_ERROR, None, "error")]
+    assert OLD_MAGIC_ERROR == ("Change from #SLURM to #SBATCH in your script and verify the "
+                               "options are valid in sbatch")
+
+
 @pytest.mark.parametrize("line, message", [
-    ('#SBATCH --job-name="abc', "job.sh: line 2: Unmatched `\"` in [#SBATCH --job-name=\"abc]"),
-    ("#SBATCH : -N 2", "job.sh: line 2: Unexpected `:` in [#SBATCH : -N 2]"),
+    # get_argument shows the text it was called with: after #SBATCH and its blanks, or
+    # from the end of the previous word (blanks included). Observed on 22.05.
+    ('#SBATCH --job-name="abc', "job.sh: line 2: Unmatched `\"` in [--job-name=\"abc]"),
+    ("#SBATCH --job-name='abc", "job.sh: line 2: Unmatched `'` in [--job-name='abc]"),
+    ('#SBATCH -N1 --job-name="x', "job.sh: line 2: Unmatched `\"` in [ --job-name=\"x]"),
+    ('#SBATCH   \t-N1 \t  --job-name="x  # y',
+     "job.sh: line 2: Unmatched `\"` in [ \t  --job-name=\"x  # y]"),
+    ("#SBATCH :", "job.sh: line 2: Unexpected `:` in [:]"),
+    ("#SBATCH : -N 2", "job.sh: line 2: Unexpected `:` in [: -N 2]"),
+    ("#SBATCH -N1 :", "job.sh: line 2: Unexpected `:` in [ :]"),
+    ("#SBATCH:", "job.sh: line 2: Unexpected `:` in [:]"),
 ])
 def test_directive_fatal_errors(line, message):
     with pytest.raises(SlurmInputError) as e:
         directive_words(f"#!/bin/sh\n{line}\n", "job.sh")
     assert e.value.render("sbatch") == f"sbatch: fatal: {message}\n"
     assert e.value.exit_code == 1
+
+
+@pytest.mark.parametrize("lines, first", [
+    # The #SLURM line was read (and its error printed) before the failing line.
+    (["#SLURM -N 1", "#SBATCH :"], [f"sbatch: error: {OLD_MAGIC_ERROR}"]),
+    (["#SBATCH -N 1", "#SLURM :"], [f"sbatch: error: {OLD_MAGIC_ERROR}"]),
+    (['#SLURM --job-name="abc'], [f"sbatch: error: {OLD_MAGIC_ERROR}"]),
+    # sbatch stops at the failing line: a later #SLURM is never read.
+    (["#SBATCH :", "#SLURM -N 1"], []),
+])
+def test_old_magic_error_comes_before_a_later_failure(lines, first):
+    text = "#!/bin/sh\n" + "".join(f"{line}\n" for line in lines)
+    with pytest.raises(SlurmInputError) as e:
+        directive_words(text, "job.sh")
+    lines = e.value.render("sbatch").splitlines()
+    assert lines[:-1] == first
+    assert lines[-1].startswith("sbatch: fatal: job.sh: line ")
 
 
 def test_find_steps():

@@ -129,9 +129,10 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
 
         start = time.strftime("%Y-%m-%dT%H:%M:%S")
         nodes = compress_hostlist([local_address(i) for i in range(allocation.node_count)])
-        sys.stderr.write(f"sbatch: Job {base_id} to start at {start} using "
-                         f"{sum(allocation.cpus_per_node)} processors on nodes {nodes} in "
-                         f"partition {partition.name}\n")
+        if not quiet:
+            sys.stderr.write(f"sbatch: Job {base_id} to start at {start} using "
+                             f"{sum(allocation.cpus_per_node)} processors on nodes {nodes} "
+                             f"in partition {partition.name}\n")
         return base_id, None
     workdir = _workdir(job, context)
     environment = job_environment(job, dict(context.environment),
