@@ -107,8 +107,7 @@ def _node_count(job: JobSpec, shape: NodeShape, cpt: int, warnings: list) -> int
     if job.nodes is not None:
         count = job.nodes.max_nodes or job.nodes.min_nodes
         if job.ntasks is not None and job.ntasks < count:
-            # sbatch prints this one with info("Warning: …"), capitalised.
-            warnings.append(f"Warning: can't run {job.ntasks} processes on {count} nodes, "
+            warnings.append(f"can't run {job.ntasks} processes on {count} nodes, "
                             f"setting nnodes to {job.ntasks}")
             count = job.ntasks
         return count

@@ -22,12 +22,8 @@ def print_error(command: str, message: str) -> None:
 
 
 def print_warning(command: str, message: str, location: Optional[str] = None) -> None:
-    """One ``<command>: warning: [<location>: ]<message>`` line on stderr; a message Slurm
-    itself prints through ``info("Warning: …")`` keeps its own capitalised prefix."""
+    """One ``<command>: warning: [<location>: ]<message>`` line on stderr."""
     where = f"{location}: " if location else ""
-    if message.startswith("Warning: "):
-        sys.stderr.write(f"{command}: {where}{message}\n")
-        return
     sys.stderr.write(f"{command}: warning: {where}{message}\n")
 
 

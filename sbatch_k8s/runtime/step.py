@@ -217,15 +217,16 @@ def _launch_address(environ: Mapping[str, str], names: List[str],
 
 def step_result(step: StepRun, code: int) -> Dict[str, Any]:
     """The step's state and exit as the step log records it: slurmstepd reports the largest
-    raw wait status of its tasks (an exit code outranks a signal), a step srun ended is
-    CANCELLED with the signal it sent, one that lost a node NODE_FAIL."""
+    raw wait status of its tasks (an exit code outranks a signal); a step whose worst task
+    was killed by a signal, or that srun ended, is CANCELLED with that signal; one that lost
+    a node NODE_FAIL."""
     results = [r for _, r in step.results()]
     if step.cancelled_with and not any(s.lost for s in step.sessions):
         return {"state": "CANCELLED", "exit_code": 0, "signal": step.cancelled_with}
     raw = max((int(r["signal"]) if r.get("signal") else int(r.get("status") or 0) << 8
                for r in results), default=(code & 0xff) << 8)
     state = "NODE_FAIL" if any(s.lost for s in step.sessions) else (
-        "COMPLETED" if raw == 0 and code == 0 else "FAILED")
+        "COMPLETED" if raw == 0 and code == 0 else "CANCELLED" if raw & 0x7f else "FAILED")
     return {"state": state, "exit_code": raw >> 8, "signal": raw & 0x7f}
 
 

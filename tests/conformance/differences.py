@@ -69,6 +69,11 @@ INTENDED: Dict[str, str] = {
     "output:ntasks-per-node warning wording": (
         "Slurm >= 23.02 says 'with the maximum number of requested nodes' where 22.05 said "
         "'with the number of requested nodes'; sbatch-k8s prints current Slurm's words"),
+    "output:ntasks-per-node warning condition": (
+        "current Slurm (src/srun/opt.c) warns 'can't honor --ntasks-per-node' only when the "
+        "task count is more than --ntasks-per-node allows on the step's nodes; 22.05 also "
+        "warned for fewer (srun -n3 in a 2-node --ntasks-per-node=2 job), where sbatch-k8s, "
+        "like current Slurm, lays out 2,1 silently"),
     "behaviour:sbatch output directory": "Slurm >= 23.02 creates missing --output directories; "
                                          "22.05 fails the job (JobLaunchFailure)",
     "behaviour:array element ids": "sbatch-k8s gives the first element the array's own id; "
@@ -78,6 +83,8 @@ INTENDED: Dict[str, str] = {
                                           "node 1 gets ids 2,3 where a real second node has "
                                           "its own 0,1 (on Kubernetes every pod sees 0..n-1)",
     "value:GPU_DEVICE_ORDINAL@env-gpu": "see CUDA_VISIBLE_DEVICES@env-gpu",
+    "value:ROCR_VISIBLE_DEVICES@env-gpu": "see CUDA_VISIBLE_DEVICES@env-gpu",
+    "value:ZE_AFFINITY_MASK@env-gpu": "see CUDA_VISIBLE_DEVICES@env-gpu",
     "value:SLURM_STEP_GPUS@env-gpu": "see CUDA_VISIBLE_DEVICES@env-gpu",
     "value:SLURM_JOB_GPUS@env-gpu": "see CUDA_VISIBLE_DEVICES@env-gpu (real Slurm's tasks on "
                                     "node 1 inherit the batch node's 0,1; ours name node 1's "
@@ -108,6 +115,10 @@ REWRITES: Dict[str, List[Tuple[str, str, str]]] = {
     "output:ntasks-per-node warning wording": [
         ("*", r"(can't honor --ntasks-per-node set to \d+ which doesn't match the requested "
               r"tasks \d+ with the) (number of requested nodes)", r"\1 maximum \2")],
+    "output:ntasks-per-node warning condition": [
+        ("env-N2-tpn2", r"(?m)^srun: [wW]arning: can't honor --ntasks-per-node set to 2 which "
+                        r"doesn't match the requested tasks 3 with the (maximum )?number of "
+                        r"requested nodes 2\. Ignoring --ntasks-per-node\.\n", "")],
 }
 
 #: key (also in INTENDED) -> (case glob, pattern on sbatch-k8s's normalised text, what real

@@ -130,8 +130,7 @@ def test_range_of_nodes_gets_its_maximum():
 def test_fewer_tasks_than_nodes_lowers_the_node_count_with_slurms_warning():
     allocation = allocation_for("-N3 -n2")
     assert allocation.node_count == 2
-    assert allocation.warnings == (
-        "Warning: can't run 2 processes on 3 nodes, setting nnodes to 2",)
+    assert allocation.warnings == ("can't run 2 processes on 3 nodes, setting nnodes to 2",)
 
 
 def test_nodelist_without_nodes_sizes_the_job():
