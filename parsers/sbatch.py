@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
+from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.getopt import GivenOption, parse_args
 from parsers.jobspec import (
     SCRIPT_FROM_STDIN,
@@ -23,6 +23,7 @@ from parsers.jobspec import (
     field_names,
 )
 from parsers.option_values import env_flag_is_set, read_value
+from parsers.sbatch_checks import check_options
 from parsers.options import (
     APPROXIMATED,
     IGNORED,
@@ -231,113 +232,6 @@ def _support_note(option: Option, given: GivenOption, warned: set) -> Optional[D
     return Diagnostic(f"--{option.long} {verb}: {option.note}", where)
 
 
-def _check_exclusive_options(merged: _Merged) -> None:
-    """Slurm's mutually-exclusive option checks, in the order of 26.05's
-    ``validate_options_salloc_sbatch_srun`` (``slurm_opt.c``). ``#SBATCH`` lines count as the
-    command line there (set_by_env is false for them)."""
-    values, set_by = merged.values, merged.set_by
-    gres = values.get("gres") or ()
-    if any(g.name == "gpu" for g in gres) and "gpus_per_node" in values:  # type: ignore[attr-defined]
-        raise fatal("--gpus-per-node and --gres=gpu are mutually exclusive.")
-    _check_ntasks_per_gpu(values, set_by)
-    _check_memory(values, set_by)
-    if set_by.get("exclusive") == "cli" and set_by.get("oversubscribe") == "cli":
-        raise fatal("--exclusive and --oversubscribe options are mutually exclusive")
-    _check_cpus_per_tres(values, set_by)
-
-
-#: What ``_validate_ntasks_per_gpu`` refuses next to --ntasks-per-gpu/--ntasks-per-tres: the
-#: field, and how the message names it when given as an option or by the environment.
-_NOT_WITH_NTASKS_PER_GPU = (
-    ("tres_per_task", "--tres-per-task", "SLURM_TRES_PER_TASK"),
-    ("gpus_per_task", "--gpus-per-task", "SLURM_GPUS_PER_TASK"),
-    ("gpus_per_socket", "--gpus-per-socket", "SLURM_GPUS_PER_SOCKET"),
-    ("ntasks_per_node", "--ntasks-per-node", "SLURM_NTASKS_PER_NODE"),
-)
-
-
-def _reset(values: Dict[str, object], set_by: Dict[str, str], field: str) -> None:
-    """``slurm_option_reset``: the option is unset again."""
-    values.pop(field, None)
-    set_by.pop(field, None)
-
-
-def _check_ntasks_per_gpu(values: Dict[str, object], set_by: Dict[str, str]) -> None:
-    """``_validate_ntasks_per_gpu``: --ntasks-per-gpu and --ntasks-per-tres against each
-    other, then the options that also say how tasks and GPUs relate."""
-    gpu, tres = set_by.get("ntasks_per_gpu"), set_by.get("ntasks_per_tres")
-    if not gpu and not tres:
-        return
-    if gpu == tres == "cli" and values["ntasks_per_gpu"] != values["ntasks_per_tres"]:
-        raise fatal(f"Inconsistent values set to --ntasks-per-gpu={values['ntasks_per_gpu']} "
-                    f"and --ntasks-per-tres={values['ntasks_per_tres']} ")
-    if gpu == "cli" and tres == "env":
-        _reset(values, set_by, "ntasks_per_tres")
-    elif tres == "cli" and gpu == "env":
-        _reset(values, set_by, "ntasks_per_gpu")
-    elif gpu == tres == "env" and values["ntasks_per_gpu"] != values["ntasks_per_tres"]:
-        raise fatal("Inconsistent values set by environment variables SLURM_NTASKS_PER_GPU="
-                    f"{values['ntasks_per_gpu']} and SLURM_NTASKS_PER_TRES="
-                    f"{values['ntasks_per_tres']} ")
-    for field, as_option, as_variable in _NOT_WITH_NTASKS_PER_GPU:
-        spelled = {"cli": as_option, "env": as_variable}.get(set_by.get(field, ""))
-        if spelled == "SLURM_TRES_PER_TASK" and not any(
-                "gres/gpu" in name for name, _ in values[field]):  # type: ignore[attr-defined]
-            continue  # only a GPU in the variable conflicts; it may hold cpu=# alone
-        if spelled:
-            raise fatal(f"{spelled} is mutually exclusive with --ntasks-per-gpu and "
-                        "SLURM_NTASKS_PER_GPU")
-
-
-def _check_memory(values: Dict[str, object], set_by: Dict[str, str]) -> None:
-    """``_validate_memory_options``: one memory option given as an option clears the
-    environment's others; two as options, or two from the environment, are fatal."""
-    mem_fields = ("mem_per_node_mb", "mem_per_cpu_mb", "mem_per_gpu_mb")
-    by_cli = [f for f in mem_fields if set_by.get(f) == "cli"]
-    if len(by_cli) > 1:
-        raise fatal("--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.")
-    if by_cli:
-        for other in mem_fields:
-            if other != by_cli[0]:
-                _reset(values, set_by, other)
-    elif sum(1 for f in mem_fields if f in values) > 1:
-        raise fatal("SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are "
-                    "mutually exclusive.")
-
-
-def _check_cpus_per_tres(values: Dict[str, object], set_by: Dict[str, str]) -> None:
-    """``_validate_cpus_per_tres``: -c (or --tres-per-task=cpu:#) and --cpus-per-gpu from the
-    same kind of source are fatal; given as an option, either clears the environment's
-    other."""
-    tres = values.get("tres_per_task") or ()
-    cpu_fields = ["cpus_per_task"]
-    if any("cpu" in name for name, _ in tres):  # type: ignore[attr-defined]
-        cpu_fields.append("tres_per_task")
-    cpt_cli = any(set_by.get(f) == "cli" for f in cpu_fields)
-    cpt_env = any(set_by.get(f) == "env" for f in cpu_fields)
-    cpg = set_by.get("cpus_per_gpu")
-    if (cpt_cli and cpg == "cli") or (cpt_env and cpg == "env"):
-        raise fatal("--cpus-per-task, --tres-per-task=cpu:#, and --cpus-per-gpu are mutually "
-                    "exclusive")
-    if cpt_cli and cpg == "env":
-        _reset(values, set_by, "cpus_per_gpu")
-    elif cpg == "cli" and cpt_env:
-        _reset(values, set_by, "cpus_per_task")
-        if tres:  # slurm_option_update_tres_per_task(0, "cpu", …) drops the cpu count
-            values["tres_per_task"] = tuple(
-                (n, c) for n, c in tres if n != "cpu")  # type: ignore[attr-defined]
-
-
-def _check_counts(values: Dict[str, object]) -> None:
-    """sbatch's ``_opt_verify`` checks of task and node counts."""
-    nodes = values.get("nodes")
-    if nodes is not None:
-        low, high = nodes.min_nodes, nodes.max_nodes  # type: ignore[attr-defined]
-        if low < 0 or high < 0 or (high and low > high):
-            raise SlurmInputError(f"invalid number of nodes (-N {low}-{high})",
-                                  exit_code=EXIT_SUBMIT_ERROR)
-
-
 def build_job(
     command_line: CommandLine,
     environ: Mapping[str, str],
@@ -348,8 +242,7 @@ def build_job(
     ordered = from_script + env_options(environ) + command_line.options
     try:
         merged = _merge(ordered)
-        _check_exclusive_options(merged)
-        _check_counts(merged.values)
+        check_options(merged.values, merged.set_by)
     except SlurmInputError as e:
         shown_before(e, header_notes)
         raise
