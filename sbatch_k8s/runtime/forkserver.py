@@ -12,6 +12,7 @@ node 0's step server (``srun`` inside a job, :mod:`.step_server`). Standard libr
 
 from __future__ import annotations
 
+import abc
 import os
 import selectors
 import signal
@@ -95,9 +96,10 @@ def _exit_code(e: SystemExit) -> int:
     return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
 
 
-class ForkServer:
-    """Accepts requests, forks children, relays signals, reaps. Override :meth:`run_command`
-    (in the child), and optionally :meth:`accepts`, :meth:`done` and :meth:`close_in_child`."""
+class ForkServer(abc.ABC):
+    """Accepts requests, forks children, relays signals, reaps. Subclasses give
+    :meth:`run_command` (in the child), and may refine :meth:`accepts`, :meth:`done` and
+    :meth:`close_in_child`."""
 
     poll_s = 5.0
 
@@ -119,9 +121,9 @@ class ForkServer:
     def close_in_child(self) -> None:
         """Close what a child must not hold besides the listener and other clients."""
 
+    @abc.abstractmethod
     def run_command(self, command: str, argv: List[str]) -> int:
         """In the child, as the client's process: run the command, return its exit code."""
-        raise NotImplementedError
 
     def _serve(self, conn: socket.socket) -> None:
         uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,

@@ -9,6 +9,7 @@ their working directory, which is what the normaliser needs.
 
 from __future__ import annotations
 
+import abc
 import os
 import re
 import shlex
@@ -64,7 +65,7 @@ class Job:
         return self.side.expand(self.side.job_field(self.job_id, "NodeList"))
 
 
-class Side:
+class Side(abc.ABC):
     """What both sides offer; ``kind`` is ``real`` or ``ours``."""
 
     kind = ""
@@ -73,11 +74,13 @@ class Side:
     node_names: Sequence[str] = ()
     work: Path
 
+    @abc.abstractmethod
     def command(self, command: str) -> List[str]:
-        raise NotImplementedError
+        """How this side runs one of Slurm's commands."""
 
+    @abc.abstractmethod
     def environment(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
-        raise NotImplementedError
+        """The environment this side's commands run in."""
 
     # -- commands ------------------------------------------------------------------------
     def run(self, command: str, *args: str, cwd: Optional[Path] = None,

@@ -198,12 +198,12 @@ def normalise_for(jobs: Jobs, case: str, text: str, nodes: List[str]) -> str:
     if jobs.side.kind == "real" and "Scheduler=Main" not in text:
         # the backfill scheduler (not the main one) starts a job with no time limit as if
         # it had 365 days (scontrol TimeLimit=365-00:00:00, EndTime=start+1 year, squeue -l
-        # TIME_LIMIT 365-00:00); which scheduler starts a job is a matter of timing
+        # TIME_LIMIT 365-00:00 or 365-00:00:00); which scheduler starts a job is timing
         text = text.replace("TimeLimit=365-00:00:00", "TimeLimit=UNLIMITED")
         text = re.sub(r"(JobState=RUNNING.*?EndTime=)\S+", r"\1Unknown", text, flags=re.S)
         text = text.replace("Scheduler=Backfill", "Scheduler=Main")
         if case == "squeue-running-long":
-            text = re.sub(r" 365-00:00 ", " UNLIMITED ", text)
+            text = re.sub(r" 365-00:00(:00)? ", " UNLIMITED ", text)
     text = norm.text(text)
     text = re.sub(r"\b(Priority|RunTime|SecsPreSuspend)=\S+",
                   lambda m: re.sub(r"\d", "#", m.group(0)), text)

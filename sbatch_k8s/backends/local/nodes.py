@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Mapping
 from parsers.records import COMPLETED, FAILED
 from parsers.values.hostlist import compress_hostlist
 from sbatch_k8s import jobdb
+from sbatch_k8s.backends.local.records import read_step_log
 from sbatch_k8s.runtime.contract import local_address
 from sbatch_k8s.runtime.shims import runtime_invocation
 from sbatch_k8s.runtime.stdio import batch_paths
@@ -124,13 +125,7 @@ def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapp
                               exit_code=0, exit_signal=0, start_time=start,
                               node_list=row["node_list"], node_count=row["node_count"],
                               ntasks=row["node_count"], cpus=row["cpus"], seq=1))
-    try:
-        with open(log_path) as f:
-            events = [json.loads(line) for line in f if line.strip()]
-    except OSError:
-        events = []
-    starts = {e["step_id"]: e for e in events if e.get("event") == "start"}
-    ends = {e["step_id"]: e for e in events if e.get("event") == "end"}
+    starts, ends = read_step_log(log_path)
     for step_id, began in sorted(starts.items()):
         ended = ends.get(step_id, {"state": "CANCELLED", "exit_code": 0, "signal": 9,
                                    "time": end})

@@ -12,7 +12,7 @@ import json
 import os
 import sqlite3
 from dataclasses import replace
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from parsers.records import PENDING, RUNNING, JobRecord, StepRecord, build, with_changes
 from sbatch_k8s import jobdb
@@ -147,6 +147,19 @@ def running_steps(conn: sqlite3.Connection, record: JobRecord,
     return live_steps(record, job_dir, finished=False)
 
 
+def read_step_log(path: str) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]]]:
+    """Node 0's step log (``steps.jsonl``): the ``start`` and the ``end`` event of each step,
+    by step id, in the order the steps started."""
+    try:
+        with open(path) as f:
+            events = [json.loads(line) for line in f if line.strip()]
+    except OSError:
+        events = []
+    starts = {e["step_id"]: e for e in events if e.get("event") == "start"}
+    ends = {e["step_id"]: e for e in events if e.get("event") == "end"}
+    return starts, ends
+
+
 def live_steps(record: JobRecord, job_dir: str, finished: bool) -> List[StepRecord]:
     """A running job's steps from node 0's step log: ``batch`` and ``extern`` (running),
     then the numbered steps — with ``finished``, those that ended too, in their end state."""
@@ -159,16 +172,8 @@ def live_steps(record: JobRecord, job_dir: str, finished: bool) -> List[StepReco
              StepRecord("extern", "extern", RUNNING, start_time=start,
                         node_list=record.node_list, node_count=record.node_count,
                         ntasks=record.node_count, cpus=record.cpus)]
-    log = os.path.join(job_dir, "node-0", "steps.jsonl")
-    try:
-        with open(log) as f:
-            events = [json.loads(line) for line in f if line.strip()]
-    except OSError:
-        events = []
-    ends = {e["step_id"]: e for e in events if e.get("event") == "end"}
-    for event in events:
-        if event.get("event") != "start":
-            continue
+    starts, ends = read_step_log(os.path.join(job_dir, "node-0", "steps.jsonl"))
+    for event in starts.values():
         ended = ends.get(event["step_id"])
         if ended is not None and not finished:
             continue
