@@ -3,7 +3,10 @@
 Each workload kind tells its pods their place differently; an adapter turns that into a
 :class:`NodeIdentity`. Node *names* are what Slurm's variables show (the pods' hostnames,
 e.g. ``llm-1234-0``); node *addresses* are what agents connect to (names that resolve from
-inside a pod, e.g. ``llm-1234-0.llm-1234`` through the headless Service).
+inside a pod, e.g. ``llm-1234-0.llm-1234`` through the headless Service). A pod's agent
+listens on its own pod IP (what the pod's hostname resolves to), not on every address, so that
+pods sharing one network stack (the test kubelet runs them all on one machine) do not collide
+on the agent port.
 
 | contract     | node index                                  | names                              |
 |--------------|---------------------------------------------|------------------------------------|
@@ -23,6 +26,9 @@ from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 CONTRACTS = ("local", "indexed-job", "jobset", "pytorchjob", "mpijob")
 ANY_ADDRESS = "0.0.0.0"
+# What a hostname resolves to on a machine whose /etc/hosts no kubelet wrote (127.0.1.1 is
+# Debian's alias for the host's own name): peers could not reach an agent bound there.
+HOST_LOOPBACK_ALIASES = ("127.0.0.1", "127.0.1.1")
 
 
 class ContractError(Exception):
@@ -49,6 +55,21 @@ def local_address(index: int) -> str:
     if index > 252:
         raise ContractError("the local backend runs at most 253 nodes")
     return f"127.0.0.{index + 2}"
+
+
+def pod_bind_host(hostname: str,
+                  resolve: Callable[[str], str] = socket.gethostbyname) -> str:
+    """The address a pod's agent listens on: what the pod's own hostname resolves to.
+
+    A kubelet writes ``<podIP> <hostname>`` into every pod's /etc/hosts, so this is the pod IP
+    (under the test kubelet, the pod's 127.10.x.y address). ANY_ADDRESS when the name does not
+    resolve, or resolves only to the host's own loopback alias, where peers could not reach it.
+    """
+    try:
+        address = resolve(hostname)
+    except (OSError, UnicodeError):
+        return ANY_ADDRESS
+    return ANY_ADDRESS if address in HOST_LOOPBACK_ALIASES else address
 
 
 def _check_index(index: int, count: int) -> None:
@@ -133,12 +154,19 @@ _ADAPTERS: Dict[str, Callable[[Mapping[str, str], int, str, Optional[int]], Node
 
 
 def identify(contract: str, environ: Mapping[str, str], node_count: int,
-             index: Optional[int] = None, hostname: Optional[str] = None) -> NodeIdentity:
-    """This node's identity under ``contract``; ContractError when the pod cannot tell."""
+             index: Optional[int] = None, hostname: Optional[str] = None,
+             resolve: Callable[[str], str] = socket.gethostbyname) -> NodeIdentity:
+    """This node's identity under ``contract``; ContractError when the pod cannot tell.
+
+    Pod contracts bind the agent to :func:`pod_bind_host` of the hostname (``resolve`` looks
+    it up); the local contract binds each node to its own loopback address, as before."""
     if contract not in _ADAPTERS:
         raise ContractError(f"unknown contract {contract!r} (one of {', '.join(CONTRACTS)})")
-    identity = _ADAPTERS[contract](environ, node_count, hostname or socket.gethostname(), index)
+    hostname = hostname or socket.gethostname()
+    identity = _ADAPTERS[contract](environ, node_count, hostname, index)
     _check_index(identity.index, identity.count)
+    if contract != "local":
+        identity = identity._replace(bind_host=pod_bind_host(hostname, resolve))
     return identity
 
 
