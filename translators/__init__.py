@@ -12,7 +12,10 @@ What the backend does with the result:
   ``ownerReferences``: the backend adds references to the unit's workload once it exists,
   so deleting the workload deletes its companions.
 * The shared runtime ConfigMap ``sbatch-k8s-runtime-<runtime_hash>`` is referenced, not
-  rendered: the backend creates it when missing.
+  part of the result: :func:`translators.objects.runtime_config_map` renders it, and the
+  backend creates it when missing (``sbatch --k8s-print`` prints it first).
+* Nothing exported reaches a ConfigMap, label or annotation: the job's environment rides in
+  its Secret (see :mod:`translators.job_description`).
 
 Usage::
 

@@ -8,11 +8,11 @@
   first: a disrupted pod's container also exits non-zero, and the first matching rule wins.
 * Success: with ``successPolicy`` (Kubernetes >= 1.31) the job succeeds when index 0 — the
   batch host — succeeds, as in Slurm; before that, the runtime ends every pod with the script.
-* ``activeDeadlineSeconds``: the time limit plus a margin (see
-  :data:`translators.plan.DEADLINE_MARGIN_S`).
+* No ``activeDeadlineSeconds`` here: the Job's counts time spent Pending (queued,
+  unschedulable) and would kill a job that only waited; the time-limit backstop is the pods'
+  own deadline (see :mod:`translators.pod`).
 * An array run as one Indexed Job fails per index (``backoffLimitPerIndex: 0``, ``FailIndex``)
-  so one failed task does not stop the others; it has no deadline (tasks start at different
-  times; the runtime enforces each task's limit) and no success policy.
+  so one failed task does not stop the others; it has no success policy.
 """
 
 from __future__ import annotations
@@ -75,8 +75,6 @@ def job_spec(plan: "JobPlan", unit: "Unit", template: Dict[str, Any], container:
         spec["backoffLimitPerIndex"] = 0
     else:
         spec["backoffLimit"] = 0
-    if plan.active_deadline_s and not unit.indexed_array:
-        spec["activeDeadlineSeconds"] = plan.active_deadline_s
     if standalone and plan.partition.ttl_seconds_after_finished is not None:
         spec["ttlSecondsAfterFinished"] = plan.partition.ttl_seconds_after_finished
     if standalone and plan.job.hold:

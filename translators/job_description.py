@@ -1,19 +1,29 @@
 """The job description: the one document the runtime reads to become a Slurm job.
 
-Every target ships it (ConfigMap key ``job.json``, mounted at ``/etc/sbatch-k8s/job``; the local
-backend writes the same file). It holds plain Slurm facts — ids, names, the allocation, the
-options the runtime acts on, and the job's environment after ``--export`` — so the pod side
-needs nothing but this file, the script, and its contract adapter.
+It holds plain Slurm facts — ids, names, the allocation, the options the runtime acts on, and
+the job's environment after ``--export`` — so the pod side needs nothing but the description,
+the script, and its contract adapter.
+
+It is stored in two parts (:func:`split_description`). The environment users export carries
+their secrets (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``WANDB_API_KEY``), and so does the
+``--export`` text (``--export=ALL,HF_TOKEN=…``): these :data:`PRIVATE_FIELDS` go into the job's
+Secret (key ``environment.json``, mounted beside the token at ``/etc/sbatch-k8s/token``; the
+local backend writes a mode-0600 file beside the token). Everything else is ``job.json``
+(ConfigMap key, mounted at ``/etc/sbatch-k8s/job``). The runtime merges the two back.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 from parsers.allocation import Allocation, gres_gpus
 from parsers.jobspec import SCRIPT_FROM_STDIN, JobSpec, SubmitContext
 
 DESCRIPTION_VERSION = 1
+#: Description fields that may hold secrets: never in ``job.json`` (a ConfigMap), always in
+#: the private part (the job's Secret).
+PRIVATE_FIELDS = ("environment", "export")
 
 #: Login-side variables not carried into pods by ``--export=ALL`` on Kubernetes: they describe
 #: the login machine, not the container (a ``*`` suffix matches a prefix).
@@ -158,3 +168,18 @@ def describe_job(
         "container_workdir": job.container_workdir,
         "wait_all_nodes": job.wait_all_nodes,
     }
+
+
+def split_description(
+    description: Mapping[str, Any]
+) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """``(public, private)``: ``description`` without the :data:`PRIVATE_FIELDS` (for
+    ``job.json``), and those fields alone (for ``environment.json``)."""
+    public = {k: v for k, v in description.items() if k not in PRIVATE_FIELDS}
+    private = {k: description[k] for k in PRIVATE_FIELDS if k in description}
+    return public, private
+
+
+def description_to_json(part: Mapping[str, Any]) -> str:
+    """One part of the description as the text stored for the runtime (stable bytes)."""
+    return json.dumps(dict(part), sort_keys=True, indent=1)

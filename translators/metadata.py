@@ -51,7 +51,8 @@ METADATA_KEYS: Tuple[Tuple[str, str, str, str], ...] = (
     (KUEUE_PRIORITY, LABEL, "the workload, with a queue", "the --qos WorkloadPriorityClass"),
     (JOB_NAME, ANNOTATION, "the workload", "the job name as given (object names are slugs)"),
     (SUBMIT_TIME, ANNOTATION, "the workload", "Slurm's SubmitTime"),
-    (OPTIONS, ANNOTATION, "the workload", "the options as given, as shell words"),
+    (OPTIONS, ANNOTATION, "the workload",
+     "the options as given, as shell words (--export without values)"),
     (OPTION_SOURCES, ANNOTATION, "the workload", "where each option came from, same order"),
     (COMMENT, ANNOTATION, "the workload, with --comment", "Slurm's Comment"),
     (VOLCANO_GROUP, ANNOTATION, "pods, with gang = volcano", "the Volcano PodGroup"),
@@ -102,16 +103,33 @@ def _source_to_word(source: str) -> str:
     return source.replace(" ", "_")
 
 
+def export_names_only(raw: str) -> str:
+    """``--export``'s text without the values it sets (``ALL,HF_TOKEN=abc`` →
+    ``ALL,HF_TOKEN``): annotations are readable by anyone who can list the workload, while
+    exported values are often secrets. Unparsable text is dropped whole."""
+    from parsers.errors import ValueSyntaxError
+    from parsers.values.export import parse_export
+
+    try:
+        items = parse_export(raw).items
+    except ValueSyntaxError:
+        return ""
+    return ",".join(item.split("=", 1)[0] for item in items)
+
+
 def given_to_words(given: Sequence[OptionRecord]) -> Tuple[str, str]:
     """The options as given, as shell words (``--nodes=2 --exclusive``), and their sources in
     the same order (``script:3 cli SBATCH_ACCOUNT``). Options an environment variable reset
-    (a flag variable set to ``no``) are left out."""
+    (a flag variable set to ``no``) are left out; ``--export`` keeps only the variables'
+    names (:func:`export_names_only`)."""
     words = []
     sources = []
     for record in given:
         if record.raw is not None and "\0" in record.raw:
             continue
-        word = f"--{record.name}" if record.raw is None else f"--{record.name}={record.raw}"
+        raw = export_names_only(record.raw) if (
+            record.name == "export" and record.raw is not None) else record.raw
+        word = f"--{record.name}" if raw is None else f"--{record.name}={raw}"
         words.append(shlex.quote(word))
         sources.append(_source_to_word(record.source))
     return " ".join(words), " ".join(sources)

@@ -1,5 +1,5 @@
 """The objects around a workload: its ConfigMap, Secret, headless Service, Volcano PodGroup,
-and the workload's own metadata.
+the workload's own metadata, and the shared runtime ConfigMap.
 
 All of a unit's objects share its name. None has a namespace (the backend sets it) or
 ownerReferences: the backend adds references to the workload once the workload exists (its
@@ -9,13 +9,19 @@ uid is only known then), so that deleting the workload removes everything.
 from __future__ import annotations
 
 import base64
-import json
-from typing import TYPE_CHECKING, Any, Dict
+from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 from translators import metadata
-from translators.job_description import describe_job
+from translators.job_description import describe_job, description_to_json, split_description
 from translators.pod import RUNTIME_PORT_NAME
-from translators.storage import DESCRIPTION_KEY, SCRIPT_KEY, TOKEN_KEY
+from translators.storage import (
+    DESCRIPTION_KEY,
+    ENVIRONMENT_KEY,
+    RUNTIME_KEY,
+    SCRIPT_KEY,
+    TOKEN_KEY,
+    runtime_config_map_name,
+)
 
 if TYPE_CHECKING:
     from translators.plan import JobPlan, Unit
@@ -25,27 +31,48 @@ def _meta(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
     return {"name": unit.name, "labels": plan.labels(unit)}
 
 
-def job_description_text(plan: "JobPlan", unit: "Unit") -> str:
-    """``job.json`` of ``unit``: what the runtime reads to become this Slurm job."""
+def description_parts(plan: "JobPlan", unit: "Unit") -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The description of ``unit`` (what the runtime reads to become this Slurm job) as its
+    public part (``job.json``) and its private part (``environment.json``)."""
     inputs = plan.inputs
     description = describe_job(
         plan.job, inputs.allocation, inputs.context, unit.job_id, inputs.cluster_name,
         plan.workdir, dict(plan.environment), unit.array_job_id, unit.array_task_id)
-    return json.dumps(description, sort_keys=True, indent=1)
+    return split_description(description)
 
 
 def job_config_map(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
-    """ConfigMap ``<name>``: the batch script and ``job.json``."""
+    """ConfigMap ``<name>``: the batch script and ``job.json`` (nothing exported: see
+    :mod:`translators.job_description`)."""
+    public, _ = description_parts(plan, unit)
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(plan, unit),
             "data": {SCRIPT_KEY: plan.job.script.text,
-                     DESCRIPTION_KEY: job_description_text(plan, unit)}}
+                     DESCRIPTION_KEY: description_to_json(public)}}
+
+
+def _base64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode("ascii")
 
 
 def token_secret(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
-    """Secret ``<name>``: the token node agents require of step launches."""
-    token = base64.b64encode(plan.inputs.token.encode()).decode("ascii")
+    """Secret ``<name>``: the token node agents require of step launches, and the job's
+    exported environment (``environment.json``), both mounted at ``/etc/sbatch-k8s/token``."""
+    _, private = description_parts(plan, unit)
+    data = {TOKEN_KEY: _base64(plan.inputs.token),
+            ENVIRONMENT_KEY: _base64(description_to_json(private))}
     return {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(plan, unit),
-            "type": "Opaque", "data": {TOKEN_KEY: token}}
+            "type": "Opaque", "data": data}
+
+
+def runtime_config_map(runtime_hash: str, bundle: bytes) -> Dict[str, Any]:
+    """ConfigMap ``sbatch-k8s-runtime-<hash>``: the runtime zipapp every pod runs, shared by
+    every job of a namespace. ``immutable``: its name is its content's hash, so it never
+    changes (and kubelets need not watch it)."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": runtime_config_map_name(runtime_hash),
+                         "labels": {metadata.MANAGED_BY: metadata.MANAGER}},
+            "immutable": True,
+            "binaryData": {RUNTIME_KEY: base64.b64encode(bundle).decode("ascii")}}
 
 
 def headless_service(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:

@@ -28,6 +28,7 @@ from translators.features import BACKOFF_LIMIT_PER_INDEX, supports
 from translators.image import choose_image
 from translators.job_description import LOGIN_ONLY_VARIABLES, job_environment
 from translators.naming import unit_names
+from translators.pod import TERMINATION_GRACE_S
 from translators.placement import (
     exclusivity_warnings,
     kueue_priority_class,
@@ -43,10 +44,18 @@ from translators.targets import MPIJOB, PYTORCHJOB, TargetTraits, target_traits
 if TYPE_CHECKING:
     from translators import RenderInputs
 
-#: Seconds added to the time limit for ``activeDeadlineSeconds``: the runtime enforces the
-#: limit itself (SIGTERM, then SIGKILL after KillWait), the deadline is only a backstop that
-#: leaves room for image pulls and start-up.
-DEADLINE_MARGIN_S = 300
+#: The runtime's longest wait for the other nodes (its ``SBATCH_K8S_NODE_WAIT`` in pods): a
+#: pod may be active that long before the script (and its time limit) starts, and a worker
+#: waits as long again for node 0.
+NODE_WAIT_S = 600
+#: Room for pulling a large image: the kubelet's clock starts before the pull.
+IMAGE_PULL_ALLOWANCE_S = 480
+#: Seconds added to the time limit for the pods' ``activeDeadlineSeconds`` (see
+#: :mod:`translators.pod`). The runtime enforces the limit itself (SIGTERM, then SIGKILL after
+#: KillWait) from the script's start; the deadline is only a backstop for a runtime that
+#: cannot, so it must never fire first: it covers the image pull, node 0 waiting for the other
+#: nodes and a worker waiting for node 0, and the termination grace period.
+DEADLINE_MARGIN_S = 2 * NODE_WAIT_S + IMAGE_PULL_ALLOWANCE_S + TERMINATION_GRACE_S
 _BAD_TIME = "Requested time limit is invalid (missing or exceeds some limit)"
 
 
@@ -91,7 +100,7 @@ class JobPlan:
 
     @property
     def active_deadline_s(self) -> Optional[int]:
-        """``activeDeadlineSeconds`` of a gang (None: no time limit)."""
+        """``activeDeadlineSeconds`` of every pod (None: no time limit)."""
         limit = self.job.time_limit_min
         return limit * 60 + DEADLINE_MARGIN_S if limit else None
 

@@ -5,6 +5,12 @@ execs ``python3 /opt/sbatch-k8s/runtime.pyz node --contract <target>``; the runt
 job from ``/etc/sbatch-k8s/job`` and makes the pod a Slurm node. The pod learns who it is from
 the downward API (:func:`runtime_env`). ``terminationGracePeriodSeconds`` is Slurm's KillWait
 (30 s) plus a margin, so tasks get SIGTERM, then SIGKILL, as under Slurm.
+
+The time limit's backstop is the *pod's* ``activeDeadlineSeconds``, on every target: the kubelet
+counts it from the moment it accepts the pod, so time spent Pending (queued in Kueue, waiting
+for a gang, unschedulable) never counts — a Job's (or runPolicy's) ``activeDeadlineSeconds``
+runs from the workload's start and could kill a job that only waited. Each array task's pod
+gets its own. The margin is :data:`translators.plan.DEADLINE_MARGIN_S`.
 """
 
 from __future__ import annotations
@@ -116,6 +122,8 @@ def pod_template(
         spec["subdomain"] = subdomain
     spec["enableServiceLinks"] = False
     spec["terminationGracePeriodSeconds"] = TERMINATION_GRACE_S
+    if plan.active_deadline_s:
+        spec["activeDeadlineSeconds"] = plan.active_deadline_s
     spec.update(plan.scheduling)
     if plan.node_selector:
         spec["nodeSelector"] = dict(plan.node_selector)
@@ -123,5 +131,5 @@ def pod_template(
     if plan.tolerations:
         spec["tolerations"] = copy.deepcopy(list(plan.tolerations))
     spec["containers"] = [main_container(plan, unit, container, node_index_env)]
-    spec["volumes"] = pod_volumes(unit.name, plan.inputs.runtime_hash, plan.partition)
+    spec["volumes"] = pod_volumes(unit.name, plan.inputs.runtime_hash, plan.partition, plan.job)
     return {"metadata": meta, "spec": spec}

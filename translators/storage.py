@@ -1,8 +1,10 @@
 """Volumes and mounts of every pod, and the working directory.
 
 Every pod mounts the same fixed set (:data:`FIXED_MOUNTS`): the shared runtime zipapp, the
-job's ConfigMap (script and ``job.json``), the job's token Secret and a memory-backed
-``/dev/shm``; then the partition's shared volumes at their ``mount_path``; then
+job's ConfigMap (script and ``job.json``), the job's Secret (token and exported environment), a
+memory-backed ``/dev/shm`` and a writable scratch directory for the runtime's spool; with
+``--container-readonly`` (a read-only root filesystem) also a writable ``/tmp``
+(:func:`fixed_mounts`). Then the partition's shared volumes at their ``mount_path``; then
 ``--container-mounts SRC:DST[:ro]``, each a sub-path of the partition volume holding SRC.
 
 The working directory is ``--chdir`` (relative to the submit directory) or the submit
@@ -27,17 +29,46 @@ SCRIPT_KEY = "script"
 DESCRIPTION_KEY = "job.json"
 TOKEN_DIR = "/etc/sbatch-k8s/token"
 TOKEN_KEY = "token"
+#: Key of the job's Secret holding the description's private fields (the environment that
+#: ``--export`` carries); mounted beside the token, where the runtime reads it (the runtime's
+#: ``sbatch_k8s.runtime.node.ENVIRONMENT_FILE``).
+ENVIRONMENT_KEY = "environment.json"
 SHM_DIR = "/dev/shm"
+#: The runtime's spool (its ``SBATCH_K8S_SPOOL`` default): the script's copy, step records.
+SPOOL_DIR = "/tmp/sbatch-k8s"
+TMP_DIR = "/tmp"
+#: The token Secret's file mode: readable by anyone *inside the pod*. The container runs as
+#: whatever user the image (or the partition) says, and without an ``fsGroup`` a Secret
+#: volume's files belong to root, so 0400 or 0440 would lock a non-root user out of its own
+#: job. The files are visible only in this pod's mount namespace, whose every process belongs
+#: to the job's one user: 0444 exposes nothing beyond the pod.
+SECRET_FILE_MODE = 0o444
+
+Mount = Tuple[str, str, str]
 
 #: The mounts every pod has: (volume name, mount path, source). Sources: ``runtime`` (the
 #: shared ConfigMap ``sbatch-k8s-runtime-<hash>``), ``job`` (ConfigMap ``<name>``), ``token``
-#: (Secret ``<name>``, mode 0400), ``shm`` (emptyDir in memory, partition's ``shm_size``).
-FIXED_MOUNTS: Tuple[Tuple[str, str, str], ...] = (
+#: (Secret ``<name>``, mode :data:`SECRET_FILE_MODE`), ``shm`` (emptyDir in memory, partition's
+#: ``shm_size``), ``scratch`` (a writable emptyDir on the node's disk).
+FIXED_MOUNTS: Tuple[Mount, ...] = (
     ("sbatch-k8s-runtime", RUNTIME_DIR, "runtime"),
     ("sbatch-k8s-job", JOB_DIR, "job"),
     ("sbatch-k8s-token", TOKEN_DIR, "token"),
     ("sbatch-k8s-shm", SHM_DIR, "shm"),
+    ("sbatch-k8s-spool", SPOOL_DIR, "scratch"),
 )
+#: With a read-only root filesystem, programs still need a writable ``/tmp``.
+READ_ONLY_ROOT_MOUNTS: Tuple[Mount, ...] = (("sbatch-k8s-tmp", TMP_DIR, "scratch"),)
+_WRITABLE_SOURCES = ("shm", "scratch")
+
+
+def fixed_mounts(job: JobSpec) -> Tuple[Mount, ...]:
+    """The fixed mounts of ``job``'s pods: :data:`FIXED_MOUNTS`, led by a writable ``/tmp``
+    with ``--container-readonly`` (unless ``--container-mounts`` mounts something there)."""
+    if job.container_writable is False and not any(
+            posixpath.normpath(dst) == TMP_DIR for _, dst, _ in job.container_mounts):
+        return READ_ONLY_ROOT_MOUNTS + FIXED_MOUNTS
+    return FIXED_MOUNTS
 
 
 def runtime_config_map_name(runtime_hash: str) -> str:
@@ -52,7 +83,9 @@ def _fixed_source(source: str, name: str, runtime_hash: str,
     if source == "job":
         return {"configMap": {"name": name}}
     if source == "token":
-        return {"secret": {"secretName": name, "defaultMode": 0o400}}
+        return {"secret": {"secretName": name, "defaultMode": SECRET_FILE_MODE}}
+    if source == "scratch":
+        return {"emptyDir": {}}
     shm: Dict[str, Any] = {"medium": "Memory"}
     if partition.shm_size:
         shm["sizeLimit"] = partition.shm_size
@@ -73,10 +106,11 @@ def _partition_source(volume: VolumeConfig) -> Dict[str, Any]:
     return {"hostPath": {"path": volume.host_path}}
 
 
-def pod_volumes(name: str, runtime_hash: str, partition: PartitionConfig) -> List[Dict[str, Any]]:
+def pod_volumes(name: str, runtime_hash: str, partition: PartitionConfig,
+                job: JobSpec) -> List[Dict[str, Any]]:
     """The pod's ``volumes``: the fixed ones, then the partition's."""
     volumes = [dict({"name": volume}, **_fixed_source(source, name, runtime_hash, partition))
-               for volume, _, source in FIXED_MOUNTS]
+               for volume, _, source in fixed_mounts(job)]
     volumes.extend(dict({"name": v.name}, **_partition_source(v)) for v in partition.volumes)
     return volumes
 
@@ -123,7 +157,8 @@ def container_mount_to_manifest(
 
 def container_mounts(job: JobSpec, partition: PartitionConfig) -> List[Dict[str, Any]]:
     """The main container's ``volumeMounts``: fixed, partition, then ``--container-mounts``."""
-    mounts = [_mount(volume, path, source != "shm", None) for volume, path, source in FIXED_MOUNTS]
+    mounts = [_mount(volume, path, source not in _WRITABLE_SOURCES, None)
+              for volume, path, source in fixed_mounts(job)]
     mounts.extend(_mount(v.name, v.mount_path, v.read_only, v.sub_path)
                   for v in partition.volumes)
     mounts.extend(container_mount_to_manifest(src, dst, flags, partition)

@@ -2,7 +2,7 @@
 
 Both the training operator (PyTorchJob) and the MPI operator (MPIJob) make node 0 a replica
 type of its own (Master, Launcher) and the other nodes ``Worker`` replicas; both read
-``runPolicy`` for failure, deadline, clean-up and gang scheduling. With ``gang = volcano`` the
+``runPolicy`` for failure, clean-up and gang scheduling. With ``gang = volcano`` the
 operators create the PodGroup themselves (named after the job), so no PodGroup is rendered;
 ``schedulingPolicy`` tells them its size, queue and priority.
 """
@@ -19,13 +19,12 @@ if TYPE_CHECKING:
 
 
 def run_policy(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
-    """``runPolicy``: keep pods for their logs, no retries, the time-limit deadline,
-    ``--hold`` as suspend, gang size when Volcano gangs the pods."""
+    """``runPolicy``: keep pods for their logs, no retries, ``--hold`` as suspend, gang size
+    when Volcano gangs the pods. No ``activeDeadlineSeconds``: the operators count it from the
+    job's start, Pending time included; the pods carry the time-limit backstop instead."""
     policy: Dict[str, Any] = {"cleanPodPolicy": "None"}
     if plan.partition.ttl_seconds_after_finished is not None:
         policy["ttlSecondsAfterFinished"] = plan.partition.ttl_seconds_after_finished
-    if plan.active_deadline_s:
-        policy["activeDeadlineSeconds"] = plan.active_deadline_s
     policy["backoffLimit"] = 0
     if plan.partition.gang == "volcano":
         scheduling: Dict[str, Any] = {"minAvailable": unit.completions}

@@ -8,6 +8,7 @@ import pytest
 
 from parsers.errors import SlurmInputError
 from translators import metadata
+from translators.plan import DEADLINE_MARGIN_S
 from tests.unit.translators.support import (
     container,
     job_spec_of,
@@ -25,6 +26,8 @@ def test_single_node_array_is_one_indexed_job() -> None:
     assert (spec["completions"], spec["parallelism"]) == (5, 2)
     assert spec["backoffLimitPerIndex"] == 0 and "backoffLimit" not in spec
     assert "activeDeadlineSeconds" not in spec and "successPolicy" not in spec
+    # Each task's pod has its own deadline, counted from its own start.
+    assert spec["template"]["spec"]["activeDeadlineSeconds"] == 300 + DEADLINE_MARGIN_S
     assert [r["action"] for r in spec["podFailurePolicy"]["rules"]] == ["Ignore", "FailIndex"]
     assert "subdomain" not in spec["template"]["spec"]
     description = json.loads(manifest(result, "ConfigMap")["data"]["job.json"])
@@ -64,7 +67,8 @@ def test_multi_node_array_is_one_gang_per_task() -> None:
         assert labels[metadata.JOB_ID] == str(90 + position)
         assert labels[metadata.ARRAY_TASK_ID] == str(task)
         assert job["spec"]["completions"] == 2
-        assert job["spec"]["activeDeadlineSeconds"] == 600
+        assert job["spec"]["template"]["spec"]["activeDeadlineSeconds"] == (
+            300 + DEADLINE_MARGIN_S)
     descriptions = [json.loads(m["data"]["job.json"]) for m in result.manifests
                     if m["kind"] == "ConfigMap"]
     assert [(d["job_id"], d["array_task_id"]) for d in descriptions] == [(90, 4), (91, 7)]

@@ -11,8 +11,9 @@ import subprocess
 import pytest
 
 from parsers.errors import SlurmInputError
-from translators.job_description import describe_job
-from translators.pod import runtime_command
+from translators.job_description import describe_job, split_description
+from translators.plan import DEADLINE_MARGIN_S, NODE_WAIT_S
+from translators.pod import TERMINATION_GRACE_S, runtime_command
 from tests.unit.translators.support import (
     container,
     inputs_for,
@@ -64,9 +65,14 @@ def test_config_map_holds_script_and_job_description() -> None:
         dataclasses.replace(inputs.job, partition="debug", time_limit_min=60),
         inputs.allocation, inputs.context, 1234, "k8s", "/home/alice/project",
         {"EXTRA": "1", "LANG": "C.UTF-8", "PROJECT": "demo"})
-    assert json.loads(data["job.json"]) == json.loads(json.dumps(expected))
+    public, private = split_description(json.loads(json.dumps(expected)))
+    assert json.loads(data["job.json"]) == public
     assert data["job.json"] == json.dumps(json.loads(data["job.json"]), sort_keys=True,
                                           indent=1)
+    secret = manifest(result, "Secret")["data"]
+    assert json.loads(base64.b64decode(secret["environment.json"])) == private == {
+        "environment": {"EXTRA": "1", "LANG": "C.UTF-8", "PROJECT": "demo"},
+        "export": "ALL,EXTRA=1"}
 
 
 def test_secret_holds_the_token() -> None:
@@ -102,25 +108,37 @@ def test_runtime_env_and_port() -> None:
     assert main["ports"] == [{"name": "slurmd", "containerPort": 7000}]
 
 
-def test_job_environment_goes_to_job_json_only() -> None:
+def test_job_environment_goes_to_the_secret_only() -> None:
     result = render_script(script("--export=NONE,RUN_MODE=fast"))
     description = json.loads(manifest(result, "ConfigMap")["data"]["job.json"])
-    assert description["environment"] == {"RUN_MODE": "fast"}
+    assert "environment" not in description and "export" not in description
+    private = json.loads(base64.b64decode(manifest(result, "Secret")["data"]["environment.json"]))
+    assert private["environment"] == {"RUN_MODE": "fast"}
     assert "RUN_MODE" not in {e["name"] for e in container(result)["env"]}
 
 
-@pytest.mark.parametrize("directives, partition, deadline", [
-    (("-t 10",), "debug", 900),
-    (("-t 1-00:00:00",), "debug", 86700),
-    ((), "debug", 3900),             # partition DefaultTime 60
-    ((), "gpu", 4320 * 60 + 300),    # no DefaultTime: MaxTime
+@pytest.mark.parametrize("directives, partition, limit_s", [
+    (("-t 10",), "debug", 600),
+    (("-t 1-00:00:00",), "debug", 86400),
+    ((), "debug", 3600),             # partition DefaultTime 60
+    ((), "gpu", 4320 * 60),          # no DefaultTime: MaxTime
     (("-t 0",), "gang", None),       # 0 = no limit, partition has no MaxTime
     (("-t UNLIMITED",), "gang", None),
     ((), "gang", None),
 ])
-def test_time_limit_becomes_the_deadline(directives, partition, deadline) -> None:
+def test_time_limit_becomes_the_pods_deadline(directives, partition, limit_s) -> None:
+    """The pod's deadline (counted from the kubelet's start of the pod), never the Job's
+    (counted from the Job's start, so Pending time would count)."""
     result = render_script(script(*directives, f"--partition={partition}"))
-    assert job_spec_of(result).get("activeDeadlineSeconds") == deadline
+    deadline = None if limit_s is None else limit_s + DEADLINE_MARGIN_S
+    assert pod_spec(result).get("activeDeadlineSeconds") == deadline
+    assert "activeDeadlineSeconds" not in job_spec_of(result)
+
+
+def test_deadline_margin_outlasts_the_runtimes_own_waits() -> None:
+    """The backstop must never fire before the runtime's own limit: node 0 may wait
+    NODE_WAIT_S for the others before the script starts, a worker as long for node 0."""
+    assert DEADLINE_MARGIN_S >= 2 * NODE_WAIT_S + TERMINATION_GRACE_S + 300
 
 
 @pytest.mark.parametrize("option", ["-t 1441", "-t 0", "-t infinite"])

@@ -70,3 +70,15 @@ def test_labels_on_every_object_and_pod_annotations_on_the_workload() -> None:
 
 def test_no_comment_annotation_without_comment() -> None:
     assert metadata.COMMENT not in workload(render_script(script()))["metadata"]["annotations"]
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("ALL", "ALL"),
+    ("NONE", "NONE"),
+    ("ALL,HF_TOKEN=abc", "ALL,HF_TOKEN"),
+    ("PATH,KEY=a=b,'QUOTED=x,y'", "PATH,KEY,QUOTED"),
+    ("A='unbalanced", ""),
+])
+def test_export_values_are_left_out_of_the_options(raw: str, shown: str) -> None:
+    words, _ = given_to_words([OptionRecord("export", raw, "command line")])
+    assert shlex.split(words) == [f"--export={shown}"]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from parsers.errors import SlurmInputError
-from translators.storage import FIXED_MOUNTS
+from translators.storage import FIXED_MOUNTS, SPOOL_DIR
 from tests.unit.translators.support import (
     container,
     manifest,
@@ -23,13 +23,42 @@ def test_fixed_volumes_and_mounts() -> None:
     assert volumes["sbatch-k8s-runtime"]["configMap"] == {
         "name": "sbatch-k8s-runtime-0123456789ab"}
     assert volumes["sbatch-k8s-job"]["configMap"] == {"name": "job-sh-1234"}
+    # Readable whatever uid the image runs as (see storage.SECRET_FILE_MODE).
     assert volumes["sbatch-k8s-token"]["secret"] == {"secretName": "job-sh-1234",
-                                                     "defaultMode": 0o400}
+                                                     "defaultMode": 0o444}
     assert volumes["sbatch-k8s-shm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "1Gi"}
+    assert volumes["sbatch-k8s-spool"]["emptyDir"] == {}
+    assert "sbatch-k8s-tmp" not in volumes
     mounts = {m["mountPath"]: m for m in container(result)["volumeMounts"]}
     for name, path, source in FIXED_MOUNTS:
         assert mounts[path]["name"] == name
-        assert mounts[path].get("readOnly", False) == (source != "shm")
+        assert mounts[path].get("readOnly", False) == (source not in ("shm", "scratch"))
+    assert mounts["/tmp/sbatch-k8s"] == {"name": "sbatch-k8s-spool",
+                                         "mountPath": "/tmp/sbatch-k8s"}
+
+
+def test_spool_is_the_runtimes_default() -> None:
+    from sbatch_k8s.runtime.node import settings_from
+
+    assert settings_from("indexed-job", {}).spool == SPOOL_DIR
+
+
+def test_read_only_root_gets_a_writable_tmp() -> None:
+    result = render_script(script("--container-readonly"))
+    volumes = {v["name"]: v for v in pod_spec(result)["volumes"]}
+    assert volumes["sbatch-k8s-tmp"]["emptyDir"] == {}
+    mounts = {m["mountPath"]: m for m in container(result)["volumeMounts"]}
+    assert mounts["/tmp"] == {"name": "sbatch-k8s-tmp", "mountPath": "/tmp"}
+    assert mounts["/tmp/sbatch-k8s"]["name"] == "sbatch-k8s-spool"
+    assert container(result)["securityContext"] == {"readOnlyRootFilesystem": True}
+
+
+def test_read_only_root_keeps_a_users_tmp_mount() -> None:
+    result = render_script(script("--container-readonly", "--partition=gpu",
+                                  "--container-mounts=/home/alice/tmp:/tmp"))
+    mounts = [m for m in container(result)["volumeMounts"] if m["mountPath"] == "/tmp"]
+    assert [m["name"] for m in mounts] == ["home"]
+    assert "sbatch-k8s-tmp" not in {v["name"] for v in pod_spec(result)["volumes"]}
 
 
 @pytest.mark.parametrize("partition, name, source", [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from translators.plan import DEADLINE_MARGIN_S
 from tests.unit.translators.support import (
     container,
     job_spec_of,
@@ -39,7 +40,8 @@ def test_jobset_wraps_the_indexed_job() -> None:
     assert (rjob["name"], rjob["replicas"]) == ("node", 1)
     child = job_spec_of(result)
     assert (child["completions"], child["parallelism"], child["backoffLimit"]) == (2, 2, 0)
-    assert child["activeDeadlineSeconds"] == 900
+    assert "activeDeadlineSeconds" not in child
+    assert child["template"]["spec"]["activeDeadlineSeconds"] == 600 + DEADLINE_MARGIN_S
     assert "suspend" not in child and "ttlSecondsAfterFinished" not in child
     assert child["template"]["spec"]["restartPolicy"] == "Never"
     env = {e["name"]: e for e in container(result)["env"]}
@@ -72,10 +74,10 @@ def test_pytorchjob_master_and_workers() -> None:
         "Master": (1, "Never"), "Worker": (3, "Never")}
     assert job["spec"]["runPolicy"] == {"cleanPodPolicy": "None",
                                         "ttlSecondsAfterFinished": 3600,
-                                        "activeDeadlineSeconds": 900, "backoffLimit": 0,
-                                        "suspend": True}
+                                        "backoffLimit": 0, "suspend": True}
     for template in pod_templates(result):
         assert template["spec"]["containers"][0]["name"] == "pytorch"
+        assert template["spec"]["activeDeadlineSeconds"] == 600 + DEADLINE_MARGIN_S
         assert "restartPolicy" not in template["spec"]
 
 
