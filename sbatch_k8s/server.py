@@ -41,6 +41,29 @@ def preload() -> None:
     from parsers.values.grammar import build_all
 
     build_all()
+    _preload_backend()
+
+
+def _preload_backend() -> None:
+    """With a cluster configured, the Kubernetes backend and its client library too (their
+    import costs most of a command's time otherwise)."""
+    import importlib
+
+    from sbatch_k8s.config import KUBERNETES, choose_backend, load_config
+
+    try:
+        config, path = load_config(os.environ)
+        if choose_backend(os.environ, config, path) != KUBERNETES:
+            return
+    except Exception:  # a broken configuration is reported by the command that reads it
+        return
+    for module in ("kubernetes.client", "kubernetes.config",
+                   "sbatch_k8s.backends.kubernetes.backend",
+                   "sbatch_k8s.backends.kubernetes.submit",
+                   "sbatch_k8s.backends.kubernetes.cluster_jobs",
+                   "sbatch_k8s.backends.kubernetes.records",
+                   "sbatch_k8s.backends.kubernetes.state"):
+        importlib.import_module(module)
 
 
 def loaded_sources() -> Dict[str, float]:

@@ -13,7 +13,7 @@ from parsers.allocation import Allocation, NodeShape, allocate
 from parsers.errors import SlurmInputError
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
 from sbatch_k8s.cli.common import print_warning
-from sbatch_k8s.config import LOCAL, choose_backend, load_config
+from sbatch_k8s.config import load_config
 from translators.config import ClusterConfig, PartitionConfig
 
 
@@ -87,12 +87,11 @@ def print_manifests(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, s
 def submit_job(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, str]) -> int:
     """Submit through the configured backend; prints what sbatch prints; returns the exit
     code (the job's with ``--wait``)."""
-    config, path = load_config(environ)
-    backend = choose_backend(environ, config, path)
-    if backend == LOCAL:
-        from sbatch_k8s.backends.local.submit import submit_local
+    import sys
 
-        return submit_local(job, submit, config, environ)
-    raise SlurmInputError("Batch job submission failed: the Kubernetes backend is not "
-                          "available in this version; use --k8s-print and kubectl apply, or "
-                          "SBATCH_K8S_BACKEND=local", exit_code=1)
+    from sbatch_k8s.backends import open_backend
+
+    backend = open_backend(environ)
+    if submit.verbose > 0:
+        sys.stderr.write(f"sbatch: {backend.describe()}\n")
+    return backend.submit(job, submit)

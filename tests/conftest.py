@@ -14,6 +14,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--with-real-slurm", action="store_true", default=False,
         help="run the conformance suite (tests/conformance): start the real Slurm 22.05 of "
              "../shared/tools/real-slurm and compare its commands' output with ours")
+    parser.addoption(
+        "--with-kube-apiserver", action="store_true", default=False,
+        help="run tests/kube against the real API server of $KUBECONFIG (kube-apiserver, "
+             "controller-manager and scheduler, no kubelet: the test kubelet runs the pods) "
+             "instead of the emulated one")
 
 
 @pytest.fixture

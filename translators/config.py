@@ -72,7 +72,8 @@ class PartitionConfig:
     """One partition: where its jobs go and what their pods look like."""
 
     name: str
-    namespace: str = "default"
+    #: None: the namespace of the kubeconfig context (or of the pod, in a cluster).
+    namespace: Optional[str] = None
     queue: Optional[str] = None
     priority_class: Optional[str] = None
     qos_priority_classes: Tuple[Tuple[str, str], ...] = ()
@@ -126,6 +127,10 @@ class ClusterConfig:
     cluster_name: str = "sbatch-k8s"
     default_partition: str = "debug"
     context: Optional[str] = None
+    #: Where the job-id counter lives (None: the kubeconfig context's namespace).
+    state_namespace: Optional[str] = None
+    #: How long sacct keeps a finished job's record in the cluster (Slurm's purge), in days.
+    record_retention_days: int = 30
     partitions: Tuple[PartitionConfig, ...] = (PartitionConfig(name="debug", image=DEFAULT_IMAGE),)
     local: LocalConfig = field(default_factory=LocalConfig)
 

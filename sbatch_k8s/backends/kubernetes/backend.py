@@ -1,0 +1,119 @@
+"""The Kubernetes backend behind the seam: jobs are workloads, state is the API server's."""
+
+from __future__ import annotations
+
+import time
+from typing import Dict, List, Mapping, Optional, Set, Tuple
+
+from parsers.jobspec import JobSpec, SubmitOptions
+from parsers.records import PENDING, JobRecord
+from sbatch_k8s.backends.base import FINISHED, REFUSED, UNKNOWN, Backend
+from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
+from translators.config import ClusterConfig
+
+#: How long squeue keeps showing a finished job (Slurm's MinJobAge).
+MIN_JOB_AGE_S = 300
+#: At most this many expired records are deleted by one command (no daemon does it).
+PURGE_BATCH = 50
+
+
+class KubernetesBackend(Backend):
+    """Jobs on the cluster of the kubeconfig context (or of the pod we run in)."""
+
+    name = "kubernetes"
+
+    def __init__(self, config: ClusterConfig, environ: Mapping[str, str]) -> None:
+        self.config = config
+        self.environ = environ
+        self._client: Optional[KubeClient] = None
+
+    @property
+    def client(self) -> KubeClient:
+        if self._client is None:
+            from sbatch_k8s.backends.kubernetes.client import connect
+
+            self._client = connect(self.environ, self.config.context)
+        return self._client
+
+    def describe(self) -> str:
+        target = self.client.target
+        return (f"backend kubernetes, context {target.context}, namespace "
+                f"{target.namespace}, server {target.server}")
+
+    def namespaces(self) -> Set[str]:
+        """Every namespace a partition puts jobs in."""
+        default = self.client.target.namespace
+        return {p.namespace or default for p in self.config.partitions}
+
+    def submit(self, job: JobSpec, submit: SubmitOptions) -> int:
+        from sbatch_k8s.backends.kubernetes.submit import submit_to_cluster
+
+        return submit_to_cluster(job, submit, self.config, self.environ, self.client)
+
+    def job_records(self, include_finished: bool, now: int) -> List[JobRecord]:
+        from sbatch_k8s.backends.kubernetes.cluster_jobs import cluster_records
+
+        records = cluster_records(self.client, self.namespaces(), now,
+                                  active_only=not include_finished)
+        return [r for r in records
+                if r.end_time is None or r.end_time >= now - MIN_JOB_AGE_S]
+
+    def accounting_records(self, start: int, end: int,
+                           job_ids: Optional[List[int]]) -> List[JobRecord]:
+        from sbatch_k8s.backends.kubernetes.cluster_jobs import cluster_records
+
+        now = int(time.time())
+        records = cluster_records(self.client, self.namespaces(), now, active_only=False)
+        self._purge(records, now)
+        if job_ids is not None:
+            wanted = set(job_ids)
+            return [r for r in records if r.job_id in wanted or r.array_job_id in wanted]
+        return [r for r in records if (r.end_time is None or r.end_time >= start)
+                and (r.submit_time or 0) < end]
+
+    def _purge(self, records: List[JobRecord], now: int) -> None:
+        """Delete records older than the retention (Slurm's purge), a few per command."""
+        from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP
+        from sbatch_k8s.backends.kubernetes.records import record_name
+
+        limit = now - self.config.record_retention_days * 86400
+        expired = [r for r in records if r.end_time is not None and r.end_time < limit]
+        for record in expired[:PURGE_BATCH]:
+            for namespace in self.namespaces():
+                try:
+                    if self.client.delete(CONFIG_MAP, record_name(record.job_id), namespace):
+                        break
+                except KubeError:
+                    break
+
+    def _find(self, job_id: int) -> Optional[Tuple[JobRecord, Dict[str, str], str]]:
+        from sbatch_k8s.backends.kubernetes.cluster_jobs import find_job
+
+        return find_job(self.client, self.namespaces(), job_id, int(time.time()))
+
+    def cancel(self, job_id: int, uid: int, signum: Optional[int] = None,
+               batch: bool = False, full: bool = False, step: Optional[int] = None) -> str:
+        from sbatch_k8s.backends.kubernetes.control import cancel_on_cluster
+
+        found = self._find(job_id)
+        if found is None:
+            return UNKNOWN
+        record, ref, namespace = found
+        if uid != 0 and record.uid != uid:
+            return REFUSED
+        return cancel_on_cluster(self.client, record, ref, namespace, uid, signum, batch, full,
+                                 step)
+
+    def set_hold(self, job_id: int, hold: bool, uid: int) -> str:
+        from sbatch_k8s.backends.kubernetes.control import hold_on_cluster
+
+        found = self._find(job_id)
+        if found is None:
+            return UNKNOWN
+        record, ref, namespace = found
+        if record.state != PENDING:
+            return FINISHED
+        if uid != 0 and record.uid != uid:
+            return REFUSED
+        return hold_on_cluster(self.client, record, ref, namespace, hold)
+

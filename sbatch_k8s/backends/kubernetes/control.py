@@ -1,0 +1,109 @@
+"""scancel and scontrol hold/release on a cluster.
+
+Cancelling writes the record first (CANCELLED, by whom, when), then deletes the workload:
+Kubernetes deletes its pods, each pod's runtime gets SIGTERM, signals its tasks and kills
+what is left after KillWait, as slurmstepd does. Holding suspends the workload (no pods)
+and releasing resumes it; where the suspend field lives depends on the kind.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from parsers.records import CANCELLED, PENDING, JobRecord, with_changes
+from sbatch_k8s.backends.base import DONE, FINISHED
+from sbatch_k8s.backends.kubernetes.client import KubeClient
+from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, JOB, JOBSET, MPIJOB, POD, \
+    PYTORCHJOB, WORKLOADS, Kind
+from sbatch_k8s.errors import BackendError
+
+HOLD_ANNOTATION = "sbatch-k8s.io/hold"
+#: Where each workload kind keeps ``suspend``.
+SUSPEND_PATH: Dict[str, Tuple[str, ...]] = {
+    JOB.kind: ("spec",), JOBSET.kind: ("spec",),
+    PYTORCHJOB.kind: ("spec", "runPolicy"), MPIJOB.kind: ("spec", "runPolicy"),
+}
+
+
+def _kind(ref: Mapping[str, str]) -> Optional[Kind]:
+    return next((k for k in WORKLOADS if k.kind == ref.get("kind")
+                 and k.api_version == ref.get("apiVersion")), None)
+
+
+def _write_record(client: KubeClient, record: JobRecord, namespace: str) -> None:
+    from sbatch_k8s.backends.kubernetes.records import final_patch, record_name
+
+    client.merge_patch(CONFIG_MAP, record_name(record.job_id), namespace, final_patch(record))
+
+
+def cancel_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
+                      namespace: str, uid: int, signum: Optional[int], batch: bool,
+                      full: bool, step: Optional[int]) -> str:
+    """Cancel one job: ``done`` or ``finished``."""
+    from sbatch_k8s.backends.kubernetes.records import is_final
+
+    if signum is not None or step is not None or batch:
+        raise BackendError("signalling jobs or cancelling single steps is not available on "
+                           "the Kubernetes backend yet; scancel <jobid> cancels the job")
+    if is_final(record):
+        return FINISHED
+    now = int(time.time())
+    started = record.state != PENDING
+    cancelled = with_changes(record, state=CANCELLED, end_time=now, cancelled_by=uid,
+                             exit_code=0, exit_signal=15 if started else 0,
+                             start_time=record.start_time if started else now,
+                             reason="None")
+    _write_record(client, cancelled, namespace)
+    kind = _kind(ref)
+    if kind is None:
+        return DONE
+    if record.array_job_id is not None and ref.get("name") and _shared(record, ref):
+        _delete_element_pods(client, record, namespace)
+    else:
+        client.delete(kind, ref["name"], namespace, propagation="Background")
+    return DONE
+
+
+def _shared(record: JobRecord, ref: Mapping[str, str]) -> bool:
+    """True when ``record`` is one element of an array run as one Indexed Job."""
+    return not ref["name"].endswith(f"-{record.array_task_id}") and \
+        record.job_id != record.array_job_id
+
+
+def _delete_element_pods(client: KubeClient, record: JobRecord, namespace: str) -> None:
+    position = record.job_id - (record.array_job_id or record.job_id)
+    pods, _ = client.list(POD, namespace, f"sbatch-k8s.io/job-id={record.array_job_id}")
+    for pod in pods:
+        annotations = pod["metadata"].get("annotations") or {}
+        if annotations.get("batch.kubernetes.io/job-completion-index") == str(position):
+            client.delete(POD, pod["metadata"]["name"], namespace)
+
+
+def _nested(path: Tuple[str, ...], leaf: Dict[str, Any]) -> Dict[str, Any]:
+    body: Dict[str, Any] = leaf
+    for key in reversed(path):
+        body = {key: body}
+    return body
+
+
+def hold_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
+                    namespace: str, hold: bool) -> str:
+    """Suspend (``hold``) or resume one pending job's workload: ``done``."""
+    from sbatch_k8s.backends.kubernetes.records import record_name
+
+    kind = _kind(ref)
+    if kind is None:
+        return FINISHED
+    patch = _nested(SUSPEND_PATH[kind.kind], {"suspend": hold})
+    patch["metadata"] = {"annotations": {HOLD_ANNOTATION: "user" if hold else None}}
+    client.merge_patch(kind, ref["name"], namespace, patch)
+    now = int(time.time())
+    held = with_changes(record, reason="JobHeldUser" if hold else "None",
+                        eligible_time=None if hold else now)
+    from sbatch_k8s.backends.kubernetes.records import record_config_map
+
+    body = record_config_map(held, dict(ref))
+    client.merge_patch(CONFIG_MAP, record_name(record.job_id), namespace,
+                       {"data": body["data"]})
+    return DONE
