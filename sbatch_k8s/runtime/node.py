@@ -66,10 +66,27 @@ def settings_from(contract: str, environ: Mapping[str, str],
         kill_wait_s=float(environ.get("SBATCH_K8S_KILL_WAIT", KILL_WAIT_S)))
 
 
-def load_description(job_dir: str) -> Dict[str, Any]:
-    """The job description (``job.json``) of the job directory."""
+#: The description's private part, beside the token file: the environment ``--export``
+#: carries and the ``--export`` text (secrets, so never in ``job.json``, which is a
+#: ConfigMap in pods). A key of the job's Secret in pods; a mode-0600 file locally.
+ENVIRONMENT_FILE = "environment.json"
+
+
+def load_description(job_dir: str, token_file: Optional[str] = None) -> Dict[str, Any]:
+    """The job description: ``job.json`` of the job directory, completed by its private part
+    (:data:`ENVIRONMENT_FILE` beside ``token_file``; by default this process's
+    ``SBATCH_K8S_TOKEN_FILE``, else the pods' path). Without that file (a platform run, an
+    older submission) the description is ``job.json`` alone."""
     with open(os.path.join(job_dir, "job.json")) as f:
-        return json.load(f)
+        desc: Dict[str, Any] = json.load(f)
+    if token_file is None:
+        token_file = os.environ.get("SBATCH_K8S_TOKEN_FILE", DEFAULT_TOKEN_FILE)
+    try:
+        with open(os.path.join(os.path.dirname(token_file), ENVIRONMENT_FILE)) as f:
+            desc.update(json.load(f))
+    except FileNotFoundError:
+        pass
+    return desc
 
 
 def platform_environment(environ: Mapping[str, str]) -> Dict[str, str]:
@@ -98,7 +115,8 @@ def _search_domains(identity: NodeIdentity, environ: Mapping[str, str]) -> Optio
 def job_process_environment(desc: Mapping[str, Any], identity: NodeIdentity,
                             settings: NodeSettings, shim_dir: str,
                             environ: Mapping[str, str]) -> Dict[str, str]:
-    """Everything but the SLURM_* variables: platform env, exported env, internals, PATH."""
+    """Everything but the SLURM_* variables: platform env, exported env (the description's
+    private part, see :func:`load_description`), internals, PATH."""
     env = platform_environment(environ) if settings.contract != "local" else {}
     env.update({k: str(v) for k, v in (desc.get("environment") or {}).items()})
     env.setdefault("PATH", DEFAULT_PATH)

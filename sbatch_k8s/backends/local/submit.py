@@ -1,14 +1,15 @@
 """``sbatch`` on the local backend: record the job, start its supervisor, print the id.
 
-The job directory (``<state>/jobs/<id>/``) gets the script, the job's token (mode 0600) and
-the job description; the database gets one row per job (per element for arrays, all
-PENDING); a detached supervisor is forked to run it. ``--wait`` blocks on the supervisor's
-lock (no polling) and returns the job's exit code (1 for a signal, the highest for arrays).
+The job directory (``<state>/jobs/<id>/``) gets the script, the job's token and the job
+description: ``job.json``, and beside the token its private part (``environment.json``: the
+exported environment, which may hold secrets), all mode 0600. The database gets one row per
+job (per element for arrays, all PENDING); a detached supervisor is forked to run it.
+``--wait`` blocks on the supervisor's lock (no polling) and returns the job's exit code (1 for
+a signal, the highest for arrays).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import sys
@@ -26,7 +27,13 @@ from sbatch_k8s.backends.local.waiting import initial_reason, wait_for_job
 from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.submit import choose_partition, submit_context
 from translators.config import ClusterConfig
-from translators.job_description import describe_job, job_environment
+from translators.job_description import (
+    describe_job,
+    description_to_json,
+    job_environment,
+    split_description,
+)
+from translators.storage import ENVIRONMENT_KEY
 
 #: Our variables a local job keeps: the settings naming this cluster, so that sacct, sbatch…
 #: run inside the job see the same one. Every other ``SBATCH_K8S_*`` belongs to the runtime
@@ -144,8 +151,9 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     os.makedirs(job_dir, mode=0o700, exist_ok=True)
     write_private(os.path.join(job_dir, "script"), job.script.text.encode())
     write_private(os.path.join(job_dir, "token"), secrets.token_hex(32).encode())
-    write_private(os.path.join(job_dir, "job.json"),
-                  json.dumps(desc, sort_keys=True, indent=1).encode())
+    public, private = split_description(desc)
+    write_private(os.path.join(job_dir, ENVIRONMENT_KEY), description_to_json(private).encode())
+    write_private(os.path.join(job_dir, "job.json"), description_to_json(public).encode())
     jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc))
     conn.close()
     return base_id, spawn_supervisor(environ, base_id, config)

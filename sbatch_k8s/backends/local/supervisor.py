@@ -22,6 +22,7 @@ from sbatch_k8s.backends.local.layout import job_dir_of, write_private
 from sbatch_k8s.backends.local.nodes import ElementRun, start_element
 from sbatch_k8s.backends.local.waiting import NEVER, eligibility, hold_lock
 from translators.config import ClusterConfig
+from translators.storage import ENVIRONMENT_KEY
 
 POLL_MIN_S = 0.01
 POLL_MAX_S = 0.5
@@ -110,7 +111,7 @@ class Supervisor:
         directory = job_dir_of(self.environ, job_id)
         if directory != self.base_dir:
             os.makedirs(directory, mode=0o700, exist_ok=True)
-            for name in ("script", "token"):
+            for name in ("script", "token", ENVIRONMENT_KEY):
                 shutil.copyfile(os.path.join(self.base_dir, name),
                                 os.path.join(directory, name))
                 os.chmod(os.path.join(directory, name), 0o600)

@@ -91,3 +91,10 @@ def test_every_config_map_description_has_no_private_fields() -> None:
                 if obj["kind"] == "ConfigMap":
                     description = json.loads(obj["data"]["job.json"])
                     assert "environment" not in description and "export" not in description
+
+
+def test_the_runtime_reads_the_secrets_key() -> None:
+    from sbatch_k8s.runtime.node import ENVIRONMENT_FILE
+    from translators.storage import ENVIRONMENT_KEY
+
+    assert ENVIRONMENT_FILE == ENVIRONMENT_KEY
