@@ -28,6 +28,7 @@ from sbatch_k8s.runtime.protocol import (
     read_frame,
     write_frame,
 )
+from sbatch_k8s.runtime.node_files import OutputFiles, resolve, working_directory
 from sbatch_k8s.runtime.steps import StepRegistry
 from sbatch_k8s.runtime.tasks import (
     Task,
@@ -238,18 +239,29 @@ class Agent:
                 pause_all(tasks)
                 asyncio.ensure_future(resume_when_drained())
 
+        cwd, moved = working_directory(str(message["cwd"]))
+        outputs = OutputFiles(bool(message.get("append")), message["cwd"] if moved else None)
         try:
-            for spec in message["tasks"]:
+            # Every file is opened before the first task starts (truncated once, shared).
+            fds = [tuple(outputs.open(resolve(spec[key], cwd)) if spec.get(key) else None
+                         for key in ("stdout_file", "stderr_file"))
+                   for spec in message["tasks"]]
+            for position, (spec, (out, err)) in enumerate(zip(message["tasks"], fds)):
+                # slurmstepd's chdir message: once for the node, once for each task.
+                notes = [moved + "\n"] * (2 if position == 0 else 1) if moved else []
+                stdin_file = spec.get("stdin_file")
                 tasks.append(await start_task(
-                    spec["rank"], message["argv"], spec["env"], message["cwd"], sink,
-                    stdin_piped=bool(spec.get("stdin")), stdout_file=spec.get("stdout_file"),
-                    stderr_file=spec.get("stderr_file"), append=bool(message.get("append")),
-                    stdin_file=spec.get("stdin_file")))
+                    spec["rank"], message["argv"], spec["env"], cwd, sink,
+                    stdin_piped=bool(spec.get("stdin")), stdout_fd=out, stderr_fd=err,
+                    stdin_file=resolve(stdin_file, cwd) if stdin_file else None,
+                    notes=notes))
         except OSError as e:
             await terminate(tasks, ORPHAN_GRACE_S)
             writer.write(encode_json({"type": "launch_failed", "error": str(e)}))
             await writer.drain()
             return
+        finally:
+            outputs.close()
         self.running[step_id] = tasks
         writer.write(encode_json({"type": "started",
                                   "pids": {str(t.rank): t.pid for t in tasks}}))

@@ -18,6 +18,7 @@ import signal
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sbatch_k8s.runtime.agent import Agent, log
+from sbatch_k8s.runtime.node_files import output_flags
 from sbatch_k8s.runtime.protocol import (
     ProtocolError,
     authenticate,
@@ -219,18 +220,21 @@ class BatchHost:
 
     async def run(self, argv: Sequence[str], env: Mapping[str, str], cwd: str,
                   stdin_path: str, stdout_path: str, stderr_path: str,
-                  append: bool) -> JobResult:
-        """Run the script to its end; the job's result."""
+                  append: bool, notes: Sequence[str] = ()) -> JobResult:
+        """Run the script to its end; the job's result. ``notes`` are slurmstepd's lines
+        for the script's stderr before it starts. OSError when a file cannot be opened."""
         self.stderr_path = stderr_path
         # Always O_APPEND (after truncating, unless --open-mode=append): the script, its
         # steps and our slurmstepd-style lines then never overwrite each other.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if append else os.O_TRUNC)
-        fds = []
+        flags = output_flags(append)
+        fds: List[int] = []
         try:
             fds.append(os.open(stdin_path, os.O_RDONLY))
             fds.append(os.open(stdout_path, flags, 0o644))
-            fds.append(fds[1] if stderr_path == stdout_path else
-                       os.open(stderr_path, flags, 0o644))
+            same = os.path.normpath(stderr_path) == os.path.normpath(stdout_path)
+            fds.append(fds[1] if same else os.open(stderr_path, flags, 0o644))
+            for note in notes:
+                os.write(fds[2], (note + "\n").encode())
             wrapper = ["/bin/sh", "-c", 'SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec "$0" "$@"']
             self.process = await asyncio.create_subprocess_exec(
                 *wrapper, *argv, env=dict(env), cwd=cwd, stdin=fds[0], stdout=fds[1],

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from sbatch_k8s.runtime.agent import KILL_WAIT_S, Agent, log
 from sbatch_k8s.runtime.batch import FAILED, BatchHost, JobResult, connect_all
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, node_address_map
+from sbatch_k8s.runtime.node_files import make_parents
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.shims import install_shims, runtime_invocation
 from sbatch_k8s.runtime.stdio import batch_paths
@@ -226,30 +227,42 @@ async def _serve_until_done(agent: Agent, settings: NodeSettings,
 async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeIdentity,
                      settings: NodeSettings, env: Dict[str, str], token: bytes) -> JobResult:
     paths = batch_paths(desc, identity.names[0])
+    missing = str(desc["workdir"]) if paths.chdir_error else None
     try:
         batch.links = await connect_all(identity.names, identity.addresses, settings.port,
                                         token, settings.wait_s)
     except RuntimeError as e:
         message = f"sbatch-k8s: error: job {desc['job_id']}: {e}"
         log(message[len("sbatch-k8s: "):])
-        _write_line(paths.stderr, message, paths.append)
+        _write_line(paths.stderr, message, paths.append, missing)
         return JobResult(FAILED, 1, 0, "NodeNotAvailable")
     script = os.path.join(settings.job_dir, "script")
     runnable = os.path.join(settings.spool, "slurm_script")
     with open(script, "rb") as src, open(runnable, "wb") as dst:
         dst.write(src.read())
     os.chmod(runnable, 0o700)
-    cwd = paths.cwd
-    if paths.chdir_error:
-        _write_line(paths.stderr, paths.chdir_error, paths.append)
-    return await batch.run([runnable] + list(desc.get("script_args") or []), env, cwd,
-                           paths.stdin, paths.stdout, paths.stderr, paths.append)
+    for path in {paths.stdout, paths.stderr}:
+        make_parents(path, missing)
+    # slurmstepd's chdir message: once from the step, once from the task.
+    notes = [paths.chdir_error] * 2 if paths.chdir_error else []
+    try:
+        return await batch.run([runnable] + list(desc.get("script_args") or []), env,
+                               paths.cwd, paths.stdin, paths.stdout, paths.stderr,
+                               paths.append, notes)
+    except OSError as e:
+        # As slurmstepd: the batch step cannot start without its files (JobLaunchFailure).
+        log(f"error: job {desc['job_id']}: cannot open {e.filename}: "
+            f"{os.strerror(e.errno or 0)}")
+        return JobResult(FAILED, 1, 0, "JobLaunchFailure")
 
 
-def _write_line(path: str, line: str, append: bool) -> None:
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "a" if append else "w") as f:
-        f.write(line + "\n")
+def _write_line(path: str, line: str, append: bool, missing_workdir: Optional[str]) -> None:
+    make_parents(path, missing_workdir)
+    try:
+        with open(path, "a" if append else "w") as f:
+            f.write(line + "\n")
+    except OSError:
+        pass  # the line is in the node's log too
 
 
 def main(argv: List[str], environ: Mapping[str, str]) -> int:

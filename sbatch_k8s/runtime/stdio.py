@@ -1,9 +1,10 @@
 """Where the batch script reads and writes: Slurm's file-name patterns made into paths.
 
 ``--output`` defaults to ``slurm-%j.out`` (arrays ``slurm-%A_%a.out``); ``--error`` defaults to
-the output file; relative names are relative to the job's working directory; missing parent
-directories are created (Slurm >= 23.02). A missing working directory sends the script to
-``/tmp`` with slurmstepd's message.
+the output file; relative names are relative to the job's working directory. A working
+directory missing on node 0 sends the script to ``/tmp`` with slurmstepd's message, and
+relative names then resolve in ``/tmp`` (see :mod:`node_files`: the missing directory is
+never created).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 from typing import Any, Mapping, NamedTuple, Optional
 
 from parsers.values.filename import FilenameContext, parse_filename_pattern
+from sbatch_k8s.runtime.node_files import resolve, working_directory
 
 
 class BatchPaths(NamedTuple):
@@ -36,30 +38,27 @@ def filename_context(desc: Mapping[str, Any], node_name: str, step_id: Optional[
         restart_count=int(desc.get("restart_count") or 0))
 
 
+def render_name(pattern: str, ctx: FilenameContext) -> str:
+    """A pattern rendered for ``ctx`` (relative names stay relative: a node resolves them
+    against the directory its tasks run in)."""
+    return parse_filename_pattern(pattern).render(ctx)
+
+
 def expand_path(pattern: str, ctx: FilenameContext, workdir: str) -> str:
     """A pattern rendered for ``ctx`` and made absolute against ``workdir``."""
-    name = parse_filename_pattern(pattern).render(ctx)
+    name = render_name(pattern, ctx)
     return name if os.path.isabs(name) else os.path.join(workdir, name)
 
 
 def batch_paths(desc: Mapping[str, Any], node_name: str) -> BatchPaths:
-    """The batch script's working directory and stdio files (parent directories created)."""
+    """The batch script's working directory and stdio files. Nothing is created here (the
+    login side of the local backend asks too); a working directory missing on this node
+    gives ``/tmp``, slurmstepd's message, and relative names resolved in ``/tmp``."""
     workdir = str(desc["workdir"])
+    cwd, error = working_directory(workdir)
     ctx = filename_context(desc, node_name)
     default = "slurm-%A_%a.out" if desc.get("array_task_id") is not None else "slurm-%j.out"
-    stdout = expand_path(desc.get("output") or default, ctx, workdir)
-    stderr = expand_path(desc["error"], ctx, workdir) if desc.get("error") else stdout
-    stdin = expand_path(desc["input"], ctx, workdir) if desc.get("input") else os.devnull
-    for path in {stdout, stderr}:
-        parent = os.path.dirname(path)
-        if parent:
-            try:
-                os.makedirs(parent, exist_ok=True)
-            except OSError:
-                pass
-    cwd, error = workdir, None
-    if not os.path.isdir(workdir):
-        cwd = "/tmp"
-        error = (f"slurmstepd: error: couldn't chdir to `{workdir}': No such file or "
-                 "directory: going to /tmp instead")
+    stdout = resolve(render_name(desc.get("output") or default, ctx), cwd)
+    stderr = resolve(render_name(desc["error"], ctx), cwd) if desc.get("error") else stdout
+    stdin = resolve(render_name(desc["input"], ctx), cwd) if desc.get("input") else os.devnull
     return BatchPaths(cwd, error, stdin, stdout, stderr, desc.get("open_mode") == "append")

@@ -25,7 +25,8 @@ from sbatch_k8s.runtime.srun import (
     node_addresses,
     warn,
 )
-from sbatch_k8s.runtime.stdio import expand_path, filename_context
+from sbatch_k8s.runtime.node_files import make_parents, output_flags, resolve, working_directory
+from sbatch_k8s.runtime.stdio import filename_context, render_name
 
 DEFAULT_PORT = 6818
 
@@ -78,6 +79,8 @@ def _io_plan(request: Any, desc: Mapping[str, Any], names: List[str], layout: An
 
     files: Dict[int, Dict[str, Optional[str]]] = {r: {} for rs in layout.ranks for r in rs}
     targets: List[Any] = []
+    opened: Dict[str, Any] = {}
+    here = working_directory(cwd)[0]
     error = request.error or request.output
     shared = bool(request.output) and error == request.output and \
         parse_step_io(request.output).kind != "all"
@@ -101,18 +104,20 @@ def _io_plan(request: Any, desc: Mapping[str, Any], names: List[str], layout: An
                     each[key] = os.devnull
         elif spec is not None and spec.pattern is not None:
             if spec.pattern.opened_per_task:
+                # Opened on each task's node, relative to where its tasks run there.
                 for position, ranks in enumerate(layout.ranks):
                     node = names[layout.node_indices[position]]
                     for rank in ranks:
                         ctx = filename_context(desc, node, step_id, position, rank)
-                        files[rank][key] = expand_path(value, ctx, cwd)
+                        files[rank][key] = render_name(value, ctx)
             else:
                 ctx = filename_context(desc, names[layout.node_indices[0]], step_id)
-                path = expand_path(value, ctx, cwd)
-                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-                mode = "ab" if request.open_mode == "append" else "wb"
-                target = (targets[0] if targets and targets[0].name == path else
-                          open(path, mode))
+                path = os.path.normpath(resolve(render_name(value, ctx), here))
+                target = opened.get(path)
+                if target is None:
+                    make_parents(path)
+                    fd = os.open(path, output_flags(request.open_mode == "append"), 0o644)
+                    target = opened[path] = os.fdopen(fd, "wb")
         targets.append(target)
     return files, targets[0], targets[1]
 
@@ -140,11 +145,12 @@ def _stdin_plan(request: Any, desc: Mapping[str, Any], names: List[str], layout:
             node = names[layout.node_indices[position]]
             for rank in ranks:
                 ctx = filename_context(desc, node, step_id, position, rank)
-                files[rank]["stdin_file"] = expand_path(request.input, ctx, cwd)
+                files[rank]["stdin_file"] = render_name(request.input, ctx)
         return set(), 0
     ctx = filename_context(desc, names[layout.node_indices[0]], step_id)
     try:
-        return every, os.open(expand_path(request.input, ctx, cwd), os.O_RDONLY)
+        return every, os.open(resolve(render_name(request.input, ctx),
+                                      working_directory(cwd)[0]), os.O_RDONLY)
     except OSError as e:
         raise SlurmInputError(f"Could not open stdin file: {os.strerror(e.errno or 0)}",
                               exit_code=1) from None

@@ -4,8 +4,8 @@ Each task runs in its own session (so a signal reaches everything it started), w
 environment and working directory srun computed for it. Its stdout/stderr pipes are read by
 a subprocess protocol that hands each chunk straight to ``sink`` (the agent frames it to
 srun): no stream buffer in between, large reads, and the pipes pause while srun falls behind.
-Output files (per-task/per-node ``-o``/``-e``) are opened here, on the task's node, as
-slurmstepd does.
+Output files (per-task/per-node ``-o``/``-e``) are opened on the task's node, once per file
+(see :mod:`node_files`), as slurmstepd does.
 """
 
 from __future__ import annotations
@@ -127,14 +127,6 @@ class Task:
                 pipe.resume_reading()  # type: ignore[attr-defined]
 
 
-def _open_output(path: str, append: bool) -> int:
-    directory = os.path.dirname(path)
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
-    return os.open(path, flags, 0o644)
-
-
 def _exec_error(argv: Sequence[str], env: Mapping[str, str],
                 cwd: str) -> Optional[Tuple[str, int]]:
     """slurmstepd's message and exit code (the errno) when ``argv[0]`` cannot be executed,
@@ -163,13 +155,20 @@ async def start_task(
     cwd: str,
     sink: Sink,
     stdin_piped: bool,
-    stdout_file: Optional[str] = None,
-    stderr_file: Optional[str] = None,
-    append: bool = False,
+    stdout_fd: Optional[int] = None,
+    stderr_fd: Optional[int] = None,
     stdin_file: Optional[str] = None,
+    notes: Sequence[str] = (),
 ) -> Task:
-    """Start one task; its output goes to ``sink`` unless redirected to files, its input
-    is srun's (``stdin_piped``), a file opened here (``stdin_file``) or nothing."""
+    """Start one task in ``cwd``; its output goes to ``sink`` unless redirected to output
+    files (descriptors the caller opened and keeps, shared by the tasks writing there), its
+    input is srun's (``stdin_piped``), a file opened here (``stdin_file``) or nothing.
+    ``notes`` are slurmstepd's lines for the task's stderr before it starts."""
+    for note in notes:
+        if stderr_fd is not None:
+            os.write(stderr_fd, note.encode())
+        else:
+            sink(rank, KIND_STDERR, note.encode())
     failure = _exec_error(argv, env, cwd)
     stdin: Any = asyncio.subprocess.PIPE if stdin_piped else asyncio.subprocess.DEVNULL
     if stdin_file is not None:
@@ -185,23 +184,17 @@ async def start_task(
         # and the output path stay those of any task.
         message, code = failure
         argv = ["/bin/sh", "-c", f'printf "%s" "$1" >&2; exit {code}', "sh", message]
-    out_fd = _open_output(stdout_file, append) if stdout_file else None
-    if stderr_file and stderr_file == stdout_file:
-        err_fd = os.dup(out_fd)  # type: ignore[arg-type]  (one file, one offset)
-    else:
-        err_fd = _open_output(stderr_file, append) if stderr_file else None
     loop = asyncio.get_event_loop()
     try:
         transport, protocol = await loop.subprocess_exec(
             lambda: TaskProtocol(rank, sink), *argv, env=dict(env), cwd=cwd,
             stdin=stdin,
-            stdout=out_fd if out_fd is not None else asyncio.subprocess.PIPE,
-            stderr=err_fd if err_fd is not None else asyncio.subprocess.PIPE,
+            stdout=stdout_fd if stdout_fd is not None else asyncio.subprocess.PIPE,
+            stderr=stderr_fd if stderr_fd is not None else asyncio.subprocess.PIPE,
             start_new_session=True)
     finally:
-        for fd in (out_fd, err_fd, stdin if isinstance(stdin, int) and stdin >= 0 else None):
-            if fd is not None:
-                os.close(fd)
+        if isinstance(stdin, int) and stdin >= 0:
+            os.close(stdin)
     return Task(rank, transport.get_pid(), protocol, transport)  # type: ignore[arg-type]
 
 
