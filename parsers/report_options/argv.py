@@ -10,9 +10,9 @@ format and the wrapper with their error conventions (all exit 1; some print no
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR
+from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.getopt import Style, getopt_long
 from parsers.options import NO_ARG, OPTIONAL, REQUIRED
 
@@ -35,6 +35,33 @@ class Given:
     key: str
     value: Optional[str]
     spelled: str
+
+
+@dataclass(frozen=True)
+class OptionDoc:
+    """What one option (all spellings of one key) does here, for ``--help`` and the audit:
+    ``meta`` names its argument (empty for flags); a non-empty ``refused`` says why
+    sbatch-k8s refuses it — every option a command accepts is either applied or refused."""
+
+    meta: str
+    text: str
+    refused: str = ""
+
+
+def doc(meta: str, text: str, refused: str = "") -> OptionDoc:
+    """One row of a command's option documentation table."""
+    return OptionDoc(meta, text, refused)
+
+
+def refuse_unapplied(given: Sequence[Given], table: Sequence[ReportOption],
+                     docs: Mapping[str, OptionDoc]) -> None:
+    """Raise the one-line refusal of the first given option sbatch-k8s does not apply."""
+    for g in given:
+        reason = docs[g.key].refused if g.key in docs else ""
+        if reason:
+            name = next((o.long for o in table if o.key == g.key and o.long), g.key)
+            raise SlurmInputError(f"--{name} is not supported by sbatch-k8s: {reason}",
+                                  exit_code=EXIT_SUBMIT_ERROR)
 
 
 def options(*rows: Tuple[str, str, str]) -> Tuple[ReportOption, ...]:
@@ -70,4 +97,4 @@ def parse_argv(
     return [Given(o.row.key, o.raw, o.spelled) for o in found], operands
 
 
-__all__ = ("ReportOption", "Given", "options", "comma_list", "parse_argv", "REQUIRED")
+__all__ = ("ReportOption", "Given", "OptionDoc", "doc", "refuse_unapplied", "options", "comma_list", "parse_argv", "REQUIRED")

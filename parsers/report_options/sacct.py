@@ -24,7 +24,7 @@ from parsers.formats.sacct import (
     parse_format,
 )
 from parsers.formats.states import SACCT_STATES, job_state_num
-from parsers.report_options.argv import comma_list, options, parse_argv
+from parsers.report_options.argv import doc, refuse_unapplied, comma_list, options, parse_argv
 from parsers.report_options.ids import JobId, parse_sacct_jobs
 from parsers.report_options.timespec import INFINITE, limit_seconds, parse_time
 
@@ -64,6 +64,68 @@ SACCT_OPTIONS = options(
 ACTIONS = ("help", "usage", "version", "helpformat", "helpstate", "helpreason",
            "autocomplete")
 UNIT_LETTERS = ("K", "M", "G", "T", "P")
+SYNOPSIS = "[options]"
+#: Every option, applied or refused (``refused`` set): what ``--help`` prints.
+DOCS = {
+    "accounts": doc("account_list", "only jobs charging these accounts"),
+    "allclusters": doc("", "all clusters (there is one)"),
+    "allocations": doc("", "only jobs, not their steps"),
+    "allusers": doc("", "jobs of all users"),
+    "array": doc("", "one line per array element"),
+    "associations": doc("assoc_list", "only jobs of these association ids (jobs have none)"),
+    "autocomplete": doc("prefix", "list options", refused="shell completion lists are not generated for this command"),
+    "brief": doc("", "jobid, state and exit code only"),
+    "clusters": doc("cluster_list", "only jobs of these clusters"),
+    "completion": doc("", "use the job completion data",
+                      refused="there is no job completion plugin"),
+    "constraints": doc("constraint_list", "only jobs requesting these features"),
+    "delimiter": doc("characters", "field delimiter with -p/-P"),
+    "duplicates": doc("", "also requeued duplicates (none are kept)"),
+    "endtime": doc("time", "jobs before this time"),
+    "env": doc("", "the environment the batch script started with (with -j)"),
+    "expand_patterns": doc("", "expand patterns in file names",
+                           refused="file names print as given"),
+    "federation": doc("", "jobs of the federation (one cluster)"),
+    "file": doc("path", "read a job completion file",
+                refused="there is no job completion file"),
+    "flags": doc("flags", "query flags", refused="no query flags are implemented"),
+    "format": doc("field_list", "fields to print"),
+    "groups": doc("gid_list", "only jobs of these groups"),
+    "help": doc("", "show this help message"),
+    "helpformat": doc("", "list the fields -o accepts"),
+    "helpreason": doc("", "list the reasons", refused="Slurm 22.05 has no such option"),
+    "helpstate": doc("", "list the states", refused="Slurm 22.05 has no such option"),
+    "jobs": doc("job(.step)", "only these jobs"),
+    "json": doc("[data_parser]", "produce JSON output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+    "local": doc("", "jobs of the local cluster (the only one)"),
+    "long": doc("", "many fields"),
+    "names": doc("name_list", "only jobs with these names"),
+    "ncpus": doc("N[-M]", "only jobs with this many CPUs"),
+    "nnodes": doc("N[-M]", "only jobs with this many nodes"),
+    "noconvert": doc("", "don't convert units", refused="memory sizes print in Slurm's default units only"),
+    "noheader": doc("", "no header"),
+    "nodelist": doc("node_list", "only jobs that ran on these nodes"),
+    "parsable": doc("", "delimiter after every field"),
+    "parsable2": doc("", "delimiter between fields"),
+    "partitions": doc("partition_list", "only jobs of these partitions"),
+    "qos": doc("qos_list", "only jobs of these QOS"),
+    "reasons": doc("reason_list", "only jobs with these (last) reasons"),
+    "script": doc("", "the batch script of each job (with -j)"),
+    "starttime": doc("time", "jobs after this time"),
+    "states": doc("state_list", "only jobs in these states"),
+    "timelimit_max": doc("time", "only jobs with at most this time limit"),
+    "timelimit_min": doc("time", "only jobs with at least this time limit"),
+    "truncate": doc("", "truncate times to the window"),
+    "units": doc("[KMGTP]", "units of memory sizes", refused="memory sizes print in Slurm's default units only"),
+    "usage": doc("", "brief usage"),
+    "use_local_uid": doc("", "look uids up locally (always)"),
+    "users": doc("user_list", "only jobs of these users"),
+    "verbose": doc("", "verbosity level"),
+    "version": doc("", "output version information and exit"),
+    "wckeys": doc("wckey_list", "only jobs with these wckeys (jobs have none)"),
+    "whole_hetjob": doc("[yes|no]", "all components of a hetjob (there are none)"),
+    "yaml": doc("[data_parser]", "produce YAML output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+}
 LISTS = ("accounts", "constraints", "groups", "names", "partitions", "reasons", "qos",
          "wckeys", "associations")
 
@@ -96,6 +158,10 @@ class SacctQuery:
     nodelist: Optional[str] = None
     timelimit_min: Optional[int] = None
     timelimit_max: Optional[int] = None
+    nnodes_min: Optional[int] = None
+    nnodes_max: Optional[int] = None
+    ncpus_min: Optional[int] = None
+    ncpus_max: Optional[int] = None
     expand_arrays: bool = False
     duplicates: bool = False
     truncate: bool = False
@@ -117,6 +183,17 @@ def _states(text: str, states: List[str]) -> None:
             raise fatal(f"job state {item} is not supported / accounted")
         if state not in states:
             states.append(state)
+
+
+def _count_range(text: str, key: str) -> Tuple[int, int]:
+    """``-i``/``-I`` ``N[-M]`` (``get_resource_arg_range``): one number is an exact count."""
+    what = "requested node range" if key == "nnodes" else "requested cpu range"
+    low, dash, high = text.partition("-")
+    numbers = [low] + ([high] if dash else [])
+    if not all(n.isascii() and n.isdigit() for n in numbers):
+        raise SlurmInputError(f'Invalid numeric value "{text}" for {what}.',
+                              exit_code=EXIT_SUBMIT_ERROR)
+    return int(low), int(high) if dash else int(low)
 
 
 def _field_list(q: Dict[str, object], given_format: str, environ: Mapping[str, str]) -> str:
@@ -157,6 +234,8 @@ def _window(start: int, end: int, q: Dict[str, object], now: int) -> Tuple[int, 
 def parse_sacct_args(argv: Sequence[str], environ: Mapping[str, str], now: int) -> SacctQuery:
     """Read sacct's options (``argv`` without the program name) and ``SACCT_FORMAT``."""
     given, operands = parse_argv(COMMAND, SACCT_OPTIONS, argv, try_help=False)
+    if not any(g.key in ACTIONS for g in given):
+        refuse_unapplied(given, SACCT_OPTIONS, DOCS)
     q: Dict[str, object] = {}
     fields_text, states, verbose = "", [], 0
     for g in given:
@@ -184,6 +263,8 @@ def parse_sacct_args(argv: Sequence[str], environ: Mapping[str, str], now: int) 
         elif g.key in ("timelimit_min", "timelimit_max"):
             seconds = limit_seconds(value)
             q[g.key] = seconds if seconds == INFINITE else (seconds + 59) // 60
+        elif g.key in ("nnodes", "ncpus"):
+            q[f"{g.key}_min"], q[f"{g.key}_max"] = _count_range(value, g.key)
         elif g.key == "format":
             fields_text += value + ","
         elif g.key in ("parsable", "parsable2"):

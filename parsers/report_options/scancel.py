@@ -14,7 +14,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
 from parsers.formats.messages import BareError
 from parsers.formats.states import job_state_num
-from parsers.report_options.argv import options, parse_argv
+from parsers.report_options.argv import doc, options, parse_argv, refuse_unapplied
 from parsers.report_options.ids import JobId, parse_scancel_ids
 from parsers.values.signal import signal_name, signal_number
 
@@ -33,6 +33,37 @@ SCANCEL_OPTIONS = options(
     ("version/V", "0", "version"), ("wckey", "1", "wckey"),
 )
 ACTIONS = ("help", "usage", "version", "autocomplete")
+SYNOPSIS = "[OPTIONS] [job_id[_array_id][.step_id]]"
+#: Every option, applied or refused (``refused`` set): what ``--help`` prints.
+DOCS = {
+    "account": doc("account", "act only on jobs charging this account"),
+    "admin_comment": doc("comment", "set the job's AdminComment",
+                         refused="jobs have no administrator comment on sbatch-k8s"),
+    "autocomplete": doc("prefix", "list the options starting with prefix"),
+    "batch": doc("", "signal batch shell for specified job"),
+    "clusters": doc("cluster", "clusters to issue commands to (only this cluster)"),
+    "cron": doc("", "confirm cancelling a job submitted by scrontab (there are none)"),
+    "ctld": doc("", "send the request through the controller (always so here)"),
+    "full": doc("", "signal batch shell and all steps for specified job"),
+    "help": doc("", "show this help message"),
+    "hurry": doc("", "avoid burst buffer stage out (there are no burst buffers)"),
+    "interactive": doc("", "require response from user for each job"),
+    "me": doc("", "act only on jobs of the calling user"),
+    "name": doc("job_name", "act only on jobs with this name"),
+    "nodelist": doc("hosts", "act only on jobs on these nodes (a name with '/' is a file)"),
+    "partition": doc("partition", "act only on jobs in this partition"),
+    "qos": doc("qos", "act only on jobs with this quality of service"),
+    "quiet": doc("", "disable warnings"),
+    "reservation": doc("reservation", "act only on jobs with this reservation"),
+    "sibling": doc("cluster_name", "remove an active sibling job from a federated job"),
+    "signal": doc("name | integer", "signal to send to job, default is SIGKILL"),
+    "state": doc("states", "act only on jobs in this state (PENDING, RUNNING, SUSPENDED)"),
+    "usage": doc("", "display brief usage message"),
+    "user": doc("user_name", "act only on jobs of this user"),
+    "verbose": doc("", "verbosity level"),
+    "version": doc("", "output version information and exit"),
+    "wckey": doc("wckey", "act only on jobs with this workload characterization key"),
+}
 #: ``SCANCEL_*`` booleans: variable → request field; values true/T/false/F.
 ENV_BOOLEANS = {"SCANCEL_BATCH": "batch", "SCANCEL_FULL": "full",
                 "SCANCEL_INTERACTIVE": "interactive", "SCANCEL_VERBOSE": "verbose"}
@@ -80,6 +111,15 @@ class ScancelRequest:
     warnings: Tuple[str, ...] = ()
     action: Optional[str] = None
 
+    @property
+    def has_filters(self) -> bool:
+        """Whether scancel must load the jobs and filter them (``_proc_cluster``): any
+        filter, or ``-i`` (which asks about each job it found)."""
+        return self.interactive or self.me or any(
+            value is not None for value in (
+                self.account, self.name, self.nodelist, self.partition, self.qos,
+                self.reservation, self.state, self.user, self.wckey))
+
 
 def _state(text: str, from_env: bool) -> str:
     state = job_state_num(text)
@@ -119,6 +159,8 @@ def parse_scancel_args(argv: Sequence[str], environ: Mapping[str, str]) -> Scanc
     """Read scancel's options and operands (``argv`` without the program name)."""
     values, warnings = _environment(environ)
     given, operands = parse_argv(COMMAND, SCANCEL_OPTIONS, argv)
+    if not any(g.key in ACTIONS for g in given):
+        refuse_unapplied(given, SCANCEL_OPTIONS, DOCS)
     for g in given:
         value = g.value or ""
         if g.key in ACTIONS:

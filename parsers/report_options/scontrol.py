@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Tuple
 
 from parsers.formats.cnumbers import strtol
 from parsers.formats.messages import BareError
-from parsers.report_options.argv import options, parse_argv
+from parsers.report_options.argv import doc, refuse_unapplied, options, parse_argv
 from parsers.report_options.ids import JobId
 
 COMMAND = "scontrol"
@@ -27,6 +27,31 @@ SCONTROL_OPTIONS = options(
     ("verbose/v", "0", "verbose"), ("version/V", "0", "version"),
     ("json", "?", "json"), ("yaml", "?", "yaml"),
 )
+SYNOPSIS = "[<OPTION>] [<COMMAND>]"
+#: Every option, applied or refused (``refused`` set): what ``--help`` prints.
+DOCS = {
+    "all": doc("", "equivalent to \"all\" command (no partition is hidden)"),
+    "autocomplete": doc("prefix", "list options", refused="shell completion lists are not generated for this command"),
+    "clusters": doc("cluster", "equivalent to \"cluster\" command (only this cluster)"),
+    "details": doc("", "equivalent to \"details\" command",
+                   refused="show job prints no detail lines yet"),
+    "federation": doc("", "report federated job information (one cluster)"),
+    "future": doc("", "report information about nodes in FUTURE state (none)"),
+    "help": doc("", "equivalent to \"help\" command"),
+    "hide": doc("", "equivalent to \"hide\" command"),
+    "json": doc("[data_parser]", "produce JSON output", refused="Slurm 22.05 has no such option"),
+    "local": doc("", "report information only about jobs on the local cluster"),
+    "oneliner": doc("", "equivalent to \"oneliner\" command"),
+    "quiet": doc("", "equivalent to \"quiet\" command"),
+    "sibling": doc("", "report information about all sibling jobs (none)"),
+    "uid": doc("uid", "update job as user uid",
+               refused="jobs are updated as the invoking user only"),
+    "usage": doc("", "display brief usage message"),
+    "verbose": doc("", "equivalent to \"verbose\" command"),
+    "version": doc("", "equivalent to \"version\" command"),
+    "yaml": doc("[data_parser]", "produce YAML output", refused="Slurm 22.05 has no such option"),
+}
+ACTIONS = ("help", "usage", "version", "autocomplete")
 #: ``show`` entities: (name, fewest letters that select it), in scontrol's testing order.
 SHOW_ENTITIES: Tuple[Tuple[str, int], ...] = (
     ("aliases", 1), ("bbstat", 2), ("dwstat", 2), ("burstbuffer", 2), ("assoc_mgr", 2),
@@ -112,6 +137,8 @@ def show_job_id(value: str) -> Optional[JobId]:
 def parse_scontrol_args(argv: Sequence[str]) -> ScontrolRequest:
     """Read scontrol's options and its command words (``argv`` without the program name)."""
     given, words = parse_argv(COMMAND, SCONTROL_OPTIONS, argv)
+    if not any(g.key in ACTIONS for g in given):
+        refuse_unapplied(given, SCONTROL_OPTIONS, DOCS)
     flags = {"details": False, "oneliner": False, "all": False, "quiet": False}
     verbose = 0
     action: Optional[str] = None

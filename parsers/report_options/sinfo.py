@@ -14,7 +14,7 @@ from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError,
 from parsers.formats.cnumbers import atoi
 from parsers.formats.sinfo import parse_sinfo_format
 from parsers.formats.sinfo_fields import NODE_STATES
-from parsers.report_options.argv import options, parse_argv
+from parsers.report_options.argv import doc, refuse_unapplied, options, parse_argv
 from parsers.values.hostlist import expand_hostlist
 
 COMMAND = "sinfo"
@@ -34,6 +34,44 @@ SINFO_OPTIONS = options(
     ("json", "?", "json"), ("yaml", "?", "yaml"),
 )
 ACTIONS = ("help", "usage", "version", "helpformat", "helpFormat", "helpstate", "autocomplete")
+SYNOPSIS = "[OPTIONS]"
+#: Every option, applied or refused (``refused`` set): what ``--help`` prints.
+DOCS = {
+    "all": doc("", "show all partitions (none are hidden)"),
+    "autocomplete": doc("prefix", "list options", refused="shell completion lists are not generated for this command"),
+    "clusters": doc("cluster_name", "cluster to report on (only this cluster)"),
+    "dead": doc("", "show only non-responding nodes"),
+    "exact": doc("", "group nodes only on exact match of configuration"),
+    "federation": doc("", "report federated information (one cluster)"),
+    "format": doc("format", "format specification"),
+    "format_long": doc("format", "format specification by field names"),
+    "future": doc("", "report nodes in FUTURE state (there are none)"),
+    "help": doc("", "show this help message"),
+    "helpFormat": doc("", "list the -O field names", refused="Slurm 22.05 has no such option"),
+    "helpformat": doc("", "list the -o format letters", refused="Slurm 22.05 has no such option"),
+    "helpstate": doc("", "list the node states", refused="Slurm 22.05 has no such option"),
+    "hide": doc("", "do not show hidden partitions"),
+    "iterate": doc("seconds", "specify an iteration period"),
+    "json": doc("[data_parser]", "produce JSON output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+    "list_reasons": doc("", "list reason nodes are down or drained"),
+    "local": doc("", "show only the local cluster (the only one)"),
+    "long": doc("", "long output - displays more information"),
+    "node_oriented": doc("", "Node-centric format"),
+    "nodes": doc("nodes", "report on specific node(s)"),
+    "noconvert": doc("", "don't convert units", refused="memory sizes print in Slurm's default units only"),
+    "noheader": doc("", "no headers on output"),
+    "partitions": doc("partition", "report on specific partition"),
+    "reservation": doc("", "show only reservation information"),
+    "responding": doc("", "report only responding nodes"),
+    "sort": doc("fields", "comma separated list of fields to sort on",
+                refused="partitions print in configuration order only"),
+    "states": doc("node_state", "specify the what states of nodes to view"),
+    "summarize": doc("", "report state summary only"),
+    "usage": doc("", "display brief usage message"),
+    "verbose": doc("", "verbosity level"),
+    "version": doc("", "output version information and exit"),
+    "yaml": doc("[data_parser]", "produce YAML output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+}
 #: The state names sinfo lists after ``Bad state string`` (Slurm 22.05).
 VALID_STATES = ("unknown,down,idle,allocated,?,mixed,future,drain,drained,draining,no_respond,"
                 "reserved,perfctrs,cloud,completing,powering_down,powered_down,power_down,"
@@ -101,6 +139,8 @@ def parse_sinfo_args(argv: Sequence[str], environ: Mapping[str, str]) -> SinfoQu
     """Read sinfo's options (``argv`` without the program name) and ``SINFO_*``."""
     values = _environment(environ)
     given, _operands = parse_argv(COMMAND, SINFO_OPTIONS, argv)
+    if not any(g.key in ACTIONS for g in given):
+        refuse_unapplied(given, SINFO_OPTIONS, DOCS)
     fmt: Optional[str] = None
     is_long = a_set = p_set = False
     verbose = 0

@@ -18,7 +18,7 @@ from parsers.formats.cnumbers import atoi
 from parsers.formats.squeue_sort import START_SORT, check_job_sort
 from parsers.formats.squeue_steps import parse_step_format, parse_step_long_format
 from parsers.formats.states import job_state_num, valid_states_text
-from parsers.report_options.argv import comma_list, options, parse_argv
+from parsers.report_options.argv import doc, refuse_unapplied, comma_list, options, parse_argv
 from parsers.report_options.ids import JobId, parse_squeue_jobs, parse_squeue_steps
 from parsers.report_options.timespec import limit_seconds
 from parsers.values.hostlist import expand_hostlist
@@ -54,6 +54,54 @@ SQUEUE_OPTIONS = options(
 )
 #: Options that only print something and exit 0.
 ACTIONS = ("help", "usage", "version", "helpstate", "helpformat", "helpFormat", "autocomplete")
+SYNOPSIS = "[OPTIONS]"
+#: Every option, applied or refused (``refused`` set): what ``--help`` prints.
+DOCS = {
+    "accounts": doc("accounts", "comma separated list of accounts to view"),
+    "all": doc("", "display jobs in hidden partitions (none are hidden)"),
+    "array": doc("", "display one job array element per line"),
+    "autocomplete": doc("prefix", "list options", refused="shell completion lists are not generated for this command"),
+    "clusters": doc("cluster_name", "cluster to view (only this cluster)"),
+    "expand_patterns": doc("", "expand patterns in output file names",
+                           refused="output file names print as given"),
+    "federation": doc("", "report federated information (one cluster: all jobs)"),
+    "format": doc("format", "format specification"),
+    "format_long": doc("format", "format specification by field names"),
+    "help": doc("", "show this help message"),
+    "helpFormat": doc("", "list the -O field names", refused="Slurm 22.05 has no such option"),
+    "helpformat": doc("", "list the -o format letters", refused="Slurm 22.05 has no such option"),
+    "helpstate": doc("", "list the job states", refused="Slurm 22.05 has no such option"),
+    "hide": doc("", "do not display jobs in hidden partitions"),
+    "iterate": doc("seconds", "specify an interation period"),
+    "jobs": doc("job(s)", "comma separated list of jobs IDs to view, default is all"),
+    "json": doc("[data_parser]", "produce JSON output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+    "licenses": doc("licenses", "licenses requested by jobs to view (jobs have none)"),
+    "local": doc("", "report only jobs of the local cluster (the only one)"),
+    "long": doc("", "long report"),
+    "me": doc("", "equivalent to --user=<my username>"),
+    "names": doc("names", "comma separated list of job names to view"),
+    "noconvert": doc("", "don't convert units", refused="memory sizes print in Slurm's default units only"),
+    "nodes": doc("hostlist", "list of nodes to view, default is all nodes"),
+    "noheader": doc("", "no headers on output"),
+    "notme": doc("", "display jobs of all users but the calling one"),
+    "only_job_state": doc("", "print only the job ids and states"),
+    "partitions": doc("partitions", "comma separated list of partitions to view"),
+    "priority": doc("", "sort by priority and list each partition of a job (one here)"),
+    "qos": doc("qos", "comma separated list of qos's to view"),
+    "reservation": doc("name", "reservation to view (jobs have none)"),
+    "running_over": doc("time", "jobs running for longer than this"),
+    "running_under": doc("time", "jobs running for shorter than this"),
+    "sibling": doc("", "display sibling jobs of a federation (there are none)"),
+    "sort": doc("fields", "comma separated list of fields to sort on"),
+    "start": doc("", "print expected start times of pending jobs"),
+    "steps": doc("step(s)", "comma separated list of job steps to view"),
+    "states": doc("states", "comma separated list of states to view"),
+    "usage": doc("", "display a brief summary of squeue options"),
+    "users": doc("user_name(s)", "comma separated list of users to view"),
+    "verbose": doc("", "verbosity level (prints the time first)"),
+    "version": doc("", "output version information and exit"),
+    "yaml": doc("[data_parser]", "produce YAML output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+}
 
 
 @dataclass(frozen=True)
@@ -134,6 +182,8 @@ def _error(message: str) -> SlurmInputError:
 def parse_squeue_args(argv: Sequence[str], environ: Mapping[str, str]) -> SqueueQuery:
     """Read squeue's options (``argv`` without the program name) and ``SQUEUE_*``."""
     given, operands = parse_argv(COMMAND, SQUEUE_OPTIONS, argv)
+    if not any(g.key in ACTIONS for g in given):
+        refuse_unapplied(given, SQUEUE_OPTIONS, DOCS)
     q = {"sort": environ.get("SQUEUE_SORT"), "all_partitions": "SQUEUE_ALL" in environ,
          "array_tasks": "SQUEUE_ARRAY" in environ, "priority": "SQUEUE_PRIORITY" in environ,
          "clusters": environ.get("SLURM_CLUSTERS")}

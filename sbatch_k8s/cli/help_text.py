@@ -54,11 +54,20 @@ def autocomplete_text(command: str, prefix: str) -> str:
 
 
 def report_action(command: str, action: str) -> str:
-    """``--help``/``--usage``/``--version`` of the reporting commands (squeue, sacct, …)."""
+    """``--help``/``--usage``/``--version`` (and sacct's ``--helpformat``) of the reporting
+    commands (squeue, sacct, scancel, sinfo, scontrol), from their option tables."""
+    from parsers.report_options.help import report_help, report_usage
+
     if action == "version":
         return version_text()
-    return (f"Usage: {command} [OPTIONS...]\n"
-            f"sbatch-k8s implements {command} with Slurm's options; see `man {command}`.\n")
+    if action == "usage":
+        return report_usage(command)
+    if action == "helpformat" and command == "sacct":
+        from parsers.formats.sacct_fields import SACCT_FIELDS
+
+        names = [f"{field.name:<20}" for field in SACCT_FIELDS]
+        return "".join("".join(names[i:i + 4]) + "\n" for i in range(0, len(names), 4))
+    return report_help(command)
 
 
 def answer(command: str, given: Mapping[str, Optional[str]]) -> str:

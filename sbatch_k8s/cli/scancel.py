@@ -3,64 +3,112 @@
 Without ``--signal`` a job is cancelled (SIGTERM to its steps and batch shell, SIGKILL
 after KillWait; state CANCELLED). With ``--signal`` only the steps get it, or the batch
 shell with ``-b``, or both and the shell's children with ``-f``. ``<job>.<step>`` cancels
-(SIGKILL) or signals one step. Unknown or finished jobs are silent (Slurm says so only with
-``-v``), as in Slurm 22.05.
+(SIGKILL) or signals one step.
+
+Job ids alone go straight to the jobs (unknown or finished ones are silent unless ``-v``, as
+in Slurm 22.05). With any filter (or ``-i``) scancel loads the jobs and acts only on those
+that pass every filter (:func:`parsers.job_filters.scancel_selects`) — restricted to the
+named jobs when ids are given, and then an id naming no active job is an error.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Iterable, List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple
 
 from sbatch_k8s.cli.common import exit_with, run_command
 
+if TYPE_CHECKING:
+    from parsers.records import JobRecord
+    from parsers.report_options.scancel import ScancelRequest
+
 COMMAND = "scancel"
+#: Exit status of a cancel refused because the job is not federated (ESLURM 7103 & 0xff).
+EXIT_NOT_FEDERATED = 191
 
 
-def _matching_ids(request: object, environ: object) -> List[int]:
-    """Job ids selected by scancel's filters (no ids given)."""
-    from sbatch_k8s import jobdb
-    from sbatch_k8s.backends.local.records import ACTIVE_STATES
+def _cancel_one(environ: Mapping[str, str], request: "ScancelRequest", targets: List[int],
+                text: str, step: Optional[str]) -> int:
+    """Cancel or signal what one id means (the jobs ``targets``, or a step of them); print
+    Slurm's error when it fails; its status."""
+    from parsers.formats.messages import kill_job_error
+    from parsers.report_options.scancel import verbose_line
+    from sbatch_k8s.cli.cancel_local import cancel_job
+
+    if request.verbose > 0:
+        sys.stderr.write(verbose_line(request, text, step))
+    if request.sibling is not None:
+        sys.stderr.write(f"{COMMAND}: error: Kill job error on job id {text}: "
+                         "Not a valid federated job\n")
+        return EXIT_NOT_FEDERATED
+    batch = request.batch or step == "batch"
+    number = int(step) if step is not None and step.isdecimal() else None
+    outcomes = [cancel_job(environ, target, os.getuid(), request.signal, batch,
+                           request.full, number) for target in targets]
+    if outcomes and all(o == "done" for o in outcomes):
+        return 0
+    reason = ("Invalid job id specified" if "unknown" in outcomes else
+              "Job/step already completing or completed")
+    error = kill_job_error(text, step is not None, request.signal is not None, reason)
+    if error.exit_code or request.verbose > 0:
+        sys.stderr.write(error.render(COMMAND))
+    return error.exit_code
+
+
+def _confirmed(record: "JobRecord", step: Optional[str]) -> bool:
+    """``-i``: ask on stdout, read y/n from stdin. Slurm asks again at end of input for
+    ever; here the end of input means no."""
+    what = (f"job_id={record.job_id_text}" if step is None
+            else f"step_id={record.job_id_text}.{step}")
+    while True:
+        sys.stdout.write(f"Cancel {what} name={record.name} partition={record.partition} "
+                         "[y/n]? ")
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line or line[:1] in "nN":
+            return False
+        if line[:1] in "yY":
+            return True
+
+
+def _filtered(environ: Mapping[str, str], request: "ScancelRequest"
+              ) -> Tuple[List[Tuple["JobRecord", Optional[str]]], int]:
+    """``_verify_job_ids`` then ``_filter_job_records``: what to cancel (record, step) and
+    the status so far."""
+    from parsers.job_filters import id_names, no_match_line, scancel_selects
+    from sbatch_k8s.backends.local.selection import node_filter_hosts, scancel_records
     from sbatch_k8s.cli.user_ids import resolve_users
 
-    conn = jobdb.connect(environ)  # type: ignore[arg-type]
-    marks = ", ".join("?" for _ in ACTIVE_STATES)
-    rows = jobdb.select_jobs(conn, f"state IN ({marks})", ACTIVE_STATES)
-    users = resolve_users(COMMAND, [getattr(request, "user")] if getattr(request, "user")
-                          else None, bool(getattr(request, "me")))
-    chosen = []
-    for row in rows:
-        checks = (("name", row["name"]), ("partition", row["partition"]),
-                  ("account", row["account"]), ("qos", row["qos"]))
-        if any(getattr(request, key) and value not in str(getattr(request, key)).split(",")
-               for key, value in checks):
-            continue
-        if getattr(request, "state") and row["state"] != getattr(request, "state"):
-            continue
-        if users is not None and row["uid"] not in users:
-            continue
-        chosen.append(row["job_id"])
-    return chosen
-
-
-def _targets(conn: object, job_id: int, task: Optional[int]) -> Iterable[int]:
-    """Job ids a scancel id means: a job, all elements of an array, or one element."""
-    from sbatch_k8s import jobdb
-
-    if task is not None:
-        rows = jobdb.select_jobs(conn, "array_job_id=? AND array_task_id=?",  # type: ignore
-                                 (job_id, task))
-        return [r["job_id"] for r in rows]
-    rows = jobdb.select_jobs(conn, "array_job_id=?", (job_id,))  # type: ignore[arg-type]
-    return [r["job_id"] for r in rows] or [job_id]
+    records = scancel_records(environ)
+    code = 0
+    for selected in request.jobs:
+        if not any(id_names(selected, r) for r in records) and request.verbose >= 0:
+            what = "job id" if selected.step is None else "job step id"
+            sys.stderr.write(f"{COMMAND}: error: Kill job error on {what} {selected}: "
+                             "Invalid job id specified\n")
+            code = 1
+    users = resolve_users(COMMAND, [request.user] if request.user is not None else None,
+                          request.me)
+    uid = next(iter(users)) if users else None
+    hosts = node_filter_hosts(request.nodelist) if request.nodelist is not None else None
+    named = [r for r in records if not request.jobs or
+             any(id_names(selected, r) for selected in request.jobs)]
+    passing = [r for r in named if scancel_selects(r, request, uid, hosts)]
+    if not passing and request.verbose > 0:
+        sys.stderr.write(f"{COMMAND}: error: {no_match_line(request)}\n")
+    chosen: List[Tuple["JobRecord", Optional[str]]] = []
+    pending_first = sorted(passing, key=lambda r: r.state != "PENDING")
+    if not request.jobs:
+        return [(r, None) for r in pending_first], code
+    for selected in request.jobs:
+        chosen += [(r, selected.step) for r in pending_first if id_names(selected, r)]
+    return chosen, code
 
 
 def _main(argv: List[str]) -> int:
-    from parsers.formats.messages import kill_job_error
-    from parsers.report_options.scancel import parse_scancel_args, verbose_line
-    from sbatch_k8s import jobdb
-    from sbatch_k8s.cli.cancel_local import cancel_job
+    from parsers.report_options.clusters import check_clusters
+    from parsers.report_options.scancel import parse_scancel_args
     from sbatch_k8s.cli.help_text import report_action
 
     environ = os.environ
@@ -70,28 +118,22 @@ def _main(argv: List[str]) -> int:
         return 0
     for line in request.warnings:
         sys.stderr.write(f"{COMMAND}: {line}\n")
-    conn = jobdb.connect(environ)
-    code = 0
-    selections = [(j.job_id, j.array_task_id, str(j), j.step) for j in request.jobs]
-    if not selections:
-        selections = [(job_id, None, str(job_id), None) for job_id in
-                      _matching_ids(request, environ)]
-    for job_id, task, text, step in selections:
-        if request.verbose > 0:
-            sys.stderr.write(verbose_line(request, text, step))
-        batch = request.batch or step == "batch"
-        number = int(step) if step is not None and step.isdecimal() else None
-        outcomes = [cancel_job(environ, target, os.getuid(), request.signal, batch,
-                               request.full, number)
-                    for target in _targets(conn, job_id, task)]
-        if all(o == "done" for o in outcomes) and outcomes:
+    if request.clusters is not None:
+        from sbatch_k8s.config import load_config
+
+        check_clusters(COMMAND, request.clusters, load_config(environ)[0].cluster_name)
+    if not request.has_filters:
+        from sbatch_k8s.backends.local.selection import cancel_targets
+
+        return max([_cancel_one(environ, request,
+                                cancel_targets(environ, j.job_id, j.array_task_id),
+                                str(j), j.step) for j in request.jobs] or [0])
+    chosen, code = _filtered(environ, request)
+    for record, step in chosen:
+        if request.interactive and not _confirmed(record, step):
             continue
-        reason = ("Invalid job id specified" if "unknown" in outcomes else
-                  "Job/step already completing or completed")
-        error = kill_job_error(text, step is not None, request.signal is not None, reason)
-        if error.exit_code or request.verbose > 0:
-            sys.stderr.write(error.render(COMMAND))
-        code = max(code, error.exit_code)
+        code = max(code, _cancel_one(environ, request, [record.job_id], record.job_id_text,
+                                     step))
     return code
 
 
