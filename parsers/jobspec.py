@@ -9,7 +9,7 @@ given (``SLURM_NTASKS``, ``SLURM_CPUS_PER_TASK``, ``SLURM_GPUS_PER_NODE``…).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Optional, Tuple, Union
 
 if TYPE_CHECKING:
     from parsers.values.array import ArraySpec
@@ -112,10 +112,13 @@ class SubmitOptions:
     usage: bool = False
     version: bool = False
     autocomplete: Optional[str] = None
-    k8s_print: bool = False
+    #: True: print everything; ``"objects"``: the job's objects without the runtime ConfigMap.
+    k8s_print: Union[bool, str] = False
     k8s_lint: bool = False
     k8s_target: Optional[str] = None
     k8s_job_id: Optional[int] = None
+    #: ``"1.<minor>"`` (see :func:`parsers.option_values.kubernetes_minor`).
+    k8s_kubernetes_version: Optional[str] = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ command line that needs none of them never loads lark.
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Dict, Optional, Tuple
 
 from parsers.errors import EXIT_OPTION_ERROR, EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
@@ -303,6 +304,40 @@ def _k8s_target(option: Option, raw: Optional[str]) -> object:
     return raw
 
 
+#: Oldest Kubernetes minor (1.x) sbatch-k8s renders for: Indexed Jobs with pod hostnames.
+MIN_KUBERNETES_MINOR = 24
+_KUBERNETES_VERSION = re.compile(r"^v?1\.(0|[1-9][0-9]{0,2})(\.[0-9]+)?([-+][0-9A-Za-z.+-]*)?$")
+#: ``--k8s-print=`` values: everything, or the job's objects without the runtime ConfigMap.
+K8S_PRINT_OBJECTS = "objects"
+
+
+def _k8s_print(option: Option, raw: Optional[str]) -> object:
+    """``--k8s-print`` (or ``=all``): True; ``--k8s-print=objects``: ``"objects"``."""
+    if raw is None or raw == "all":
+        return True
+    if raw == K8S_PRINT_OBJECTS:
+        return K8S_PRINT_OBJECTS
+    raise SlurmInputError(f"Invalid --k8s-print specification: {raw} (all or objects)")
+
+
+def _k8s_version(option: Option, raw: Optional[str]) -> object:
+    """``1.29``, ``v1.29.3``, ``1.30.1-gke.100`` → ``"1.29"``: only the minor matters."""
+    found = _KUBERNETES_VERSION.match(raw or "")
+    if not found:
+        raise SlurmInputError(f"Invalid --k8s-kubernetes-version specification: {raw} "
+                              "(a Kubernetes version such as 1.29)")
+    minor = int(found.group(1))
+    if minor < MIN_KUBERNETES_MINOR:
+        raise SlurmInputError(f"Invalid --k8s-kubernetes-version specification: {raw} "
+                              f"(Kubernetes 1.{MIN_KUBERNETES_MINOR} or newer)")
+    return f"1.{minor}"
+
+
+def kubernetes_minor(version: str) -> int:
+    """The minor number of a ``--k8s-kubernetes-version`` value (``"1.29"`` → 29)."""
+    return int(version.split(".")[1])
+
+
 def _count(option: Option, raw: Optional[str]) -> object:
     """``-v`` counts one; from SBATCH_DEBUG/SLURM_DEBUG the value is the count, read by
     ``arg_set_verbose`` with ``parse_int("--verbose", …)``."""
@@ -317,7 +352,8 @@ READERS: Dict[str, Callable[[Option, Optional[str]], object]] = {
     "exclusive": _exclusive, "yesno": _yesno, "mail_type": _mail_type,
     "open_mode": _open_mode, "requeue": _requeue, "no_kill": _no_kill, "nice": _nice,
     "wait_all_nodes": _wait_all_nodes, "tres": _tres, "mounts": _mounts,
-    "k8s_target": _k8s_target, "count": _count,
+    "k8s_target": _k8s_target, "k8s_print": _k8s_print, "k8s_version": _k8s_version,
+    "count": _count,
 }
 
 

@@ -441,13 +441,17 @@ OPTIONS: Tuple[Option, ...] = (
     _row("container-save", "1", "string", "container_save", "RR",
          "container filesystems are not saved"),
     # sbatch-k8s's own extensions.
-    _row("k8s-print", "0", "flag", "k8s_print", "H-",
-         "print the Kubernetes manifests and submit nothing"),
+    _row("k8s-print", "?", "k8s_print", "k8s_print", "H-",
+         "print the Kubernetes manifests and submit nothing: the shared runtime ConfigMap, "
+         "then the job's objects (=objects: the job's objects only)"),
     _row("k8s-lint", "0", "flag", "k8s_lint", "H-",
          "print how each directive maps to Kubernetes and submit nothing"),
     _row("k8s-target", "1", "k8s_target", "k8s_target", "H-",
          "indexed-job (default), jobset, pytorchjob or mpijob"),
     _row("k8s-job-id", "1", "int", "k8s_job_id", "H-", "job id to use with --k8s-print"),
+    _row("k8s-kubernetes-version", "1", "k8s_version", "k8s_kubernetes_version", "H-",
+         "Kubernetes version (1.N) the manifests are for: version-dependent fields follow it "
+         "(default with --k8s-print 1.29; when submitting, the server's)"),
 )
 
 

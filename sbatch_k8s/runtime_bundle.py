@@ -3,8 +3,9 @@
 It holds ``parsers`` (with its grammars), ``sbatch_k8s/runtime`` and the ``lark`` package, built
 deterministically (sorted names, fixed timestamps and modes) so the same sources always give
 the same bytes — and so the same content hash, which names the shared ConfigMap
-``sbatch-k8s-runtime-<hash>``. Its ``__main__`` refuses interpreters older than 3.8 with one
-clear line before any modern syntax is parsed.
+``sbatch-k8s-runtime-<hash>`` (:func:`translators.objects.runtime_config_map`). Its
+``__main__`` refuses interpreters older than 3.8 with one clear line before any modern syntax
+is parsed.
 """
 
 from __future__ import annotations
@@ -77,8 +78,3 @@ def build_bundle() -> bytes:
 def bundle_hash(data: bytes) -> str:
     """12 hex digits of the bundle's SHA-256: the ConfigMap name suffix."""
     return hashlib.sha256(data).hexdigest()[:12]
-
-
-def runtime_configmap_name(digest: str) -> str:
-    """``sbatch-k8s-runtime-<hash>``."""
-    return f"sbatch-k8s-runtime-{digest}"

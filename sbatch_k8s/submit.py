@@ -64,24 +64,39 @@ def now_iso() -> str:
     return datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
 
 
+#: The Kubernetes minor ``--k8s-print`` renders for without ``--k8s-kubernetes-version``.
+PRINT_KUBERNETES_MINOR = 29
+
+
 def print_manifests(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, str]) -> str:
-    """``sbatch --k8s-print``: the manifests as YAML; nothing is contacted or created."""
+    """``sbatch --k8s-print``: the manifests as YAML, complete for ``kubectl apply -f -``: the
+    shared runtime ConfigMap first (left out with ``--k8s-print=objects``, for namespaces
+    that have it), then the job's objects. Nothing is contacted or created."""
+    from parsers.option_values import K8S_PRINT_OBJECTS, kubernetes_minor
     from sbatch_k8s.manifest_yaml import dump_manifests
     from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
     from translators import RenderInputs, render
+    from translators.objects import runtime_config_map
 
     config, _ = load_config(environ)
     partition, allocation = plan(job, config)
+    bundle = build_bundle()
+    runtime_hash = bundle_hash(bundle)
+    version = submit.k8s_kubernetes_version
     inputs = RenderInputs(
         job=job, allocation=allocation, context=submit_context(environ), partition=partition,
         cluster_name=config.cluster_name, job_id=submit.k8s_job_id or 1,
-        token=secrets.token_hex(16), runtime_hash=bundle_hash(build_bundle()),
-        submit_time=now_iso(), target=submit.k8s_target or partition.target)
+        token=secrets.token_hex(16), runtime_hash=runtime_hash,
+        submit_time=now_iso(), target=submit.k8s_target or partition.target,
+        kubernetes_minor=kubernetes_minor(version) if version else PRINT_KUBERNETES_MINOR)
     result = render(inputs)
     if not submit.quiet:
         for note in result.warnings:
             print_warning("sbatch", note)
-    return dump_manifests(result.manifests)
+    manifests = list(result.manifests)
+    if submit.k8s_print != K8S_PRINT_OBJECTS:
+        manifests.insert(0, runtime_config_map(runtime_hash, bundle))
+    return dump_manifests(manifests)
 
 
 def submit_job(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, str]) -> int:
