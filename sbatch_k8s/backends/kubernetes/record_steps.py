@@ -1,0 +1,111 @@
+"""A cluster job's steps as sacct lists them: ``batch``, ``extern``, then the numbered ones.
+
+Node 0's runtime writes its steps into its termination message (compact entries, keys
+``id name state exit_code exit_signal start end node_list node_count ntasks cpus``, zero
+values left out; see :mod:`sbatch_k8s.runtime.step_log`). When it has not (the job still
+runs, or node 0 died without a word) the ``batch`` and ``extern`` steps are made from the job,
+as slurmctld has them: running while the job runs, then ended with the job.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from parsers.records import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    NODE_FAIL,
+    OUT_OF_MEMORY,
+    PENDING,
+    PREEMPTED,
+    RUNNING,
+    TIMEOUT,
+    JobRecord,
+    StepRecord,
+    build,
+    with_changes,
+)
+
+#: The batch step's state when the job ended in a given state (slurmstepd's view: a job
+#: ended by the cluster had its batch script killed, which Slurm records as CANCELLED).
+BATCH_STEP_STATE: Dict[str, str] = {
+    COMPLETED: COMPLETED,
+    FAILED: FAILED,
+    CANCELLED: CANCELLED,
+    TIMEOUT: CANCELLED,
+    PREEMPTED: CANCELLED,
+    NODE_FAIL: CANCELLED,
+    OUT_OF_MEMORY: OUT_OF_MEMORY,
+}
+#: Compact key in the termination message → StepRecord field.
+COMPACT_KEYS: Tuple[Tuple[str, str], ...] = (
+    ("id", "step_id"), ("name", "name"), ("state", "state"), ("exit_code", "exit_code"),
+    ("exit_signal", "exit_signal"), ("start", "start_time"), ("end", "end_time"),
+    ("node_list", "node_list"), ("node_count", "node_count"), ("ntasks", "ntasks"),
+    ("cpus", "cpus"),
+)
+
+
+def batch_step_state(job_state: str) -> str:
+    """The batch step's state for a job that ended in ``job_state`` (total: unknown final
+    states carry over)."""
+    return BATCH_STEP_STATE.get(job_state, job_state)
+
+
+def step_from_entry(entry: Mapping[str, Any]) -> StepRecord:
+    """One compact entry of node 0's report as a step."""
+    values: Dict[str, Any] = {"step_id": "", "name": "", "state": COMPLETED}
+    for compact, field in COMPACT_KEYS:
+        if entry.get(compact) is not None:
+            values[field] = entry[compact]
+    values["step_id"] = str(values["step_id"])
+    return build(StepRecord, **values)
+
+
+def _batch(job: JobRecord, final: bool, entry: Optional[Mapping[str, Any]]) -> StepRecord:
+    """The batch step: node 0's entry with what only the login side knows filled in, else
+    made from the job."""
+    if entry is not None:
+        step = step_from_entry(entry)
+        return with_changes(
+            step, node_list=step.node_list or job.batch_host, node_count=1, ntasks=1,
+            cpus=step.cpus or job.batch_cpus, start_time=step.start_time or job.start_time,
+            end_time=step.end_time or job.end_time)
+    if not final:
+        return build(StepRecord, step_id="batch", name="batch", state=RUNNING,
+                     start_time=job.start_time, node_list=job.batch_host, node_count=1,
+                     ntasks=1, cpus=job.batch_cpus)
+    return build(StepRecord, step_id="batch", name="batch", state=batch_step_state(job.state),
+                 exit_code=job.exit_code, exit_signal=job.exit_signal,
+                 start_time=job.start_time, end_time=job.end_time, node_list=job.batch_host,
+                 node_count=1, ntasks=1, cpus=job.batch_cpus)
+
+
+def _extern(job: JobRecord, final: bool) -> StepRecord:
+    return build(StepRecord, step_id="extern", name="extern",
+                 state=COMPLETED if final else RUNNING, start_time=job.start_time,
+                 end_time=job.end_time if final else None, node_list=job.node_list,
+                 node_count=job.node_count, ntasks=job.node_count, cpus=job.cpus)
+
+
+def job_steps(job: JobRecord, final: bool,
+              report: Optional[Mapping[str, Any]]) -> Tuple[StepRecord, ...]:
+    """The steps of ``job`` (its live state, times and nodes already set): none while it
+    pends or when it ended without ever starting; else ``batch``, ``extern`` and node 0's
+    numbered steps."""
+    if job.state == PENDING or job.start_time is None:
+        return ()
+    entries: Sequence[Mapping[str, Any]] = (report or {}).get("steps") or []
+    batch = next((e for e in entries if str(e.get("id")) == "batch"), None)
+    steps: List[StepRecord] = [_batch(job, final, batch), _extern(job, final)]
+    steps.extend(step_from_entry(e) for e in entries
+                 if str(e.get("id")) not in ("batch", "extern"))
+    return tuple(steps)
+
+
+def dropped_steps(steps: Sequence[StepRecord]) -> int:
+    """How many numbered steps node 0 left out of its report: they are numbered from 0 and
+    the report keeps the last ones, so the first kept id counts the missing."""
+    numbered = [int(s.step_id) for s in steps if s.step_id.isdigit()]
+    return min(numbered) if numbered else 0

@@ -1,0 +1,212 @@
+"""A cluster job's record: the ConfigMap ``sbatch-k8s-job-<jobid>`` that ``sacct`` reads.
+
+The record is created at submission (state PENDING) with **no ownerReference**, so it
+outlives Kubernetes' garbage collection of the workload and ``sacct`` answers from any machine
+with the kubeconfig. Its labels let one LIST find records by job, user, partition, array and
+state (``active`` until the job is final, then the final Slurm state); the annotation
+``sbatch-k8s.io/end-time`` (epoch seconds, set when final) drives retention.
+
+Data keys: ``record.json`` holds the :class:`~parsers.records.JobRecord` fields (steps as a
+list of :class:`~parsers.records.StepRecord` field dicts, and ``steps_dropped`` when node 0's
+report had to leave early steps out); ``workload.json`` names the workload
+(``apiVersion kind name namespace``). The reference has its own key so that
+:func:`final_patch`, a JSON merge patch that replaces ``record.json`` whole, need not know it.
+
+While the job is active, :func:`live_record` overlays what the workload and its pods show
+(:mod:`.state`). A job whose workload and pods are all gone while its record is still active
+ended unobserved (deleted by its TTL before any command looked, or by hand): it is recorded
+as NODE_FAIL (reason NodeDown), as slurmctld records a batch job that vanished from its node;
+its real end is unknown, so its end time is when it was found gone.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+
+from parsers.records import (
+    BOOT_FAIL,
+    CANCELLED,
+    COMPLETED,
+    DEADLINE,
+    FAILED,
+    NODE_FAIL,
+    OUT_OF_MEMORY,
+    PENDING,
+    PREEMPTED,
+    TIMEOUT,
+    JobRecord,
+    StepRecord,
+    build,
+    with_changes,
+)
+from sbatch_k8s.backends.kubernetes.pod_view import (
+    Pod,
+    epoch,
+    hostname,
+    main_container,
+    nodes_by_index,
+    running_since,
+    status_of,
+    terminated,
+)
+from sbatch_k8s.backends.kubernetes.record_steps import dropped_steps, job_steps
+from sbatch_k8s.backends.kubernetes.state import exit_status, job_facts, job_state, node0_report
+from sbatch_k8s.backends.kubernetes.workload_view import workload_end, workload_facts
+from translators.metadata import common_labels
+
+RECORD_PREFIX = "sbatch-k8s-job-"
+KIND_LABEL = "sbatch-k8s.io/kind"
+RECORD_KIND = "record"
+STATE_LABEL = "sbatch-k8s.io/state"
+ACTIVE = "active"
+END_TIME_ANNOTATION = "sbatch-k8s.io/end-time"
+RECORD_KEY = "record.json"
+WORKLOAD_KEY = "workload.json"
+WORKLOAD_REF_KEYS = ("apiVersion", "kind", "name", "namespace")
+#: States a job never leaves (sacct's terminal states).
+FINAL_STATES = frozenset({COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL, PREEMPTED,
+                          OUT_OF_MEMORY, BOOT_FAIL, DEADLINE})
+#: What a job that vanished unobserved is recorded as (see the module docstring).
+VANISHED = (NODE_FAIL, "NodeDown")
+HELD_REASONS = ("JobHeldUser", "JobHeldAdmin")
+
+_JOB_FIELDS = tuple(f.name for f in fields(JobRecord))
+_STEP_FIELDS = tuple(f.name for f in fields(StepRecord))
+
+
+def record_name(job_id: int) -> str:
+    """The record ConfigMap's name: ``sbatch-k8s-job-<jobid>``."""
+    return f"{RECORD_PREFIX}{job_id}"
+
+
+def is_final(record: JobRecord) -> bool:
+    """Whether the job has ended for good (its record is then never rewritten)."""
+    return record.state in FINAL_STATES
+
+
+def record_to_json(record: JobRecord) -> str:
+    """``record.json``: every field, steps as field dicts, and ``steps_dropped``."""
+    data: Dict[str, Any] = {name: getattr(record, name) for name in _JOB_FIELDS}
+    data["steps"] = [{name: getattr(s, name) for name in _STEP_FIELDS} for s in record.steps]
+    dropped = dropped_steps(record.steps)
+    if dropped:
+        data["steps_dropped"] = dropped
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def record_labels(record: JobRecord) -> Dict[str, str]:
+    """The record's labels: the job's common labels, ``kind: record`` and its state."""
+    labels = common_labels(record.job_id, record.user, record.partition, None,
+                           record.array_job_id, record.array_task_id)
+    labels[KIND_LABEL] = RECORD_KIND
+    labels[STATE_LABEL] = record.state if is_final(record) else ACTIVE
+    return labels
+
+
+def _final_annotations(record: JobRecord) -> Dict[str, str]:
+    end = record.end_time if record.end_time is not None else record.submit_time
+    return {END_TIME_ANNOTATION: str(end)} if is_final(record) and end is not None else {}
+
+
+def record_config_map(record: JobRecord, workload_ref: Mapping[str, str]) -> Dict[str, Any]:
+    """The record's manifest, created with the job (namespace: where the client creates it)."""
+    metadata: Dict[str, Any] = {"name": record_name(record.job_id),
+                                "labels": record_labels(record)}
+    annotations = _final_annotations(record)
+    if annotations:
+        metadata["annotations"] = annotations
+    ref = {k: str(workload_ref[k]) for k in WORKLOAD_REF_KEYS if workload_ref.get(k)}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata,
+            "data": {RECORD_KEY: record_to_json(record),
+                     WORKLOAD_KEY: json.dumps(ref, sort_keys=True, separators=(",", ":"))}}
+
+
+def record_from_config_map(cm: Mapping[str, Any]) -> Tuple[JobRecord, Dict[str, str]]:
+    """The job record and workload reference a record ConfigMap holds; ValueError naming
+    the ConfigMap when it holds no readable record. Unknown keys are ignored (a newer
+    writer), missing optional ones take their defaults (an older one)."""
+    data = cm.get("data") or {}
+    name = (cm.get("metadata") or {}).get("name", "?")
+    try:
+        values = json.loads(data[RECORD_KEY])
+        steps = tuple(build(StepRecord, **{k: v for k, v in step.items() if k in _STEP_FIELDS})
+                      for step in values.get("steps") or [])
+        known = {k: v for k, v in values.items() if k in _JOB_FIELDS}
+        record = build(JobRecord, **dict(known, steps=steps))
+        ref = json.loads(data[WORKLOAD_KEY]) if WORKLOAD_KEY in data else \
+            values.get("workload") or {}
+    except (KeyError, ValueError, TypeError, AttributeError) as e:
+        raise ValueError(f"ConfigMap {name} holds no readable job record: {e}") from e
+    return record, {k: str(v) for k, v in ref.items()}
+
+
+def final_patch(record: JobRecord) -> Dict[str, Any]:
+    """The JSON merge patch writing a final record back: data, state label, end time."""
+    metadata: Dict[str, Any] = {"labels": {STATE_LABEL: record.state if is_final(record)
+                                           else ACTIVE}}
+    annotations = _final_annotations(record)
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"metadata": metadata, "data": {RECORD_KEY: record_to_json(record)}}
+
+
+def _node_list(stored: JobRecord, nodes: Mapping[int, Pod]) -> str:
+    """The pods' hostnames in node order, compressed Slurm-style (``llm-1234-[0-3]``); what
+    the record had when not every node's pod is there any more."""
+    from parsers.values.hostlist import compress_hostlist
+
+    if len(nodes) < stored.node_count and stored.node_list:
+        return stored.node_list
+    return compress_hostlist([hostname(nodes[i]) for i in sorted(nodes)])
+
+
+def _times(stored: JobRecord, node0: Optional[Pod], report: Optional[Mapping[str, Any]],
+           workload: Optional[Mapping[str, Any]], final: bool,
+           now: int) -> Tuple[Optional[int], Optional[int]]:
+    """Start: node 0's report, its container's start, its pod's start. End (once ended):
+    the report, node 0's container end, the workload's end, else now."""
+    container = main_container(node0) if node0 is not None else None
+    start = (report or {}).get("start_time") or running_since(container) or \
+        (epoch(status_of(node0).get("startTime")) if node0 is not None else None) or \
+        stored.start_time
+    finished = terminated(container)
+    end = (report or {}).get("end_time") or \
+        (epoch(finished.get("finishedAt")) if finished else None) or workload_end(workload)
+    if final and end is None:
+        end = now
+    return start, end
+
+
+def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
+                pods: Sequence[Mapping[str, Any]], now: int) -> JobRecord:
+    """``stored`` with the live state of its workload and pods overlaid: state, reason,
+    nodes, batch host, times, exit code and steps (from node 0's termination message).
+    ``workload`` None with pods: the pods alone tell (the workload is gone, or shared by the
+    elements of an array); with no pods either, the job vanished (module docstring)."""
+    if is_final(stored):
+        return stored
+    if workload is None and not pods:
+        state, reason = VANISHED
+        ended = with_changes(stored, state=state, reason=reason, end_time=now)
+        return with_changes(ended, steps=job_steps(ended, True, None))
+    nodes = nodes_by_index(pods, stored.node_count)
+    report = node0_report(nodes)
+    facts = job_facts(workload_facts(workload), nodes, pods, stored.node_count, report,
+                      stored.reason)
+    state, reason = job_state(facts, report)
+    if state == PENDING:
+        return with_changes(stored, state=state, reason=reason, steps=(),
+                            priority=0 if reason in HELD_REASONS else stored.priority)
+    final = state in FINAL_STATES
+    start, end = _times(stored, nodes.get(0), report, workload, final, now)
+    code, signal = exit_status(nodes.get(0), report) if end is not None else (0, 0)
+    live = with_changes(
+        stored, state=state, reason=reason, node_list=_node_list(stored, nodes),
+        batch_host=hostname(nodes[0]) if 0 in nodes else stored.batch_host,
+        start_time=start, end_time=end, exit_code=code, exit_signal=signal,
+        eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
+    steps = job_steps(live, final, report)
+    derived = max([code] + [s.exit_code for s in steps]) if final else 0
+    return with_changes(live, steps=steps, derived_exit_code=derived)
