@@ -28,7 +28,8 @@ def case_args(case: str) -> List[str]:
 
 
 def golden_text(case: str, target: str) -> str:
-    """What ``sbatch --k8s-print`` of the case would print for ``target``."""
+    """What ``sbatch --k8s-print=objects`` of the case would print for ``target`` (plain
+    ``--k8s-print`` prints the shared runtime ConfigMap before it)."""
     text = (CASES_DIR / f"{case}.sbatch").read_text()
     try:
         result = render_script(text, case_args(case), script_path=f"{case}.sbatch",
