@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from parsers.errors import SlurmInputError
 from parsers.records import RUNNING, JobRecord
+from sbatch_k8s.runtime.access import AccessError, needed
 
 
 def own_record(desc: Mapping[str, Any], environ: Mapping[str, str]) -> JobRecord:
@@ -125,8 +126,13 @@ def run(name: str, argv: List[str], environ: Mapping[str, str]) -> int:
 
     handlers = {"scontrol": _scontrol, "squeue": _squeue, "scancel": _scancel}
     try:
-        desc = load_description(environ["SBATCH_K8S_JOB_DIR"])
+        job_dir = environ["SBATCH_K8S_JOB_DIR"]
+        with needed("read the job description", os.path.join(job_dir, "job.json")):
+            desc = load_description(job_dir)
         return handlers[name](argv, environ, desc)
     except SlurmInputError as e:
         sys.stderr.write(e.render(name))
         return e.exit_code
+    except AccessError as e:
+        sys.stderr.write(f"{name}: error: {e}\n")
+        return 1

@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.agent import KILL_WAIT_S, Agent, log
 from sbatch_k8s.runtime.batch import FAILED, BatchHost, JobResult, connect_all
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, node_address_map
@@ -35,6 +36,8 @@ DEFAULT_PORT = 6818
 TERMINATION_LOG = "/dev/termination-log"
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 INTERNAL_PREFIX = "SBATCH_K8S_"
+#: The batch script's executable copy in the spool.
+SCRIPT_COPY = "slurm_script"
 
 
 class NodeSettings:
@@ -138,8 +141,20 @@ def job_process_environment(desc: Mapping[str, Any], identity: NodeIdentity,
 
 
 def write_result(settings: NodeSettings, result: JobResult) -> None:
-    """Leave the job's result where the backends look for it."""
-    text = json.dumps(result.as_dict(), sort_keys=True)
+    """Leave the job's result where the backends look for it: state, exit code, signal,
+    reason, start and end time, and the steps of ``steps.jsonl`` (capped to what
+    Kubernetes keeps of a termination message; :mod:`sbatch_k8s.runtime.step_log`). The
+    start is when node 0 staged the batch script (``slurm_script``'s mtime)."""
+    from sbatch_k8s.runtime.step_log import result_message, step_entries
+
+    end = int(time.time())
+    try:
+        start: Optional[int] = int(os.stat(os.path.join(settings.spool,
+                                                        "slurm_script")).st_mtime)
+    except OSError:
+        start = None
+    steps = step_entries(os.path.join(settings.spool, "steps.jsonl"), end)
+    text = result_message(result.as_dict(), start, end, steps)
     with open(os.path.join(settings.spool, "result.json"), "w") as f:
         f.write(text + "\n")
     if settings.contract != "local" and os.path.exists(os.path.dirname(TERMINATION_LOG)):
@@ -236,11 +251,7 @@ async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeId
         log(message[len("sbatch-k8s: "):])
         _write_line(paths.stderr, message, paths.append, missing)
         return JobResult(FAILED, 1, 0, "NodeNotAvailable")
-    script = os.path.join(settings.job_dir, "script")
-    runnable = os.path.join(settings.spool, "slurm_script")
-    with open(script, "rb") as src, open(runnable, "wb") as dst:
-        dst.write(src.read())
-    os.chmod(runnable, 0o700)
+    runnable = os.path.join(settings.spool, SCRIPT_COPY)
     for path in {paths.stdout, paths.stderr}:
         make_parents(path, missing)
     # slurmstepd's chdir message: once from the step, once from the task.
@@ -265,6 +276,20 @@ def _write_line(path: str, line: str, append: bool, missing_workdir: Optional[st
         pass  # the line is in the node's log too
 
 
+def stage_script(settings: NodeSettings) -> str:
+    """Copy the batch script into the spool as an executable file; its path."""
+    script = os.path.join(settings.job_dir, "script")
+    runnable = os.path.join(settings.spool, SCRIPT_COPY)
+    with needed("read the batch script", script):
+        with open(script, "rb") as src:
+            text = src.read()
+    with needed("write the batch script into the spool", runnable):
+        with open(runnable, "wb") as dst:
+            dst.write(text)
+        os.chmod(runnable, 0o700)
+    return runnable
+
+
 def main(argv: List[str], environ: Mapping[str, str]) -> int:
     """``runtime node --contract C [--index I]``."""
     contract, index = "indexed-job", None
@@ -280,11 +305,16 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
             return 2
     settings = settings_from(contract, environ, index)
     try:
-        desc, identity = array_element(load_description(settings.job_dir), settings, environ)
-    except ContractError as e:
+        with needed("read the job description", os.path.join(settings.job_dir, "job.json")):
+            loaded = load_description(settings.job_dir)
+        desc, identity = array_element(loaded, settings, environ)
+        read_token(settings.token_file)
+        prepare_spool(settings.spool)
+        if identity.index == 0:
+            stage_script(settings)
+    except (ContractError, AccessError) as e:
         sys.stderr.write(f"sbatch-k8s: error: runtime node: {e}\n")
         return 1
-    os.makedirs(settings.spool, exist_ok=True)
     server = None
     if identity.index == 0 and environ.get("SBATCH_K8S_SERVER") != "0":
         server = start_step_server(settings.spool)

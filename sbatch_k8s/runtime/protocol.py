@@ -21,6 +21,8 @@ import os
 import struct
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from sbatch_k8s.runtime.access import needed
+
 HEADER = struct.Struct("!cII")
 KIND_JSON = b"J"
 KIND_STDOUT = b"O"
@@ -144,9 +146,11 @@ def decode_json(payload: bytes) -> Dict[str, Any]:
 
 
 def read_token(path: str) -> bytes:
-    """The job's token from its file (Secret mount, or the local job directory)."""
-    with open(path, "rb") as f:
-        token = f.read().strip()
+    """The job's token from its file (Secret mount, or the local job directory);
+    AccessError when it cannot be read."""
+    with needed("read the job token", path):
+        with open(path, "rb") as f:
+            token = f.read().strip()
     if not token:
         raise ProtocolError(f"token file {path} is empty")
     return token

@@ -13,6 +13,7 @@ import sys
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from parsers.errors import SlurmInputError
+from sbatch_k8s.runtime.access import AccessError, needed
 from sbatch_k8s.runtime.node import load_description
 from sbatch_k8s.runtime.output import OutputRouter
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
@@ -164,7 +165,9 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     if "SBATCH_K8S_NODE_ADDRS" not in environ or "SBATCH_K8S_JOB_DIR" not in environ:
         raise SlurmInputError("srun runs only inside an sbatch-k8s job here "
                               "(no allocation found in the environment)", exit_code=1)
-    desc = load_description(environ["SBATCH_K8S_JOB_DIR"])
+    job_dir = environ["SBATCH_K8S_JOB_DIR"]
+    with needed("read the job description", os.path.join(job_dir, "job.json")):
+        desc = load_description(job_dir)
     names, addresses = node_addresses(environ)
     request = parse_srun(argv, environ)
     if not request.quiet:
@@ -243,5 +246,8 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
     except SlurmInputError as e:
         sys.stderr.write(e.render(COMMAND))
         return e.exit_code
+    except AccessError as e:
+        sys.stderr.write(f"{COMMAND}: error: {e}\n")
+        return 1
     except KeyboardInterrupt:
         return 130
