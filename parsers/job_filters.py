@@ -161,3 +161,15 @@ def _sacct_names(selected: JobId, record: JobRecord) -> bool:
 def select_by_ids(records: Sequence[JobRecord], ids: Sequence[JobId]) -> List[JobRecord]:
     """The records any of ``ids`` names (scancel's rules), in their order."""
     return [r for r in records if any(id_names(j, r) for j in ids)]
+
+
+def truncated_to(record: JobRecord, start: int, end: int) -> JobRecord:
+    """``sacct -T``: the job's start and end clipped to the window ``[start, end)``."""
+    from parsers.records import with_changes
+
+    changes = {}
+    if record.start_time is not None and record.start_time < start:
+        changes["start_time"] = start
+    if record.end_time is not None and record.end_time > end:
+        changes["end_time"] = end
+    return with_changes(record, **changes) if changes else record

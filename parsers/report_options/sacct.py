@@ -158,6 +158,7 @@ class SacctQuery:
     nodelist: Optional[str] = None
     timelimit_min: Optional[int] = None
     timelimit_max: Optional[int] = None
+    clusters: Optional[Tuple[str, ...]] = None
     nnodes_min: Optional[int] = None
     nnodes_max: Optional[int] = None
     ncpus_min: Optional[int] = None
@@ -263,6 +264,10 @@ def parse_sacct_args(argv: Sequence[str], environ: Mapping[str, str], now: int) 
         elif g.key in ("timelimit_min", "timelimit_max"):
             seconds = limit_seconds(value)
             q[g.key] = seconds if seconds == INFINITE else (seconds + 59) // 60
+        elif g.key == "clusters":
+            q["clusters"] = comma_list(value)
+        elif g.key == "allclusters":
+            q["clusters"] = None
         elif g.key in ("nnodes", "ncpus"):
             q[f"{g.key}_min"], q[f"{g.key}_max"] = _count_range(value, g.key)
         elif g.key == "format":

@@ -65,8 +65,8 @@ def report_action(command: str, action: str) -> str:
     if action == "helpformat" and command == "sacct":
         from parsers.formats.sacct_fields import SACCT_FIELDS
 
-        names = [f"{field.name:<20}" for field in SACCT_FIELDS]
-        return "".join("".join(names[i:i + 4]) + "\n" for i in range(0, len(names), 4))
+        names = [f"{field.name:<19}" for field in SACCT_FIELDS]
+        return "".join(" ".join(names[i:i + 4]) + "\n" for i in range(0, len(names), 4))
     return report_help(command)
 
 

@@ -7,12 +7,16 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence
 
 from parsers.errors import SlurmInputError
 from sbatch_k8s.cli.common import exit_with, run_command
 
+if TYPE_CHECKING:
+    from parsers.report_options.scontrol import ScontrolRequest
+
 COMMAND = "scontrol"
+PROMPT = "scontrol: "
 HOLD_COMMANDS = ("hold", "uhold", "release")
 
 
@@ -65,15 +69,8 @@ def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int
     return code
 
 
-def _main(argv: List[str]) -> int:
-    from parsers.report_options.scontrol import parse_scontrol_args
-    from sbatch_k8s.cli.help_text import report_action
-
-    environ = os.environ
-    request = parse_scontrol_args(argv)
-    if request.action:
-        sys.stdout.write(report_action(COMMAND, request.action))
-        return 0
+def _run(request: "ScontrolRequest", environ: Mapping[str, str]) -> int:
+    """Run one scontrol command; its exit status."""
     if request.command == "show" and request.entity in ("hostnames", "hostlist",
                                                         "hostlistsorted"):
         from parsers.formats.scontrol import show_hosts
@@ -88,6 +85,52 @@ def _main(argv: List[str]) -> int:
     what = request.command if request.command != "show" else f"show {request.entity}"
     raise SlurmInputError(f"{what} is not available with sbatch-k8s (it administers a "
                           "Slurm controller)", exit_code=1)
+
+
+def _interactive(argv: List[str], environ: Mapping[str, str]) -> int:
+    """No command on the command line: read commands from stdin as scontrol does, each
+    after the ``scontrol: `` prompt (echoed with the line when stdin is no terminal), until
+    ``exit``, ``quit`` or the end of input. An error makes the final status 1."""
+    from parsers.report_options.scontrol import parse_scontrol_args
+
+    echo = not sys.stdin.isatty()
+    code = 0
+    while True:
+        sys.stdout.write(PROMPT)
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:
+            sys.stdout.write("\n")
+            return code
+        if echo:
+            sys.stdout.write(line if line.endswith("\n") else line + "\n")
+        words = line.split()
+        if not words:
+            continue
+        try:
+            request = parse_scontrol_args(argv + words)
+            if request.command in ("exit", "quit"):
+                return code
+            code = max(code, _run(request, environ))
+        except SlurmInputError as e:
+            sys.stderr.write(e.render(COMMAND))
+            code = max(code, e.exit_code)
+
+
+def _main(argv: List[str]) -> int:
+    from parsers.report_options.scontrol import parse_scontrol_args
+    from sbatch_k8s.cli.help_text import report_action
+
+    environ = os.environ
+    request = parse_scontrol_args(argv)
+    if request.action:
+        sys.stdout.write(report_action(COMMAND, request.action))
+        return 0
+    if request.command is None:
+        return _interactive(argv, environ)
+    if request.command in ("exit", "quit"):
+        return 0
+    return _run(request, environ)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

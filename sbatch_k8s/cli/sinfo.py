@@ -1,35 +1,49 @@
 """``sinfo``: the local machine as Slurm would list it — one node per concurrent job slot is
 not meaningful here, so each configured partition shows one node, ``localhost``, whose state
-follows the CPUs running jobs hold (idle, mixed, allocated)."""
+follows the CPUs running jobs hold (idle, mixed, allocated). The node always responds, has
+no down/drain reason, and there are no reservations."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.cli.common import exit_with, run_command
+
+if TYPE_CHECKING:
+    from parsers.formats.sinfo_fields import NodeInfo
+    from parsers.report_options.sinfo import SinfoQuery
 
 COMMAND = "sinfo"
 
 
-def _main(argv: List[str]) -> int:
+def _node_listed(node: "NodeInfo", query: "SinfoQuery") -> bool:
+    """The node filters: ``-n`` names, ``-t`` states, ``-d`` (only non-responding)."""
+    from parsers.formats.sinfo_reasons import node_state_matches
+
+    if query.dead:
+        return False
+    if query.nodes is not None and node.name not in query.nodes:
+        return False
+    return query.states is None or any(node_state_matches(node.state, s)
+                                       for s in query.states)
+
+
+def _listing(query: "SinfoQuery", environ: Mapping[str, str]) -> str:
+    """One listing (``-i`` prints one per period)."""
     from parsers.formats.sinfo import format_sinfo
     from parsers.formats.sinfo_fields import NodeInfo, PartitionInfo
-    from parsers.report_options.sinfo import format_error_lines, parse_sinfo_args
+    from parsers.formats.sinfo_reasons import NO_RESERVATIONS, format_reasons
     from sbatch_k8s import jobdb
     from sbatch_k8s.backends.local.capacity import local_cpus
-    from sbatch_k8s.cli.help_text import report_action
     from sbatch_k8s.config import load_config
 
-    environ = os.environ
-    query = parse_sinfo_args(argv, environ)
-    if query.action:
-        sys.stdout.write(report_action(COMMAND, query.action))
-        return 0
-    for line in format_error_lines(query):
-        sys.stderr.write(f"{COMMAND}: error: {line}\n")
+    if query.reservation:
+        return NO_RESERVATIONS
+    if query.list_reasons:
+        return format_reasons(query.long, not query.noheader)
     config, _ = load_config(environ)
     total = local_cpus(config.local)
     used = jobdb.connect(environ).execute(
@@ -38,14 +52,40 @@ def _main(argv: List[str]) -> int:
     gres = f"gpu:{config.local.gpus}" if config.local.gpus else ""
     node = NodeInfo("localhost", state, total, min(used, total),
                     config.local.memory_mb or 1, gres=gres)
-    partitions = [PartitionInfo(p.name, (node,), p.name == config.default_partition,
+    nodes = (node,) if _node_listed(node, query) else ()
+    partitions = [PartitionInfo(p.name, nodes, p.name == config.default_partition,
                                 max_time_min=p.max_time_min)
                   for p in config.partitions
                   if query.partitions is None or p.name in query.partitions]
-    sys.stdout.write(format_sinfo(partitions, query.format, query.format_is_long,
-                                  query.summarize, query.node_oriented, query.long,
-                                  not query.noheader, int(time.time())))
-    return 0
+    return format_sinfo(partitions, query.format, query.format_is_long, query.summarize,
+                        query.node_oriented, query.long, not query.noheader, int(time.time()))
+
+
+def _main(argv: List[str]) -> int:
+    from parsers.report_options.clusters import check_clusters, cluster_line
+    from parsers.report_options.sinfo import format_error_lines, parse_sinfo_args
+    from sbatch_k8s.cli.help_text import report_action
+
+    environ = os.environ
+    query = parse_sinfo_args(argv, environ)
+    if query.action:
+        sys.stdout.write(report_action(COMMAND, query.action))
+        return 0
+    for line in format_error_lines(query):
+        sys.stderr.write(f"{COMMAND}: error: {line}\n")
+    first = ""
+    if query.clusters is not None:
+        from sbatch_k8s.config import load_config
+
+        name = load_config(environ)[0].cluster_name
+        first = "".join(cluster_line(c) for c in check_clusters(COMMAND, query.clusters, name))
+    while True:
+        sys.stdout.write(first + _listing(query, environ))
+        if not query.iterate_s:
+            return 0
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        time.sleep(query.iterate_s)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

@@ -5,33 +5,28 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.cli.common import exit_with, run_command
 from sbatch_k8s.cli.user_ids import resolve_users
 
+if TYPE_CHECKING:
+    from parsers.report_options.squeue import SqueueQuery
+
 COMMAND = "squeue"
 
 
-def _main(argv: List[str]) -> int:
+def _listing(query: "SqueueQuery", environ: Mapping[str, str]) -> str:
+    """One listing (``-i`` prints one per period)."""
     from parsers.formats.messages import invalid_job_id_error
     from parsers.formats.squeue import format_squeue, format_squeue_fields
     from parsers.formats.squeue_select import expand_pending_arrays, select_jobs, select_steps
     from parsers.formats.squeue_sort import sort_jobs, sort_steps
     from parsers.formats.squeue_steps import format_squeue_steps
-    from parsers.report_options.squeue import parse_squeue_args
     from sbatch_k8s import jobdb
     from sbatch_k8s.backends.local.layout import job_dir_of
     from sbatch_k8s.backends.local.records import active_records, running_steps
-    from sbatch_k8s.cli.help_text import report_action
 
-    environ = os.environ
-    query = parse_squeue_args(argv, environ)
-    if query.action:
-        sys.stdout.write(report_action(COMMAND, query.action))
-        return 0
-    for problem in query.format_errors:
-        sys.stderr.write(f"{COMMAND}: error: {problem}\n")
     now = int(time.time())
     conn = jobdb.connect(environ)
     wants_finished = query.all_states or query.states is not None or query.jobs is not None
@@ -47,15 +42,40 @@ def _main(argv: List[str]) -> int:
         views = [(r, s) for r in running
                  for s in running_steps(conn, r, job_dir_of(environ, r.job_id))]
         chosen = sort_steps(select_steps(views, query, users), query.sort, now)
-        sys.stdout.write(format_squeue_steps(chosen, query.format, now, header,
-                                             long_format=query.format_is_long))
-        return 0
+        return format_squeue_steps(chosen, query.format, now, header,
+                                   long_format=query.format_is_long)
     chosen = sort_jobs(select_jobs(records, query, now, users, os.getuid()), query.sort, now)
     if query.array_tasks:
         chosen = expand_pending_arrays(chosen)
     render = format_squeue_fields if query.format_is_long else format_squeue
-    sys.stdout.write(render(chosen, query.format, now, header, date_line=query.date_line))
-    return 0
+    return render(chosen, query.format, now, header, date_line=query.date_line)
+
+
+def _main(argv: List[str]) -> int:
+    from parsers.report_options.clusters import check_clusters, cluster_line
+    from parsers.report_options.squeue import parse_squeue_args
+    from sbatch_k8s.cli.help_text import report_action
+
+    environ = os.environ
+    query = parse_squeue_args(argv, environ)
+    if query.action:
+        sys.stdout.write(report_action(COMMAND, query.action))
+        return 0
+    for problem in query.format_errors:
+        sys.stderr.write(f"{COMMAND}: error: {problem}\n")
+    first = ""
+    if query.clusters is not None:
+        from sbatch_k8s.config import load_config
+
+        name = load_config(environ)[0].cluster_name
+        first = "".join(cluster_line(c) for c in check_clusters(COMMAND, query.clusters, name))
+    while True:
+        sys.stdout.write(first + _listing(query, environ))
+        if not query.iterate_s:
+            return 0
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        time.sleep(query.iterate_s)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

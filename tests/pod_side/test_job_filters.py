@@ -126,3 +126,37 @@ def test_sacct_users_and_nodes() -> None:
 
 def test_sacct_wckeys_and_associations_select_nothing() -> None:
     assert not _lists(["-W", "key"]) and not _lists(["-x", "7"])
+
+
+@pytest.mark.parametrize("command", ["scancel", "squeue", "sacct", "sinfo", "scontrol"])
+def test_every_report_option_is_applied_or_refused(command: str) -> None:
+    from parsers.report_options.help import command_tables, report_help
+
+    table, docs, _ = command_tables(command)
+    assert {option.key for option in table} == set(docs)
+    assert all(doc.text for doc in docs.values())
+    assert report_help(command).count("\n") > len(docs)
+
+
+@pytest.mark.parametrize("command, argv, line", [
+    ("scancel", ["--admin-comment=x", "12"], "scancel: error: --admin-comment is not "
+                                             "supported by sbatch-k8s: "),
+    ("squeue", ["--json"], "squeue: error: --json is not supported by sbatch-k8s: "),
+    ("sacct", ["--yaml"], "sacct: error: --yaml is not supported by sbatch-k8s: "),
+    ("sinfo", ["--noconvert"], "sinfo: error: --noconvert is not supported by sbatch-k8s: "),
+    ("scontrol", ["-d", "show", "job"], "scontrol: error: --details is not supported by "
+                                        "sbatch-k8s: "),
+])
+def test_refused_options_say_so_in_one_line(command: str, argv: list, line: str) -> None:
+    from parsers.errors import SlurmInputError
+    from parsers.report_options import sacct, scancel, scontrol, sinfo, squeue
+
+    parse = {"scancel": lambda: scancel.parse_scancel_args(argv, {}),
+             "squeue": lambda: squeue.parse_squeue_args(argv, {}),
+             "sacct": lambda: sacct.parse_sacct_args(argv, {}, NOW),
+             "sinfo": lambda: sinfo.parse_sinfo_args(argv, {}),
+             "scontrol": lambda: scontrol.parse_scontrol_args(argv)}[command]
+    with pytest.raises(SlurmInputError) as e:
+        parse()
+    rendered = e.value.render(command)
+    assert rendered.startswith(line) and rendered.count("\n") == 1
