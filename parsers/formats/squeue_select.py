@@ -10,7 +10,7 @@ squeue does.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Collection, List, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Any, Collection, List, Optional, Sequence, Set
 
 from parsers.errors import ValueSyntaxError
 from parsers.formats import job_values as jv
@@ -19,6 +19,9 @@ from parsers.formats.states import SQUEUE_DEFAULT_STATES, is_pending
 from parsers.records import JobRecord, with_changes
 from parsers.values.bitfmt import format_bitfmt, parse_bitfmt
 from parsers.values.hostlist import expand_hostlist
+
+if TYPE_CHECKING:
+    from parsers.report_options.squeue import SqueueQuery
 
 
 def pending_tasks(job: JobRecord) -> Set[int]:
@@ -60,7 +63,7 @@ def _names_match(value: str, wanted: Optional[Sequence[str]]) -> bool:
     return wanted is None or any(value.lower() == w.lower() for w in wanted)
 
 
-def select_jobs(records: Sequence[JobRecord], query: Any, now: int,
+def select_jobs(records: Sequence[JobRecord], query: "SqueueQuery", now: int,
                 user_ids: Optional[Collection[int]] = None,
                 my_uid: Optional[int] = None) -> List[JobRecord]:
     """The records squeue prints for ``query`` (a :class:`SqueueQuery`)."""
@@ -100,7 +103,7 @@ def select_jobs(records: Sequence[JobRecord], query: Any, now: int,
     return selected
 
 
-def select_steps(steps: Sequence[StepView], query: Any,
+def select_steps(steps: Sequence[StepView], query: "SqueueQuery",
                  user_ids: Optional[Collection[int]] = None) -> List[StepView]:
     """The ``(job, step)`` pairs ``squeue -s`` prints (pending steps never)."""
     selected: List[StepView] = []

@@ -92,6 +92,7 @@ class ScontrolRequest:
     all: bool = False
     quiet: bool = False
     verbose: int = 0
+    clusters: Optional[str] = None
     action: Optional[str] = None
 
 
@@ -142,19 +143,22 @@ def parse_scontrol_args(argv: Sequence[str]) -> ScontrolRequest:
     flags = {"details": False, "oneliner": False, "all": False, "quiet": False}
     verbose = 0
     action: Optional[str] = None
+    clusters: Optional[str] = None
     for g in given:
-        if g.key in flags:
+        if g.key == "clusters":
+            clusters = g.value
+        elif g.key in flags:
             flags[g.key] = True
         elif g.key == "verbose":
             verbose += 1
         elif g.key in ("help", "usage", "version", "autocomplete") and action is None:
             action = g.key
     if not words:
-        return ScontrolRequest(verbose=verbose, action=action, **flags)
+        return ScontrolRequest(verbose=verbose, clusters=clusters, action=action, **flags)
     command = "show" if keyword_matches(words[0], "show", SHOW_MIN_LETTERS) else next(
         (c for c in COMMANDS if keyword_matches(words[0], c, len(c))), None)
     if command is None:
         raise BareError(f"invalid keyword: {words[0]}")
     entity, value = _show(words) if command == "show" else (None, None)
     return ScontrolRequest(command, tuple(words[1:]), entity, value, verbose=verbose,
-                           action=action, **flags)
+                           clusters=clusters, action=action, **flags)

@@ -126,6 +126,11 @@ def _main(argv: List[str]) -> int:
     if request.action:
         sys.stdout.write(report_action(COMMAND, request.action))
         return 0
+    if request.clusters is not None:
+        from parsers.report_options.clusters import check_clusters
+        from sbatch_k8s.config import load_config
+
+        check_clusters(COMMAND, request.clusters, load_config(environ)[0].cluster_name)
     if request.command is None:
         return _interactive(argv, environ)
     if request.command in ("exit", "quit"):

@@ -160,3 +160,9 @@ def test_refused_options_say_so_in_one_line(command: str, argv: list, line: str)
         parse()
     rendered = e.value.render(command)
     assert rendered.startswith(line) and rendered.count("\n") == 1
+
+
+def test_scontrol_cluster_option_is_kept() -> None:
+    from parsers.report_options.scontrol import parse_scontrol_args
+
+    assert parse_scontrol_args(["-M", "other", "show", "job"]).clusters == "other"
