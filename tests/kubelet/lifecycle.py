@@ -1,0 +1,239 @@
+"""A prepared pod and its containers' runs, and the pod status they add up to.
+
+:class:`PodServices` is what a pod worker needs from its kubelet (API, hosts registry,
+directories, node facts); :func:`prepare_pod` turns a manifest into :class:`ContainerRun`
+objects, each one container's successive processes and the state a kubelet reports for it;
+:func:`pod_status` assembles the ``status`` a kubelet writes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
+
+from tests.kubelet.addresses import HostsRegistry, reported_ip
+from tests.kubelet.env import container_argv, resolve_env
+from tests.kubelet.fields import PodContext
+from tests.kubelet.podspec import PodFiles, container_mounts, identity, pod_hostname, \
+    runtime_env
+from tests.kubelet.runner import ContainerProcess, ContainerSpec
+from tests.kubelet.volumes import VolumeDirs, materialise_volumes
+from tests.kubelet.status import conditions, container_status, pod_phase, rfc3339, running, \
+    termination_message, terminated, waiting
+
+LOG_TAIL_BYTES = 8192
+
+
+class PodServices(NamedTuple):
+    """What the kubelet gives each pod worker."""
+
+    api: Any                              # KubeApi or a fake with the same methods
+    hosts: HostsRegistry
+    root_dir: str                         # <root>: pods/, logs/
+    memory_dir: str                       # tmpfs-backed directory for Memory emptyDirs
+    volume_dir: Optional[str]             # where PVC/NFS/hostPath volumes map
+    server: Tuple[str, int]               # the API server's host and port
+    host_ip: Callable[[str], str]         # node name -> reported node address
+    allocatable: Mapping[str, str]
+    on_worker_done: Callable[[Any], None]
+
+    def pod_dir(self, uid: str) -> str:
+        """The pod's private files (volumes, hosts, specs)."""
+        return os.path.join(self.root_dir, "pods", uid)
+
+    def memory_pod_dir(self, uid: str) -> str:
+        """The pod's Memory emptyDirs."""
+        return os.path.join(self.memory_dir, uid)
+
+    def pod_files(self, uid: str) -> PodFiles:
+        """Where the pod's /etc/hosts and /etc/hostname live."""
+        return PodFiles(os.path.join(self.pod_dir(uid), "hosts"),
+                        os.path.join(self.pod_dir(uid), "hostname"))
+
+    def log_path(self, namespace: str, name: str, uid: str, container: str) -> str:
+        """A container's stdout+stderr, kept after the pod is gone (like /var/log/pods)."""
+        return os.path.join(self.root_dir, "logs", f"{namespace}_{name}_{uid}",
+                            f"{container}.log")
+
+    def event(self, pod: Dict[str, Any], kind: str, reason: str, message: str) -> None:
+        """Record an event about ``pod`` (best effort)."""
+        meta = pod["metadata"]
+        now = rfc3339(time.time())
+        node = (pod.get("spec") or {}).get("nodeName", "")
+        self.api.create_event({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+            "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
+                               "namespace": meta["namespace"], "uid": meta["uid"]},
+            "type": kind, "reason": reason, "message": message, "count": 1,
+            "firstTimestamp": now, "lastTimestamp": now,
+            "source": {"component": "kubelet", "host": node},
+            "reportingComponent": "kubelet", "reportingInstance": node})
+
+
+class ContainerRun:
+    """One container of a pod: its current process and the state to report."""
+
+    def __init__(self, container: Dict[str, Any], spec: ContainerSpec,
+                 termination_file: str, initial_reason: str) -> None:
+        self.container = container
+        self.spec = spec
+        self.termination_file = termination_file
+        self.process: Optional[ContainerProcess] = None
+        self.state: Dict[str, Any] = waiting(initial_reason)
+        self.last_state: Dict[str, Any] = {}
+        self.restart_count = 0
+        self.exit_code: Optional[int] = None
+        self.finished = False
+        self.restart_at: Optional[float] = None
+        self._recorded = False
+
+    def start(self, services: PodServices) -> None:
+        """Start (or restart) the container's process."""
+        if self.process is not None:
+            self.restart_count += 1
+            self.last_state = self.state
+        with open(self.termination_file, "w"):
+            pass
+        os.chmod(self.termination_file, 0o666)
+        self._recorded = False
+        self.exit_code = None
+        self.process = ContainerProcess(self.spec)
+        self.state = running(self.process.started_at)
+
+    def check_exit(self, reason: Optional[str] = None) -> bool:
+        """Record the process's exit once; True when it was recorded now."""
+        process = self.process
+        if process is None or self._recorded:
+            return False
+        code = process.poll()
+        if code is None:
+            return False
+        process.reap_leftovers()
+        self._recorded = True
+        self.exit_code = code
+        if process.start_error:
+            message: Optional[str] = process.start_error
+            reason = "StartError"
+        else:
+            with open(self.termination_file, "rb") as f:
+                text = f.read(4096)
+            fallback = self.container.get("terminationMessagePolicy") == \
+                "FallbackToLogsOnError" and code != 0
+            message = termination_message(text, _tail(self.spec.log_path) if fallback
+                                          else None)
+        self.state = terminated(code, reason, process.started_at, time.time(), message)
+        return True
+
+
+def _tail(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - LOG_TAIL_BYTES))
+            return f.read()
+    except OSError:
+        return b""
+
+
+class PreparedPod:
+    """A pod whose volumes, files and container specs are ready."""
+
+    def __init__(self, init_runs: List[ContainerRun], runs: List[ContainerRun]) -> None:
+        self.init_runs = init_runs
+        self.runs = runs
+        self.initialized = not init_runs
+
+    def all_runs(self) -> List[ContainerRun]:
+        """Init containers, then containers."""
+        return self.init_runs + self.runs
+
+
+def prepare_pod(services: PodServices, pod: Dict[str, Any], address: str) -> PreparedPod:
+    """Materialise the pod's volumes and files and resolve every container (PrepareError
+    when that cannot be done, or not yet)."""
+    meta, spec = pod["metadata"], pod["spec"]
+    uid, namespace = meta["uid"], meta.get("namespace", "default")
+    pod_dir = services.pod_dir(uid)
+    for sub in ("termination", "specs"):
+        os.makedirs(os.path.join(pod_dir, sub), exist_ok=True)
+    context = PodContext(pod, address, services.host_ip(spec.get("nodeName", "")),
+                         services.allocatable)
+    dirs = VolumeDirs(pod_dir, services.memory_pod_dir(uid), services.volume_dir)
+    sites = materialise_volumes(context, services.api, dirs)
+    files = services.pod_files(uid)
+    hostname = pod_hostname(pod)
+    services.hosts.write_hosts_file(files.hosts, namespace, spec.get("subdomain") or "", uid)
+    with open(files.hostname, "w") as f:
+        f.write(hostname + "\n")
+
+    def make_run(container: Dict[str, Any], initial_reason: str) -> ContainerRun:
+        name = container["name"]
+        user, group, groups = identity(pod, container)
+        env = resolve_env(context, container, services.api,
+                          runtime_env(hostname, user, services.server))
+        termination_file = os.path.join(pod_dir, "termination", name)
+        log_path = services.log_path(namespace, meta["name"], uid, name)
+        os.makedirs(os.path.dirname(log_path), exist_ok=True)
+        container_spec = ContainerSpec(
+            name=name, argv=container_argv(container, env), env=env, hostname=hostname,
+            working_dir=container.get("workingDir") or "/",
+            mounts=container_mounts(container, sites, files, termination_file, env),
+            uid=user, gid=group, groups=groups, log_path=log_path,
+            spec_path=os.path.join(pod_dir, "specs", f"{name}.json"))
+        return ContainerRun(container, container_spec, termination_file, initial_reason)
+
+    init = spec.get("initContainers") or []
+    return PreparedPod([make_run(c, "PodInitializing") for c in init],
+                       [make_run(c, "PodInitializing" if init else "ContainerCreating")
+                        for c in spec.get("containers") or []])
+
+
+def pod_status(worker: Any, waiting_reason: Optional[str], waiting_message: Optional[str],
+               final: bool) -> Dict[str, Any]:
+    """The status of ``worker``'s pod, as a kubelet writes it."""
+    pod, prepared = worker.pod, worker.prepared
+    spec, uid = pod["spec"], worker.uid
+    init_containers = spec.get("initContainers") or []
+    if prepared is None:
+        main_reason = "PodInitializing" if init_containers else "ContainerCreating"
+        init_states = [waiting(waiting_reason or "PodInitializing", waiting_message)
+                       for _ in init_containers]
+        states = [waiting(waiting_reason or main_reason, waiting_message)
+                  for _ in spec.get("containers") or []]
+        init_done, restarting, counts = False, False, ([0] * len(init_containers),
+                                                       [0] * len(states))
+        last = ([{}] * len(init_containers), [{}] * len(states))
+    else:
+        init_states = [run.state for run in prepared.init_runs]
+        states = [run.state for run in prepared.runs]
+        init_done = prepared.initialized
+        restarting = any(run.restart_at is not None for run in prepared.all_runs())
+        counts = ([r.restart_count for r in prepared.init_runs],
+                  [r.restart_count for r in prepared.runs])
+        last = ([r.last_state for r in prepared.init_runs],
+                [r.last_state for r in prepared.runs])
+    if final:
+        ok = init_done and all(s.get("terminated", {}).get("exitCode") == 0 for s in states)
+        phase = "Succeeded" if ok else "Failed"
+    elif prepared is None:
+        phase = "Pending"
+    else:
+        phase = pod_phase(init_done, states, restarting)
+    ready = phase == "Running" and all("running" in s for s in states)
+    now = time.time()
+    ip = reported_ip(worker.address)
+    host_ip = "" if not spec.get("nodeName") else worker.services.host_ip(spec["nodeName"])
+    return {
+        "phase": phase, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
+        "podIP": ip, "podIPs": [{"ip": ip}], "startTime": rfc3339(worker.start_time),
+        "conditions": conditions((pod.get("status") or {}).get("conditions") or [], now,
+                                 prepared is not None, init_done, ready),
+        "initContainerStatuses": [
+            container_status(c, uid, s, n, l) for c, s, n, l in
+            zip(init_containers, init_states, counts[0], last[0])] or None,
+        "containerStatuses": [
+            container_status(c, uid, s, n, l) for c, s, n, l in
+            zip(spec.get("containers") or [], states, counts[1], last[1])],
+    }

@@ -1,0 +1,128 @@
+"""Inside a container's fresh mount and UTS namespace: set it up, then exec the command.
+
+The test kubelet starts every container as
+``unshare --mount --uts --propagation private python -I -S podinit.py SPEC.json FD``:
+this script (standard library only, run by path so it needs no import path) sets the hostname,
+bind-mounts the pod's volumes, /etc/hosts and the termination-message file at their paths,
+enters ``workingDir``, takes the pod's user and groups and execs ``command + args`` with the
+resolved environment. Mounts are private to the namespace: nothing leaks to the machine and
+nothing needs unmounting. (Mount points that do not exist are created on this machine, as
+empty directories or files.)
+
+A failure before the exec is written to file descriptor ``FD`` (close-on-exec, so a
+successful exec closes it empty) and the process exits 128 — what a container runtime
+reports as ``StartError``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import pwd
+import signal
+import socket
+import sys
+from typing import Any, Dict, List
+
+MS_RDONLY = 1
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+PR_SET_PDEATHSIG = 1
+START_ERROR_EXIT = 128
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class StartError(Exception):
+    """The container cannot be started as specified."""
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Be killed when the kubelet that started us dies (again after every uid change)."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:
+        os._exit(START_ERROR_EXIT)
+
+
+def bind_mount(source: str, target: str, read_only: bool) -> None:
+    """Bind ``source`` at ``target``, creating the mount point like it (directory or file)."""
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.exists(target):
+            open(target, "a").close()
+    flags = MS_BIND | MS_REC
+    if _libc.mount(source.encode(), target.encode(), None, flags, None) != 0:
+        error = ctypes.get_errno()
+        raise StartError(f"mount {source} on {target}: {os.strerror(error)}")
+    if read_only and _libc.mount(None, target.encode(), None,
+                                 flags | MS_REMOUNT | MS_RDONLY, None) != 0:
+        error = ctypes.get_errno()
+        raise StartError(f"remount {target} read-only: {os.strerror(error)}")
+
+
+def enter_working_dir(path: str, mount_targets: List[str]) -> None:
+    """``chdir`` to ``workingDir``; created when it lies in a volume, as a runtime creates it
+    in the image (there is no image filesystem here to create it in otherwise)."""
+    if not os.path.isdir(path):
+        inside = any(path == t or path.startswith(t.rstrip("/") + "/") for t in mount_targets)
+        if not inside:
+            raise StartError(f"workingDir {path} does not exist on this machine and is not "
+                             "in a volume (the test kubelet has no image filesystem)")
+        os.makedirs(path, exist_ok=True)
+    os.chdir(path)
+
+
+def become(uid: Any, gid: Any, groups: List[int]) -> None:
+    """Take the pod's user, group and supplementary groups (``securityContext``)."""
+    if uid is None and gid is None and not groups:
+        return
+    if gid is None:
+        try:
+            gid = pwd.getpwuid(int(uid)).pw_gid if uid is not None else 0
+        except KeyError:
+            gid = 0
+    os.setgroups(sorted(set(int(g) for g in groups)))
+    os.setgid(int(gid))
+    if uid is not None:
+        os.setuid(int(uid))
+
+
+def start(spec: Dict[str, Any]) -> None:
+    """Set the namespace up and exec the container's command (returns only by raising)."""
+    die_with_parent(spec["parent_pid"])
+    socket.sethostname(spec["hostname"])
+    mounts = sorted(spec["mounts"], key=lambda m: m["target"].rstrip("/").count("/"))
+    for mount in mounts:
+        bind_mount(mount["source"], mount["target"], mount["read_only"])
+    enter_working_dir(spec["working_dir"], [m["target"] for m in mounts])
+    become(spec.get("uid"), spec.get("gid"), spec.get("groups") or [])
+    die_with_parent(spec["parent_pid"])
+    argv = spec["argv"]
+    try:
+        os.execvpe(argv[0], argv, spec["env"])
+    except OSError as e:
+        why = "executable file not found in $PATH" if e.errno == errno.ENOENT \
+            and "/" not in argv[0] else e.strerror
+        raise StartError(f'exec: "{argv[0]}": {why}') from e
+
+
+def main(argv: List[str]) -> None:
+    """``podinit.py SPEC.json FD``."""
+    with open(argv[1]) as f:
+        spec = json.load(f)
+    status_fd = int(argv[2])
+    os.set_inheritable(status_fd, False)
+    try:
+        start(spec)
+    except (StartError, OSError) as e:
+        os.write(status_fd, str(e).encode() or b"start error")
+        os._exit(START_ERROR_EXIT)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

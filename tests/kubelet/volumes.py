@@ -1,0 +1,194 @@
+"""Pod volumes materialised as directories on this machine, ready to bind-mount.
+
+Each volume becomes a directory (``<pod dir>/volumes/<name>``) holding what the container
+would see. ``emptyDir`` with ``medium: Memory`` lives under /dev/shm (already a tmpfs), so no
+mount outlives the kubelet. Volumes backed by storage outside the pod (``persistentVolumeClaim``,
+``nfs``, ``hostPath``) map into ``volume_dir`` when the kubelet was given one, shared by every
+pod that names the same claim, export or path; without it the pod fails with a clear
+``FailedMount`` message. Never the real host path: a test must not write over this machine.
+
+Not emulated: ConfigMap/Secret updates after start (files are written once), ``sizeLimit``,
+``csi``, ``ephemeral``, ``clusterTrustBundle``, ``image`` volumes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
+
+from tests.kubelet.env import ObjectSource, referenced_data
+from tests.kubelet.errors import PrepareError
+from tests.kubelet.fields import PodContext, field_value, resource_value
+
+DEFAULT_FILE_MODE = 0o644
+ALWAYS_READ_ONLY = ("configMap", "secret", "downwardAPI", "projected")
+SERVICE_ACCOUNT_TOKEN_S = 3607
+
+
+class VolumeSite(NamedTuple):
+    """Where a volume lives on this machine and whether containers may write to it."""
+
+    path: str
+    read_only: bool
+
+
+class VolumeDirs(NamedTuple):
+    """Roots the kubelet keeps volumes under."""
+
+    pod_dir: str                  # <root>/pods/<uid>: one pod's files
+    memory_dir: str               # a directory on a tmpfs (emptyDir medium Memory)
+    volume_dir: Optional[str]     # where PVC/NFS/hostPath volumes map; None: not emulated
+
+
+def _write_file(root: str, relative: str, content: bytes, mode: int,
+                fs_group: Optional[int]) -> None:
+    """Write ``content`` at ``root/relative`` (a path a pod may not escape from)."""
+    if os.path.isabs(relative) or ".." in relative.split("/"):
+        raise PrepareError("FailedMount", f"volume item path {relative!r} must be relative "
+                           "and must not contain '..'", permanent=True)
+    path = os.path.join(root, relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(content)
+    if fs_group is not None:
+        os.chown(path, -1, fs_group)
+        mode |= (mode & 0o700) >> 3 & 0o040    # group may read what the owner may read
+    os.chmod(path, mode)
+
+
+def _key_files(data: Optional[Dict[str, bytes]], items: List[Mapping[str, Any]],
+               default_mode: int, optional: bool, what: str) -> List[Tuple[str, bytes, int]]:
+    """``(path, content, mode)`` for a ConfigMap/Secret projection (all keys or ``items``)."""
+    if data is None:
+        return []
+    if not items:
+        return [(key, value, default_mode) for key, value in sorted(data.items())]
+    files = []
+    for item in items:
+        key = item["key"]
+        if key not in data:
+            if optional:
+                continue
+            raise PrepareError("FailedMount", f"{what}: key {key!r} not found")
+        files.append((item["path"], data[key], int(item.get("mode", default_mode))))
+    return files
+
+
+def _downward_files(context: PodContext, items: List[Mapping[str, Any]],
+                    default_mode: int) -> List[Tuple[str, bytes, int]]:
+    files = []
+    for item in items:
+        if "fieldRef" in item:
+            text = field_value(context, item["fieldRef"]["fieldPath"])
+        else:
+            ref = item["resourceFieldRef"]
+            text = resource_value(context, ref.get("containerName", ""), ref["resource"],
+                                  ref.get("divisor"))
+        files.append((item["path"], text.encode(), int(item.get("mode", default_mode))))
+    return files
+
+
+def _projection(context: PodContext, source: ObjectSource, kind: str, spec: Mapping[str, Any],
+                default_mode: int) -> List[Tuple[str, bytes, int]]:
+    """The files one ``configMap``/``secret``/``downwardAPI``/``serviceAccountToken``
+    source contributes."""
+    meta = context.pod.get("metadata") or {}
+    namespace = meta.get("namespace", "default")
+    default_mode = int(spec.get("defaultMode", default_mode))
+    if kind in ("configMap", "secret"):
+        name = spec.get("name") or spec.get("secretName") or ""
+        object_kind = kind.lower()
+        optional = bool(spec.get("optional"))
+        data = referenced_data(source, namespace, object_kind, name, optional, "FailedMount")
+        return _key_files(data, spec.get("items") or [], default_mode, optional,
+                          f"{object_kind} {namespace}/{name}")
+    if kind == "downwardAPI":
+        return _downward_files(context, spec.get("items") or [], default_mode)
+    if kind == "serviceAccountToken":
+        account = (context.pod.get("spec") or {}).get("serviceAccountName") or "default"
+        token = source.service_account_token(
+            namespace, account, spec.get("audience"),
+            int(spec.get("expirationSeconds", SERVICE_ACCOUNT_TOKEN_S)))
+        if token is None:
+            raise PrepareError("FailedMount", f"no token for service account {account!r}")
+        return [(spec.get("path", "token"), token.encode(), default_mode)]
+    raise PrepareError("FailedMount", f"projected source {kind!r} is not emulated by the "
+                       "test kubelet", permanent=True)
+
+
+def _external_dir(volume: Mapping[str, Any], namespace: str,
+                  volume_dir: Optional[str]) -> Tuple[str, bool]:
+    """The directory (or file) standing in for a PVC, NFS export or hostPath."""
+    name = volume["name"]
+    if "persistentVolumeClaim" in volume:
+        spec = volume["persistentVolumeClaim"]
+        parts = ("pvc", namespace, spec["claimName"])
+        read_only = bool(spec.get("readOnly"))
+    elif "nfs" in volume:
+        spec = volume["nfs"]
+        parts = ("nfs", spec["server"], spec["path"].strip("/"))
+        read_only = bool(spec.get("readOnly"))
+    else:
+        spec = volume["hostPath"]
+        parts = ("hostpath", spec["path"].strip("/"))
+        read_only = False
+    if volume_dir is None:
+        kind = parts[0]
+        raise PrepareError("FailedMount", f"volume {name!r} ({kind}) needs a directory to map "
+                           "to: start the test kubelet with --volume-dir", permanent=True)
+    path = os.path.join(volume_dir, *parts)
+    if "hostPath" in volume and spec.get("type") in ("File", "FileOrCreate"):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "a").close()
+    else:
+        os.makedirs(path, exist_ok=True)
+    return path, read_only
+
+
+def materialise_volume(context: PodContext, source: ObjectSource, volume: Mapping[str, Any],
+                       dirs: VolumeDirs) -> VolumeSite:
+    """Create one volume's directory and contents; where it is."""
+    name = volume["name"]
+    meta = context.pod.get("metadata") or {}
+    security = (context.pod.get("spec") or {}).get("securityContext") or {}
+    fs_group = security.get("fsGroup")
+    fs_group = None if fs_group is None else int(fs_group)
+    if any(kind in volume for kind in ("persistentVolumeClaim", "nfs", "hostPath")):
+        path, read_only = _external_dir(volume, meta.get("namespace", "default"),
+                                        dirs.volume_dir)
+        return VolumeSite(path, read_only)
+    if "emptyDir" in volume:
+        memory = (volume["emptyDir"] or {}).get("medium") == "Memory"
+        path = os.path.join(dirs.memory_dir if memory else dirs.pod_dir, "volumes", name)
+        os.makedirs(path, exist_ok=True)
+        os.chmod(path, 0o777)
+        return VolumeSite(path, False)
+    kind = next((k for k in ALWAYS_READ_ONLY if k in volume), None)
+    if kind is None:
+        other = sorted(k for k in volume if k != "name")
+        raise PrepareError("FailedMount", f"volume {name!r}: type {other} is not emulated by "
+                           "the test kubelet", permanent=True)
+    spec = volume[kind] or {}
+    if kind == "projected":
+        default_mode = int(spec.get("defaultMode", DEFAULT_FILE_MODE))
+        files = [f for projection in spec.get("sources") or []
+                 for k, sub in projection.items()
+                 for f in _projection(context, source, k, sub, default_mode)]
+    else:
+        files = _projection(context, source, kind, spec, DEFAULT_FILE_MODE)
+    path = os.path.join(dirs.pod_dir, "volumes", name)
+    shutil.rmtree(path, ignore_errors=True)      # a retry starts from scratch
+    os.makedirs(path)
+    os.chmod(path, 0o755)
+    for relative, content, mode in files:
+        _write_file(path, relative, content, mode, fs_group)
+    return VolumeSite(path, True)
+
+
+def materialise_volumes(context: PodContext, source: ObjectSource,
+                        dirs: VolumeDirs) -> Dict[str, VolumeSite]:
+    """Every volume of the pod, by name."""
+    volumes = (context.pod.get("spec") or {}).get("volumes") or []
+    return {volume["name"]: materialise_volume(context, source, volume, dirs)
+            for volume in volumes}
