@@ -73,13 +73,15 @@ def created(pod: Pod) -> str:
     return str(_meta(pod).get("creationTimestamp") or "")
 
 
-def nodes_by_index(pods: Sequence[Pod], node_count: int) -> Dict[int, Pod]:
-    """The current pod of each node index below ``node_count``: the newest one."""
+def nodes_by_index(pods: Sequence[Pod], node_count: int, first: int = 0) -> Dict[int, Pod]:
+    """The current pod of each node index below ``node_count``: the newest one. ``first``:
+    the index of the job's node 0 among the pods' indices (an array element run as one
+    completion index of a shared Indexed Job)."""
     nodes: Dict[int, Pod] = {}
     for pod in sorted(pods, key=lambda p: (created(p), str(_meta(p).get("name", "")))):
         index = node_index(pod)
-        if index is not None and 0 <= index < node_count:
-            nodes[index] = pod
+        if index is not None and 0 <= index - first < node_count:
+            nodes[index - first] = pod
     return nodes
 
 
@@ -140,9 +142,10 @@ def condition(obj: Mapping[str, Any], kind: str) -> Optional[Mapping[str, Any]]:
 
 
 def is_alive(pod: Pod) -> bool:
-    """Whether the pod still runs or waits to (not Succeeded/Failed, main container not
-    ended): an ended job with such pods is still COMPLETING."""
-    if status_of(pod).get("phase") in ("Succeeded", "Failed"):
+    """Whether the pod still runs or waits to (not Succeeded/Failed, nor Unknown: its node
+    no longer reports; main container not ended): an ended job with such pods is still
+    COMPLETING."""
+    if status_of(pod).get("phase") in ("Succeeded", "Failed", "Unknown"):
         return False
     return terminated(main_container(pod)) is None
 

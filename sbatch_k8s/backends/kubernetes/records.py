@@ -54,7 +54,7 @@ from sbatch_k8s.backends.kubernetes.pod_view import (
 from sbatch_k8s.backends.kubernetes.record_steps import dropped_steps, job_steps
 from sbatch_k8s.backends.kubernetes.state import exit_status, job_facts, job_state, node0_report
 from sbatch_k8s.backends.kubernetes.workload_view import workload_end, workload_facts
-from translators.metadata import common_labels
+from translators.metadata import JOB_ID, common_labels
 
 RECORD_PREFIX = "sbatch-k8s-job-"
 KIND_LABEL = "sbatch-k8s.io/kind"
@@ -152,6 +152,19 @@ def final_patch(record: JobRecord) -> Dict[str, Any]:
     return {"metadata": metadata, "data": {RECORD_KEY: record_to_json(record)}}
 
 
+def _first_index(stored: JobRecord, pods: Sequence[Pod]) -> int:
+    """Where the job's node 0 sits among its pods' indices: 0, except for an element of an
+    array run as one Indexed Job (its pods carry the array's job id), whose one node is
+    completion index ``job_id - array_job_id``."""
+    if stored.array_job_id is None or stored.job_id == stored.array_job_id:
+        return 0
+    shared = str(stored.array_job_id)
+    if any(((p.get("metadata") or {}).get("labels") or {}).get(JOB_ID) == shared
+           for p in pods):
+        return stored.job_id - stored.array_job_id
+    return 0
+
+
 def _node_list(stored: JobRecord, nodes: Mapping[int, Pod]) -> str:
     """The pods' hostnames in node order, compressed Slurm-style (``llm-1234-[0-3]``); what
     the record had when not every node's pod is there any more."""
@@ -191,7 +204,7 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
         state, reason = VANISHED
         ended = with_changes(stored, state=state, reason=reason, end_time=now)
         return with_changes(ended, steps=job_steps(ended, True, None))
-    nodes = nodes_by_index(pods, stored.node_count)
+    nodes = nodes_by_index(pods, stored.node_count, _first_index(stored, pods))
     report = node0_report(nodes)
     facts = job_facts(workload_facts(workload), nodes, pods, stored.node_count, report,
                       stored.reason)
