@@ -150,7 +150,7 @@ def write_result(settings: NodeSettings, result: JobResult) -> None:
     end = int(time.time())
     try:
         start: Optional[int] = int(os.stat(os.path.join(settings.spool,
-                                                        "slurm_script")).st_mtime)
+                                                        SCRIPT_COPY)).st_mtime)
     except OSError:
         start = None
     steps = step_entries(os.path.join(settings.spool, "steps.jsonl"), end)
