@@ -1,0 +1,147 @@
+"""``EmulatedCluster``: the HTTP server, the store and the control loops, as one context."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from typing import Any, Dict, Iterable, List, Optional
+
+from tests.apiserver.auth import Access
+from tests.apiserver.faults import Faults
+from tests.apiserver.http_server import Backend, Request, serve
+from tests.apiserver.registry import Api
+from tests.apiserver.resources import Resources
+from tests.apiserver.store import Store
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class EmulatedCluster:
+    """An emulated control plane on ``127.0.0.1:<port>`` (see the package docstring).
+
+    ``namespaces`` are created at start (with the system ones); ``crd_groups`` limits the
+    bundled custom resources to those groups (None: all, ``()``: none); ``controllers``
+    False runs a bare API server (no Job controller, scheduler or garbage collector);
+    ``allow_anonymous`` serves requests without a token as the admin (for kubectl by hand).
+    """
+
+    def __init__(self, namespaces: Iterable[str] = ("default",), port: int = 0,
+                 token: Optional[str] = None, crd_groups: Optional[Iterable[str]] = None,
+                 controllers: bool = True, kubeconfig_path: Optional[str] = None,
+                 allow_anonymous: bool = False) -> None:
+        self.store = Store()
+        self.resources = Resources.default(crd_groups)
+        self.api = Api(self.store, self.resources)
+        self.access = Access(token, allow_anonymous)
+        self.faults = Faults()
+        self._backend = Backend(self.api, self.access, self.faults)
+        self._namespaces = tuple(dict.fromkeys(tuple(namespaces) + SYSTEM_NAMESPACES))
+        self._port = port
+        self._want_controllers = controllers
+        self._kubeconfig_path = kubeconfig_path
+        self._tmpdir: Optional[tempfile.TemporaryDirectory] = None  # type: ignore[type-arg]
+        self._server: Any = None
+        self._thread: Optional[threading.Thread] = None
+        self.controllers: List[Any] = []
+        self.url = ""
+        self.kubeconfig = ""
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> "EmulatedCluster":
+        """Create the namespaces, bind the port, start serving and the control loops."""
+        ns = self.resources.lookup("", "v1", "namespaces")
+        assert ns is not None
+        for name in self._namespaces:
+            self.api.create(ns, "", {"metadata": {"name": name}})
+        self._server = serve(self._backend, self._port)
+        host, port = self._server.server_address[:2]
+        self.url = f"http://{host}:{port}"
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.1},
+                                        name="emulated-apiserver", daemon=True)
+        self._thread.start()
+        self.kubeconfig = self._write_kubeconfig()
+        if self._want_controllers:
+            from tests.apiserver.controllers import start_controllers
+            self.controllers = start_controllers(self.api)
+        return self
+
+    def stop(self) -> None:
+        """Stop the loops and the server; end open watches."""
+        for controller in self.controllers:
+            controller.stop()
+        self.store.close()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for controller in self.controllers:
+            controller.join(timeout=5)
+        if self._tmpdir is not None:
+            self._tmpdir.cleanup()
+
+    def __enter__(self) -> "EmulatedCluster":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def _write_kubeconfig(self) -> str:
+        path = self._kubeconfig_path
+        if path is None:
+            self._tmpdir = tempfile.TemporaryDirectory(prefix="emulated-kube-")
+            path = os.path.join(self._tmpdir.name, "kubeconfig")
+        config = {
+            "apiVersion": "v1", "kind": "Config", "current-context": "emulated",
+            "clusters": [{"name": "emulated", "cluster": {"server": self.url}}],
+            "users": [{"name": "emulated-admin", "user": {"token": self.token}}],
+            "contexts": [{"name": "emulated", "context": {
+                "cluster": "emulated", "user": "emulated-admin", "namespace": "default"}}],
+            "preferences": {},
+        }
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(config, out, indent=2)
+        os.chmod(path, 0o600)
+        return path
+
+    # -- test conveniences ---------------------------------------------------------------
+    @property
+    def token(self) -> str:
+        """The bearer token of the admin user in the kubeconfig."""
+        return self.access.token
+
+    @property
+    def requests(self) -> List[Request]:
+        """Every request seen, as ``(method, path, query)`` (a live list: ``.clear()`` works)."""
+        return self._backend.requests
+
+    def api_client(self, token: Optional[str] = None) -> Any:
+        """A ``kubernetes.client.ApiClient`` for this cluster (``token`` overrides the user)."""
+        from kubernetes import client
+        config = client.Configuration()
+        config.host = self.url
+        config.api_key = {"authorization": token or self.token}
+        config.api_key_prefix = {"authorization": "Bearer"}
+        return client.ApiClient(config)
+
+    def objects(self, plural: str, namespace: Optional[str] = None,
+                group: Optional[str] = None) -> List[Dict[str, Any]]:
+        """Stored objects of a resource (``group`` optional when the plural is unique)."""
+        for row in self.resources.all():
+            if row.plural == plural and (group is None or row.group == group):
+                return [self.api._dress(row, o)
+                        for o in self.store.list(row.key, namespace or None)]
+        return []
+
+    def forbid(self, verb: Optional[str] = None, resource: Optional[str] = None,
+               group: Optional[str] = None, namespace: Optional[str] = None,
+               user: Optional[str] = None) -> Any:
+        """Answer matching requests 403 Forbidden (see :meth:`Access.forbid`)."""
+        return self.access.forbid(verb, resource, group, namespace, user)
+
+    def add_user(self, user: str) -> str:
+        """Register another bearer-token user; returns the token."""
+        return self.access.add_user(user)

@@ -1,0 +1,97 @@
+"""Watch through ``kubernetes.watch.Watch().stream``: initial state, live events, selectors,
+resume from a resourceVersion, timeouts and expiry."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, List, Tuple
+
+import pytest
+from kubernetes import client, watch
+
+from tests.apiserver import EmulatedCluster
+
+
+def collect(core: Any, seconds: int, **kw: Any) -> List[Tuple[str, str]]:
+    return [(e["type"], e["object"].metadata.name) for e in watch.Watch().stream(
+        core.list_namespaced_config_map, "default", timeout_seconds=seconds, **kw)]
+
+
+def later(action: Any, delay_s: float = 0.3) -> threading.Thread:
+    thread = threading.Thread(target=lambda: (time.sleep(delay_s), action()))
+    thread.start()
+    return thread
+
+
+def test_initial_state_then_live_events(core: Any) -> None:
+    core.create_namespaced_config_map("default", {"metadata": {"name": "old"}})
+
+    def changes() -> None:
+        core.create_namespaced_config_map("default", {"metadata": {"name": "new"}})
+        core.patch_namespaced_config_map("new", "default", {"data": {"a": "b"}})
+        core.delete_namespaced_config_map("new", "default")
+    thread = later(changes)
+    events = collect(core, 1)
+    thread.join()
+    assert events == [("ADDED", "old"), ("ADDED", "new"), ("MODIFIED", "new"),
+                      ("DELETED", "new")]
+
+
+def test_timeout_seconds_ends_the_stream(core: Any) -> None:
+    started = time.monotonic()
+    assert collect(core, 1) == []
+    assert 0.9 <= time.monotonic() - started < 3
+
+
+def test_resume_from_resource_version(core: Any) -> None:
+    core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    rv = core.list_namespaced_config_map("default").metadata.resource_version
+    core.create_namespaced_config_map("default", {"metadata": {"name": "b"}})
+    assert collect(core, 1, resource_version=rv) == [("ADDED", "b")]
+
+
+def test_selector_transitions(core: Any) -> None:
+    core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+
+    def relabel() -> None:
+        core.patch_namespaced_config_map("a", "default", {"metadata": {"labels": {"x": "1"}}})
+        core.patch_namespaced_config_map("a", "default", {"data": {"k": "v"}})
+        core.patch_namespaced_config_map("a", "default", {"metadata": {"labels": {"x": "2"}}})
+    thread = later(relabel)
+    events = collect(core, 1, label_selector="x=1")
+    thread.join()
+    assert events == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
+
+
+def test_watch_pods_by_node(core: Any) -> None:
+    pod = {"metadata": {"name": "p"}, "spec": {"nodeName": "n1", "containers": [
+        {"name": "c", "image": "busybox"}]}}
+    other = {"metadata": {"name": "q"}, "spec": {"nodeName": "n2", "containers": [
+        {"name": "c", "image": "busybox"}]}}
+    thread = later(lambda: (core.create_namespaced_pod("default", pod),
+                            core.create_namespaced_pod("default", other)))
+    events = [(e["type"], e["object"].metadata.name) for e in watch.Watch().stream(
+        core.list_pod_for_all_namespaces, field_selector="spec.nodeName=n1",
+        timeout_seconds=1)]
+    thread.join()
+    assert events == [("ADDED", "p")]
+
+
+def test_too_old_resource_version_is_410(cluster: EmulatedCluster, core: Any) -> None:
+    cluster.store._history.clear()
+    core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    with pytest.raises(client.ApiException) as caught:
+        collect(core, 1, resource_version="5")
+    assert caught.value.status == 410
+
+
+def test_watch_ends_when_cluster_stops() -> None:
+    cluster = EmulatedCluster(controllers=False).start()
+    core = client.CoreV1Api(cluster.api_client())
+    thread = later(cluster.stop, 0.3)
+    started = time.monotonic()
+    list(watch.Watch().stream(core.list_namespaced_config_map, "default",
+                              timeout_seconds=30))
+    thread.join()
+    assert time.monotonic() - started < 5
