@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from sbatch_k8s.runtime.protocol import (
     KIND_JSON,
@@ -68,6 +68,8 @@ class Agent:
         self.on_shutdown = on_shutdown
         self.on_cancel = on_cancel
         self.running: Dict[int, List[Task]] = {}
+        #: The launch connections being served (their tasks' ends still to report).
+        self.launches: Set["asyncio.Task[Any]"] = set()
         #: Node 0: each registered step's srun, reachable for ``scancel <job>.<step>``.
         self.step_channels: Dict[int, asyncio.StreamWriter] = {}
         self.controlled = asyncio.Event()
@@ -88,6 +90,13 @@ class Agent:
         """SIGTERM, then SIGKILL after ``grace_s``, every task of every step on this node."""
         tasks = [t for step in self.running.values() for t in step]
         await terminate(tasks, grace_s)
+
+    async def finish_launches(self, timeout_s: float) -> None:
+        """Give the launches still being served up to ``timeout_s`` to report their tasks'
+        last output and exits to their sruns."""
+        pending = [launch for launch in self.launches if not launch.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout_s)
 
     def signal_all(self, signum: int) -> None:
         """Deliver ``signum`` to every task of every step on this node."""
@@ -218,6 +227,10 @@ class Agent:
     async def _launch(self, message: Dict[str, Any], reader: asyncio.StreamReader,
                       writer: asyncio.StreamWriter) -> None:
         step_id = int(message["step_id"])
+        this = asyncio.current_task()
+        if this is not None:
+            self.launches.add(this)
+            this.add_done_callback(self.launches.discard)
         lock = asyncio.Lock()
         tasks: List[Task] = []
         paused: List[bool] = [False]

@@ -131,6 +131,8 @@ class BatchHost:
         self.links: List[NodeLink] = []
         self.process: Optional["asyncio.subprocess.Process"] = None
         self.ending: Optional[Tuple[str, str]] = None
+        #: Set when the job is being ended (cancel, time limit, SIGTERM, a lost node).
+        self.ending_set = asyncio.Event()
         self.stderr_path: Optional[str] = None
         self.finished = asyncio.Event()
 
@@ -162,6 +164,7 @@ class BatchHost:
         if self.ending is not None:
             return
         self.ending = (state, why)
+        self.ending_set.set()
         job, node = self.desc["job_id"], self.names[0]
         suffix = f" DUE TO {why}" if why else ""
         self.note(f"slurmstepd: error: *** JOB {job} ON {node} CANCELLED AT {slurm_time()}"
@@ -222,7 +225,10 @@ class BatchHost:
                   stdin_path: str, stdout_path: str, stderr_path: str,
                   append: bool, notes: Sequence[str] = ()) -> JobResult:
         """Run the script to its end; the job's result. ``notes`` are slurmstepd's lines
-        for the script's stderr before it starts. OSError when a file cannot be opened."""
+        for the script's stderr before it starts. OSError when a file cannot be opened. A job
+        ended before its script started (SIGTERM while nodes were awaited) runs nothing."""
+        if self.ending is not None:
+            return self._result(0)
         self.stderr_path = stderr_path
         # Always O_APPEND (after truncating, unless --open-mode=append): the script, its
         # steps and our slurmstepd-style lines then never overwrite each other.

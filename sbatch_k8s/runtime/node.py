@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.agent import KILL_WAIT_S, Agent, log
-from sbatch_k8s.runtime.batch import FAILED, BatchHost, JobResult, connect_all
+from sbatch_k8s.runtime.batch import CANCELLED, FAILED, BatchHost, JobResult, connect_all
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, node_address_map
 from sbatch_k8s.runtime.node_files import make_parents
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
@@ -29,6 +29,7 @@ from sbatch_k8s.runtime.stdio import batch_paths
 from sbatch_k8s.runtime.step_server import ENVIRONMENT_VARIABLE as STEP_SERVER_VARIABLE
 from sbatch_k8s.runtime.step_server import start as start_step_server
 from sbatch_k8s.runtime.steps import StepRegistry
+from sbatch_k8s.runtime.worker import serve_until_done
 
 DEFAULT_JOB_DIR = "/etc/sbatch-k8s/job"
 DEFAULT_TOKEN_FILE = "/etc/sbatch-k8s/token/token"
@@ -203,7 +204,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
                   on_cancel=lambda request: host[0].handle_cancel(request) if host else None)
     await agent.start(identity.bind_host, settings.port)
     if not is_host:
-        return await _serve_until_done(agent, settings, done)
+        return await serve_until_done(agent, settings.wait_s, settings.kill_wait_s, done)
     shim_dir = install_shims(settings.spool, runtime_invocation())
     env = job_process_environment(desc, identity, settings, shim_dir, environ)
     if step_server:
@@ -225,27 +226,20 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     return result.exit_code if result.signal == 0 else 128 + result.signal
 
 
-async def _serve_until_done(agent: Agent, settings: NodeSettings,
-                            done: "asyncio.Future[int]") -> int:
-    try:
-        await asyncio.wait_for(agent.controlled.wait(), settings.wait_s)
-    except asyncio.TimeoutError:
-        log(f"node 0 did not contact this node within {int(settings.wait_s)} s")
-        await agent.close()
-        return 1
-    code = await done
-    await agent.end_all_tasks(settings.kill_wait_s)
-    await agent.close()
-    return code
-
-
 async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeIdentity,
                      settings: NodeSettings, env: Dict[str, str], token: bytes) -> JobResult:
     paths = batch_paths(desc, identity.names[0])
     missing = str(desc["workdir"]) if paths.chdir_error else None
+    connecting = asyncio.ensure_future(connect_all(
+        identity.names, identity.addresses, settings.port, token, settings.wait_s))
+    ending = asyncio.ensure_future(batch.ending_set.wait())
+    await asyncio.wait([connecting, ending], return_when=asyncio.FIRST_COMPLETED)
+    ending.cancel()
+    if not connecting.done():
+        connecting.cancel()  # ended (SIGTERM) while the nodes were awaited
+        return JobResult(batch.ending[0] if batch.ending else CANCELLED, 0)
     try:
-        batch.links = await connect_all(identity.names, identity.addresses, settings.port,
-                                        token, settings.wait_s)
+        batch.links = connecting.result()
     except RuntimeError as e:
         message = f"sbatch-k8s: error: job {desc['job_id']}: {e}"
         log(message[len("sbatch-k8s: "):])
