@@ -73,6 +73,8 @@ class Agent:
         #: Node 0: each registered step's srun, reachable for ``scancel <job>.<step>``.
         self.step_channels: Dict[int, asyncio.StreamWriter] = {}
         self.controlled = asyncio.Event()
+        #: Node names node 0 mistook this agent for (logged once each).
+        self.refused: Set[str] = set()
         self.server: Optional[asyncio.AbstractServer] = None
 
     async def start(self, host: str, port: int) -> None:
@@ -143,6 +145,16 @@ class Agent:
 
     async def _control(self, message: Dict[str, Any], reader: asyncio.StreamReader,
                        writer: asyncio.StreamWriter) -> None:
+        wanted = message.get("node")
+        if wanted is not None and wanted != self.node_name:
+            # Node 0 took this agent for another node: say who is here, serve no control.
+            if wanted not in self.refused:
+                self.refused.add(wanted)
+                log(f"refused node 0's control connection for {wanted!r}: this node is "
+                    f"{self.node_name!r}")
+            writer.write(encode_json({"type": "not_me", "node": self.node_name}))
+            await writer.drain()
+            return
         self.controlled.set()
         writer.write(encode_json({"type": "ready", "node": self.node_name}))
         await writer.drain()

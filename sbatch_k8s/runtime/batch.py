@@ -81,22 +81,33 @@ class NodeLink:
 
 async def connect_node(index: int, name: str, address: str, port: int, token: bytes,
                        deadline: float) -> NodeLink:
-    """Open the control connection to node ``index``, retrying until ``deadline``."""
+    """Open the control connection to node ``index``, retrying until ``deadline``. The agent
+    must answer ``ready`` with this node's name: one that names another node (a stale
+    address, a mixed-up peer list) is refused, logged once, and asked again later; at the
+    deadline the TimeoutError says who answered instead."""
     loop = asyncio.get_event_loop()
+    impostor: Optional[str] = None
     while True:
         try:
             reader, writer = await asyncio.open_connection(address, port)
             await authenticate(reader, writer, token)
-            writer.write(encode_json({"type": "control"}))
+            writer.write(encode_json({"type": "control", "node": name}))
             await writer.drain()
             frame = await read_frame(reader)
-            if frame is not None and decode_json(frame[2]).get("type") == "ready":
+            reply = decode_json(frame[2]) if frame is not None else {}
+            answered = str(reply.get("node"))
+            if reply.get("type") == "ready" and answered == name:
                 return NodeLink(index, name, reader, writer)
             writer.close()
+            if reply.get("type") in ("ready", "not_me") and answered != impostor:
+                impostor = answered
+                log(f"refused node {index}'s agent at {address}:{port}: it answered as "
+                    f"{answered!r}, expected {name!r}")
         except (OSError, ProtocolError, asyncio.TimeoutError):
             pass
         if loop.time() >= deadline:
-            raise TimeoutError(name)
+            raise TimeoutError(name if impostor is None else
+                               f"{name} (the agent at {address} is {impostor})")
         await asyncio.sleep(RETRY_S)
 
 
@@ -109,7 +120,8 @@ async def connect_all(names: Sequence[str], addresses: Sequence[str], port: int,
                                                    deadline))
                 for i in range(1, len(names))]
     results = await asyncio.gather(*attempts, return_exceptions=True)
-    missing = [names[i + 1] for i, r in enumerate(results) if isinstance(r, BaseException)]
+    missing = [str(r) or names[i + 1] for i, r in enumerate(results)
+               if isinstance(r, BaseException)]
     if missing:
         for r in results:
             if isinstance(r, NodeLink):
