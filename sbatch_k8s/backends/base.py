@@ -10,10 +10,12 @@ reports print the same way whatever answered them.
 from __future__ import annotations
 
 import abc
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
+from parsers.formats.sinfo_fields import NodeInfo
 from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.records import JobRecord
+from parsers.records import JobRecord, StepRecord
+from translators.config import ClusterConfig
 
 #: Outcomes of :meth:`Backend.cancel` and :meth:`Backend.set_hold`, per job.
 DONE, FINISHED, UNKNOWN, REFUSED = "done", "finished", "unknown", "refused"
@@ -24,6 +26,8 @@ class Backend(abc.ABC):
 
     #: ``local`` or ``kubernetes``.
     name: str = ""
+    #: The configuration the backend was opened with.
+    config: ClusterConfig
 
     @abc.abstractmethod
     def describe(self) -> str:
@@ -50,5 +54,38 @@ class Backend(abc.ABC):
         """Cancel (or with ``signum`` signal) one job or step: one of the outcomes above."""
 
     @abc.abstractmethod
-    def set_hold(self, job_id: int, hold: bool, uid: int) -> str:
-        """``scontrol hold`` (``hold``) or ``release`` one pending job: one of the outcomes."""
+    def set_hold(self, job_id: int, reason: Optional[str], uid: int) -> str:
+        """``scontrol hold``/``uhold`` (``reason``: JobHeldUser or JobHeldAdmin) or
+        ``release`` (``reason`` None) one pending job: one of the outcomes."""
+
+    @abc.abstractmethod
+    def active_elements(self) -> List[JobRecord]:
+        """Every job the controller still holds, one record per array element (what scancel
+        filters), in job id order."""
+
+    @abc.abstractmethod
+    def expand_id(self, job_id: int, task: Optional[int]) -> List[int]:
+        """The job ids one scancel id means: the job, every element of an array, or one
+        element (``12_3``)."""
+
+    @abc.abstractmethod
+    def known(self, job_id: int) -> bool:
+        """True when the job (or array) ``job_id`` exists at all, finished or not."""
+
+    @abc.abstractmethod
+    def running_steps(self, record: JobRecord) -> List[StepRecord]:
+        """The steps of a running job still running (``squeue -s``)."""
+
+    @abc.abstractmethod
+    def job_texts(self, record: JobRecord) -> Tuple[Optional[str], Optional[Dict[str, str]]]:
+        """The batch script and start environment of a job (``sacct -B``/``--env-vars``),
+        each None where unknown."""
+
+    @abc.abstractmethod
+    def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
+        """The nodes of each configured partition, as sinfo lists them."""
+
+    @abc.abstractmethod
+    def run_outside(self, argv: List[str]) -> int:
+        """``srun`` outside a job: a job of its own for the step, its output streamed; the
+        step's exit code."""

@@ -1,4 +1,4 @@
-"""``scancel``: cancel or signal local jobs, with Slurm's selection rules and messages.
+"""``scancel``: cancel or signal jobs, with Slurm's selection rules and messages.
 
 Without ``--signal`` a job is cancelled (SIGTERM to its steps and batch shell, SIGKILL
 after KillWait; state CANCELLED). With ``--signal`` only the steps get it, or the batch
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from sbatch_k8s.cli.common import exit_with, run_command
 
 if TYPE_CHECKING:
     from parsers.records import JobRecord
+    from sbatch_k8s.backends.base import Backend
     from parsers.report_options.scancel import ScancelRequest
 
 COMMAND = "scancel"
@@ -28,13 +29,13 @@ COMMAND = "scancel"
 EXIT_NOT_FEDERATED = 191
 
 
-def _cancel_one(environ: Mapping[str, str], request: "ScancelRequest", targets: List[int],
+def _cancel_one(backend: "Backend", request: "ScancelRequest", targets: List[int],
                 text: str, step: Optional[str]) -> int:
     """Cancel or signal what one id means (the jobs ``targets``, or a step of them); print
     Slurm's error when it fails; its status."""
     from parsers.formats.messages import kill_job_error
     from parsers.report_options.scancel import verbose_line
-    from sbatch_k8s.cli.cancel_local import cancel_job
+    from sbatch_k8s.backends.base import REFUSED
 
     if request.verbose > 0:
         sys.stderr.write(verbose_line(request, text, step))
@@ -44,11 +45,12 @@ def _cancel_one(environ: Mapping[str, str], request: "ScancelRequest", targets: 
         return EXIT_NOT_FEDERATED
     batch = request.batch or step == "batch"
     number = int(step) if step is not None and step.isdecimal() else None
-    outcomes = [cancel_job(environ, target, os.getuid(), request.signal, batch,
-                           request.full, number) for target in targets]
+    outcomes = [backend.cancel(target, os.getuid(), request.signal, batch, request.full,
+                               number) for target in targets]
     if outcomes and all(o == "done" for o in outcomes):
         return 0
     reason = ("Invalid job id specified" if "unknown" in outcomes else
+              "Access/permission denied" if REFUSED in outcomes else
               "Job/step already completing or completed")
     error = kill_job_error(text, step is not None, request.signal is not None, reason)
     if error.exit_code or request.verbose > 0:
@@ -72,15 +74,15 @@ def _confirmed(record: "JobRecord", step: Optional[str]) -> bool:
             return True
 
 
-def _filtered(environ: Mapping[str, str], request: "ScancelRequest"
+def _filtered(backend: "Backend", request: "ScancelRequest"
               ) -> Tuple[List[Tuple["JobRecord", Optional[str]]], int]:
     """``_verify_job_ids`` then ``_filter_job_records``: what to cancel (record, step) and
     the status so far."""
     from parsers.job_filters import id_names, no_match_line, scancel_selects
-    from sbatch_k8s.backends.local.selection import node_filter_hosts, scancel_records
+    from sbatch_k8s.cli.node_files import node_filter_hosts
     from sbatch_k8s.cli.user_ids import resolve_users
 
-    records = scancel_records(environ)
+    records = backend.active_elements()
     code = 0
     for selected in request.jobs:
         if not any(id_names(selected, r) for r in records) and request.verbose >= 0:
@@ -109,6 +111,7 @@ def _filtered(environ: Mapping[str, str], request: "ScancelRequest"
 def _main(argv: List[str]) -> int:
     from parsers.report_options.clusters import check_clusters
     from parsers.report_options.scancel import parse_scancel_args
+    from sbatch_k8s.backends import open_backend
     from sbatch_k8s.cli.help_text import report_action
 
     environ = os.environ
@@ -122,17 +125,15 @@ def _main(argv: List[str]) -> int:
         from sbatch_k8s.config import load_config
 
         check_clusters(COMMAND, request.clusters, load_config(environ)[0].cluster_name)
+    backend = open_backend(environ)
     if not request.has_filters:
-        from sbatch_k8s.backends.local.selection import cancel_targets
-
-        return max([_cancel_one(environ, request,
-                                cancel_targets(environ, j.job_id, j.array_task_id),
+        return max([_cancel_one(backend, request, backend.expand_id(j.job_id, j.array_task_id),
                                 str(j), j.step) for j in request.jobs] or [0])
-    chosen, code = _filtered(environ, request)
+    chosen, code = _filtered(backend, request)
     for record, step in chosen:
         if request.interactive and not _confirmed(record, step):
             continue
-        code = max(code, _cancel_one(environ, request, [record.job_id], record.job_id_text,
+        code = max(code, _cancel_one(backend, request, [record.job_id], record.job_id_text,
                                      step))
     return code
 

@@ -1,5 +1,5 @@
 """``scontrol``: ``show job|hostnames|hostlist|hostlistsorted|partition``, ``hold``,
-``uhold``, ``release`` on the local backend, in Slurm's formats. Other scontrol commands are
+``uhold``, ``release`` on the configured backend, in Slurm's formats. Other scontrol commands are
 administrative and answer with one line saying they are not available here."""
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ def _show_jobs(value: Optional[str], environ: Mapping[str, str], oneliner: bool)
     from parsers.formats.messages import invalid_job_id_error
     from parsers.formats.scontrol import format_show_jobs
     from parsers.report_options.scontrol import show_job_id
-    from sbatch_k8s import jobdb
-    from sbatch_k8s.backends.local.records import active_records
+    from sbatch_k8s.backends import open_backend
 
     now = int(time.time())
-    records = active_records(jobdb.connect(environ), True, now)
+    records = open_backend(environ).job_records(True, now)
     wanted = show_job_id(value) if value else None
     if wanted is not None:
         records = [r for r in records if wanted.job_id in (r.job_id, r.array_job_id) and
@@ -41,31 +40,31 @@ def _show_jobs(value: Optional[str], environ: Mapping[str, str], oneliner: bool)
 
 
 def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int:
-    from sbatch_k8s import jobdb
+    from parsers.records import PENDING
+    from sbatch_k8s.backends import open_backend
 
-    conn = jobdb.connect(environ)
+    backend = open_backend(environ)
+    active = backend.active_elements()
     code = 0
     for word in " ".join(words).replace(",", " ").split():
         value = word.split("=", 1)[-1]
         job_id = int(value) if value.isascii() and value.isdigit() else None
-        rows = [] if job_id is None else jobdb.select_jobs(
-            conn, "job_id=? OR array_job_id=?", (job_id, job_id))
-        if not rows:
+        elements = [] if job_id is None else [r for r in active
+                                              if job_id in (r.job_id, r.array_job_id)]
+        if not elements and (job_id is None or not backend.known(job_id)):
             sys.stderr.write(f"Invalid job id specified for job {word}\n")
             code = 1
             continue
-        pending = [r for r in rows if r["state"] == "PENDING"]
+        pending = [r for r in elements if r.state == PENDING]
         if not pending:
             sys.stderr.write(f"Job has already finished for job {word}\n"
                              f"slurm_suspend error: Job has already finished\n")
             code = 1
             continue
-        hold = 0 if command == "release" else 1
-        reason = "None" if hold == 0 else ("JobHeldUser" if command == "uhold" or
-                                           os.getuid() != 0 else "JobHeldAdmin")
-        for row in pending:
-            jobdb.update_job(conn, row["job_id"], hold=hold, reason=reason,
-                             eligible_time=time.time() if hold == 0 else None)
+        reason = None if command == "release" else (
+            "JobHeldUser" if command == "uhold" or os.getuid() != 0 else "JobHeldAdmin")
+        for record in pending:
+            backend.set_hold(record.job_id, reason, os.getuid())
     return code
 
 

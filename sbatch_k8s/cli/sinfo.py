@@ -1,7 +1,6 @@
-"""``sinfo``: the local machine as Slurm would list it — one node per concurrent job slot is
-not meaningful here, so each configured partition shows one node, ``localhost``, whose state
-follows the CPUs running jobs hold (idle, mixed, allocated). The node always responds, has
-no down/drain reason, and there are no reservations."""
+"""``sinfo``: the configured partitions and the nodes the backend gives each (on the local
+backend one node, ``localhost``; on a cluster the nodes each partition selects), as Slurm
+lists them. There are no reservations."""
 
 from __future__ import annotations
 
@@ -34,26 +33,20 @@ def _node_listed(node: "NodeInfo", query: "SinfoQuery") -> bool:
 def _listing(query: "SinfoQuery", environ: Mapping[str, str]) -> str:
     """One listing (``-i`` prints one per period)."""
     from parsers.formats.sinfo import format_sinfo
-    from parsers.formats.sinfo_fields import NodeInfo, PartitionInfo
+    from parsers.formats.sinfo_fields import PartitionInfo
     from parsers.formats.sinfo_reasons import NO_RESERVATIONS, format_reasons
-    from sbatch_k8s import jobdb
-    from sbatch_k8s.backends.local.capacity import local_cpus
-    from sbatch_k8s.config import load_config
+    from sbatch_k8s.backends import open_backend
 
     if query.reservation:
         return NO_RESERVATIONS
     if query.list_reasons:
         return format_reasons(query.long, not query.noheader)
-    config, _ = load_config(environ)
-    total = local_cpus(config.local)
-    used = jobdb.connect(environ).execute(
-        "SELECT COALESCE(SUM(cpus), 0) FROM jobs WHERE state='RUNNING'").fetchone()[0]
-    state = "idle" if used == 0 else ("allocated" if used >= total else "mixed")
-    gres = f"gpu:{config.local.gpus}" if config.local.gpus else ""
-    node = NodeInfo("localhost", state, total, min(used, total),
-                    config.local.memory_mb or 1, gres=gres)
-    nodes = (node,) if _node_listed(node, query) else ()
-    partitions = [PartitionInfo(p.name, nodes, p.name == config.default_partition,
+    backend = open_backend(environ)
+    config = backend.config
+    by_partition = backend.partition_nodes()
+    partitions = [PartitionInfo(p.name, tuple(n for n in by_partition.get(p.name, ())
+                                              if _node_listed(n, query)),
+                                p.name == config.default_partition,
                                 max_time_min=p.max_time_min)
                   for p in config.partitions
                   if query.partitions is None or p.name in query.partitions]

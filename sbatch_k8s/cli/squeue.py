@@ -23,24 +23,21 @@ def _listing(query: "SqueueQuery", environ: Mapping[str, str]) -> str:
     from parsers.formats.squeue_select import expand_pending_arrays, select_jobs, select_steps
     from parsers.formats.squeue_sort import sort_jobs, sort_steps
     from parsers.formats.squeue_steps import format_squeue_steps
-    from sbatch_k8s import jobdb
-    from sbatch_k8s.backends.local.layout import job_dir_of
-    from sbatch_k8s.backends.local.records import active_records, running_steps
+    from sbatch_k8s.backends import open_backend
 
     now = int(time.time())
-    conn = jobdb.connect(environ)
+    backend = open_backend(environ)
     wants_finished = query.all_states or query.states is not None or query.jobs is not None
-    records = active_records(conn, wants_finished, now)
+    records = backend.job_records(wants_finished, now)
     if query.single_job_id is not None and not any(
             query.single_job_id in (r.job_id, r.array_job_id) for r in records):
-        if jobdb.get_job(conn, query.single_job_id) is None:
+        if not backend.known(query.single_job_id):
             raise invalid_job_id_error()
     users = resolve_users(COMMAND, query.users, query.me)
     header = not query.noheader
     if query.step_mode:
         running = [r for r in records if r.state == "RUNNING"]
-        views = [(r, s) for r in running
-                 for s in running_steps(conn, r, job_dir_of(environ, r.job_id))]
+        views = [(r, s) for r in running for s in backend.running_steps(r)]
         chosen = sort_steps(select_steps(views, query, users), query.sort, now)
         return format_squeue_steps(chosen, query.format, now, header,
                                    long_format=query.format_is_long)

@@ -285,7 +285,7 @@ def test_no_command_is_fatal(argv):
 
 def test_no_command_is_fatal_outside_a_job_too():
     """srun outside an allocation (sbatch_k8s/cli/srun.py) refuses it in the same words."""
-    from sbatch_k8s.cli.srun import allocation_argv
+    from sbatch_k8s.backends.local.srun_outside import allocation_argv
 
     with pytest.raises(SlurmInputError) as caught:
         allocation_argv(["-N2"], "/tmp")

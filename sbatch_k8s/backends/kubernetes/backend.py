@@ -5,10 +5,12 @@ from __future__ import annotations
 import time
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
+from parsers.formats.sinfo_fields import NodeInfo
 from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.records import PENDING, JobRecord
+from parsers.records import PENDING, JobRecord, StepRecord
 from sbatch_k8s.backends.base import FINISHED, REFUSED, UNKNOWN, Backend
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
+from sbatch_k8s.errors import BackendError
 from translators.config import ClusterConfig
 
 #: How long squeue keeps showing a finished job (Slurm's MinJobAge).
@@ -104,7 +106,7 @@ class KubernetesBackend(Backend):
         return cancel_on_cluster(self.client, record, ref, namespace, uid, signum, batch, full,
                                  step)
 
-    def set_hold(self, job_id: int, hold: bool, uid: int) -> str:
+    def set_hold(self, job_id: int, reason: Optional[str], uid: int) -> str:
         from sbatch_k8s.backends.kubernetes.control import hold_on_cluster
 
         found = self._find(job_id)
@@ -115,5 +117,49 @@ class KubernetesBackend(Backend):
             return FINISHED
         if uid != 0 and record.uid != uid:
             return REFUSED
-        return hold_on_cluster(self.client, record, ref, namespace, hold)
+        return hold_on_cluster(self.client, record, ref, namespace, reason)
 
+
+    def active_elements(self) -> List[JobRecord]:
+        from sbatch_k8s.backends.kubernetes.records import is_final
+
+        return [r for r in self.job_records(False, int(time.time())) if not is_final(r)]
+
+    def expand_id(self, job_id: int, task: Optional[int]) -> List[int]:
+        from sbatch_k8s.backends.kubernetes.cluster_jobs import records_of
+
+        records = records_of(self.client, self.namespaces(), job_id, int(time.time()))
+        elements = [r for r in records if r.array_job_id == job_id]
+        if task is not None:
+            return [r.job_id for r in elements if r.array_task_id == task]
+        return [r.job_id for r in elements] or [job_id]
+
+    def known(self, job_id: int) -> bool:
+        from sbatch_k8s.backends.kubernetes.cluster_jobs import records_of
+
+        return bool(records_of(self.client, self.namespaces(), job_id, int(time.time())))
+
+    def running_steps(self, record: JobRecord) -> List[StepRecord]:
+        raise BackendError("squeue -s: the steps of running jobs are not visible on the "
+                           "Kubernetes backend yet (sacct shows them once the job ends)")
+
+    def job_texts(self, record: JobRecord) -> Tuple[Optional[str], Optional[Dict[str, str]]]:
+        """The script from the job's ConfigMap while it exists; the start environment is in
+        the job's Secret, which sacct does not read."""
+        from sbatch_k8s.backends.kubernetes.cluster_jobs import find_job
+        from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP
+
+        found = find_job(self.client, self.namespaces(), record.job_id, int(time.time()))
+        if found is None or not found[1].get("name"):
+            return None, None
+        files = self.client.get(CONFIG_MAP, found[1]["name"], found[2])
+        return ((files or {}).get("data") or {}).get("script"), None
+
+    def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
+        from sbatch_k8s.backends.kubernetes.nodes import partition_nodes
+
+        return partition_nodes(self.client, self.config, self.namespaces())
+
+    def run_outside(self, argv: List[str]) -> int:
+        raise BackendError("srun outside a job is not available on the Kubernetes backend "
+                           "yet; submit the step in a batch script with sbatch")

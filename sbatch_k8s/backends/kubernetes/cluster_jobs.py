@@ -20,6 +20,7 @@ RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 ACTIVE_SELECTOR = "sbatch-k8s.io/kind=record,sbatch-k8s.io/state=active"
 MANAGED_SELECTOR = "app.kubernetes.io/managed-by=sbatch-k8s"
 JOB_ID_LABEL = "sbatch-k8s.io/job-id"
+ARRAY_JOB_ID_LABEL = "sbatch-k8s.io/array-job-id"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
@@ -46,18 +47,24 @@ class ClusterView:
 
 
 def look(client: KubeClient, namespace: str, active_only: bool,
-         job_ids: Optional[Sequence[int]] = None) -> ClusterView:
-    """Records (active ones, or all, or those of ``job_ids``), the workloads they name and
-    our pods."""
+         job_ids: Optional[Sequence[int]] = None, array_job_id: Optional[int] = None
+         ) -> ClusterView:
+    """Records (active ones, or all, or those of ``job_ids``, or the elements of one array),
+    the workloads they name and our pods."""
     from sbatch_k8s.backends.kubernetes.records import record_from_config_map
 
     selector = ACTIVE_SELECTOR if active_only else RECORD_SELECTOR
     if job_ids is not None:
         selector += f",{JOB_ID_LABEL} in ({','.join(str(i) for i in sorted(job_ids))})"
+    if array_job_id is not None:
+        selector += f",{ARRAY_JOB_ID_LABEL}={array_job_id}"
     maps, _ = client.list(CONFIG_MAP, namespace, selector)
     stored = []
     for cm in maps:
-        record, ref = record_from_config_map(cm)
+        try:
+            record, ref = record_from_config_map(cm)
+        except ValueError:
+            continue  # an unreadable record must not take squeue down with it
         stored.append((record, ref, cm))
     kinds = {_kind_named(ref) for record, ref, _ in stored if ref}
     workloads: Dict[Tuple[str, str], Dict[str, Any]] = {}
@@ -149,3 +156,15 @@ def find_job(client: KubeClient, namespaces: Iterable[str], job_id: int, now: in
             if record.job_id == job_id:
                 return record, ref, namespace
     return None
+
+
+def records_of(client: KubeClient, namespaces: Iterable[str], job_id: int, now: int
+               ) -> List[JobRecord]:
+    """The job ``job_id``, or every element of the array ``job_id`` (live, finished or not)."""
+    found: List[JobRecord] = []
+    for namespace in sorted(set(namespaces)):
+        for selection in ({"array_job_id": job_id}, {"job_ids": [job_id]}):
+            view = look(client, namespace, False, **selection)  # type: ignore[arg-type]
+            found.extend(joined_records(client, view, now))
+    unique = {r.job_id: r for r in found}
+    return [unique[k] for k in sorted(unique)]

@@ -88,18 +88,21 @@ def _nested(path: Tuple[str, ...], leaf: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def hold_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
-                    namespace: str, hold: bool) -> str:
-    """Suspend (``hold``) or resume one pending job's workload: ``done``."""
+                    namespace: str, reason: Optional[str]) -> str:
+    """Suspend (``reason``: why it is held) or resume (None) one pending job's workload:
+    ``done``."""
     from sbatch_k8s.backends.kubernetes.records import record_name
 
     kind = _kind(ref)
     if kind is None:
         return FINISHED
+    hold = reason is not None
     patch = _nested(SUSPEND_PATH[kind.kind], {"suspend": hold})
-    patch["metadata"] = {"annotations": {HOLD_ANNOTATION: "user" if hold else None}}
+    patch["metadata"] = {"annotations": {
+        HOLD_ANNOTATION: None if not hold else "admin" if reason == "JobHeldAdmin" else "user"}}
     client.merge_patch(kind, ref["name"], namespace, patch)
     now = int(time.time())
-    held = with_changes(record, reason="JobHeldUser" if hold else "None",
+    held = with_changes(record, reason=reason or "None",
                         eligible_time=None if hold else now)
     from sbatch_k8s.backends.kubernetes.records import record_config_map
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from typing import List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Tuple
 
+from parsers.formats.sinfo_fields import NodeInfo
 from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.records import PENDING, JobRecord
+from parsers.records import PENDING, JobRecord, StepRecord
 from sbatch_k8s.backends.base import DONE, FINISHED, UNKNOWN, Backend
 from translators.config import ClusterConfig
 
@@ -54,11 +55,11 @@ class LocalBackend(Backend):
 
     def cancel(self, job_id: int, uid: int, signum: Optional[int] = None,
                batch: bool = False, full: bool = False, step: Optional[int] = None) -> str:
-        from sbatch_k8s.cli.cancel_local import cancel_job
+        from sbatch_k8s.backends.local.cancel import cancel_job
 
         return cancel_job(self.environ, job_id, uid, signum, batch, full, step)
 
-    def set_hold(self, job_id: int, hold: bool, uid: int) -> str:
+    def set_hold(self, job_id: int, reason: Optional[str], uid: int) -> str:
         from sbatch_k8s import jobdb
 
         conn = jobdb.connect(self.environ)
@@ -67,7 +68,55 @@ class LocalBackend(Backend):
             return UNKNOWN
         if row["state"] != PENDING:
             return FINISHED
-        reason = "None" if not hold else ("JobHeldUser" if uid != 0 else "JobHeldAdmin")
-        jobdb.update_job(conn, job_id, hold=1 if hold else 0, reason=reason,
-                         eligible_time=None if hold else time.time())
+        jobdb.update_job(conn, job_id, hold=1 if reason else 0, reason=reason or "None",
+                         eligible_time=None if reason else time.time())
         return DONE
+
+    def active_elements(self) -> List[JobRecord]:
+        from sbatch_k8s.backends.local.selection import scancel_records
+
+        return scancel_records(self.environ)
+
+    def expand_id(self, job_id: int, task: Optional[int]) -> List[int]:
+        from sbatch_k8s.backends.local.selection import cancel_targets
+
+        return cancel_targets(self.environ, job_id, task)
+
+    def known(self, job_id: int) -> bool:
+        from sbatch_k8s import jobdb
+
+        return jobdb.get_job(jobdb.connect(self.environ), job_id) is not None
+
+    def running_steps(self, record: JobRecord) -> List[StepRecord]:
+        from sbatch_k8s import jobdb
+        from sbatch_k8s.backends.local.layout import job_dir_of
+        from sbatch_k8s.backends.local.records import running_steps
+
+        return running_steps(jobdb.connect(self.environ), record,
+                             job_dir_of(self.environ, record.job_id))
+
+    def job_texts(self, record: JobRecord) -> Tuple[Optional[str], Optional[Dict[str, str]]]:
+        from sbatch_k8s.backends.local.job_files import batch_script, start_environment
+
+        return batch_script(self.environ, record), start_environment(self.environ, record)
+
+    def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
+        """Each partition shows one node, ``localhost``, whose state follows the CPUs that
+        running jobs hold (idle, mixed, allocated)."""
+        from sbatch_k8s import jobdb
+        from sbatch_k8s.backends.local.capacity import local_cpus
+
+        local = self.config.local
+        total = local_cpus(local)
+        used = jobdb.connect(self.environ).execute(
+            "SELECT COALESCE(SUM(cpus), 0) FROM jobs WHERE state='RUNNING'").fetchone()[0]
+        state = "idle" if used == 0 else ("allocated" if used >= total else "mixed")
+        gres = f"gpu:{local.gpus}" if local.gpus else ""
+        node = NodeInfo("localhost", state, total, min(used, total), local.memory_mb or 1,
+                        gres=gres)
+        return {p.name: (node,) for p in self.config.partitions}
+
+    def run_outside(self, argv: List[str]) -> int:
+        from sbatch_k8s.backends.local.srun_outside import run_outside
+
+        return run_outside(argv, self.config, self.environ)

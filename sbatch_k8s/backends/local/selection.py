@@ -1,15 +1,14 @@
 """What scancel selects from, on the local backend: job records and the ids behind a name.
 
 The filters themselves are pure (:mod:`parsers.job_filters`); this module only reads the
-job database and node files, so that another backend can feed the same filters with
-records built from cluster state.
+job database, so that another backend can feed the same filters with records built from
+cluster state.
 """
 
 from __future__ import annotations
 
-from typing import FrozenSet, List, Mapping, Optional
+from typing import List, Mapping, Optional
 
-from parsers.job_filters import hosts_of
 from parsers.records import JobRecord
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.records import ACTIVE_STATES, to_record
@@ -34,17 +33,3 @@ def cancel_targets(environ: Mapping[str, str], job_id: int,
         return [r["job_id"] for r in rows]
     rows = jobdb.select_jobs(conn, "array_job_id=?", (job_id,))
     return [r["job_id"] for r in rows] or [job_id]
-
-
-def node_filter_hosts(nodelist: str) -> FrozenSet[str]:
-    """The hosts of scancel's ``-w``: a value containing ``/`` names a file of host names
-    (``slurm_read_hostfile``; an unreadable file leaves the value as it is)."""
-    if "/" in nodelist:
-        try:
-            with open(nodelist) as f:
-                text = f.read()
-        except OSError:
-            return hosts_of(nodelist)
-        words = [w for line in text.splitlines() for w in line.split("#")[0].split(",")]
-        return frozenset().union(*(hosts_of(w.strip()) for w in words if w.strip()))
-    return hosts_of(nodelist)

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.allocation import Allocation, allocate
+from parsers.allocation import Allocation
 from parsers.errors import submission_failed
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
 from parsers.records import PENDING
@@ -25,7 +25,7 @@ from sbatch_k8s.backends.local.capacity import fits_ever, local_shape
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
 from sbatch_k8s.backends.local.waiting import initial_reason, wait_for_job
 from sbatch_k8s.cli.common import print_warning
-from sbatch_k8s.submit import choose_partition, submit_context
+from sbatch_k8s.submit import plan, submit_context
 from translators.config import ClusterConfig
 from translators.job_description import (
     describe_job,
@@ -120,8 +120,7 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     with ``test_only``, which only says where the job would run)."""
     from sbatch_k8s.backends.local.supervisor import spawn_supervisor
 
-    partition = choose_partition(job, config)
-    allocation = allocate(job, local_shape(config.local))
+    partition, allocation = plan(job, config, local_shape(config.local))
     if not quiet:
         for note in allocation.warnings:
             print_warning(command, note)
@@ -149,7 +148,8 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     desc["partition"] = partition.name
     job_dir = job_dir_of(environ, base_id)
     os.makedirs(job_dir, mode=0o700, exist_ok=True)
-    write_private(os.path.join(job_dir, "script"), job.script.text.encode())
+    write_private(os.path.join(job_dir, "script"),
+                  job.script.text.encode("utf-8", "surrogateescape"))
     write_private(os.path.join(job_dir, "token"), secrets.token_hex(32).encode())
     public, private = split_description(desc)
     write_private(os.path.join(job_dir, ENVIRONMENT_KEY), description_to_json(private).encode())

@@ -1,0 +1,140 @@
+"""srun outside an allocation on the local backend: create a job for the step and stream it.
+
+As Slurm's srun does, it first obtains an allocation with the same options, then runs the step
+in it: here the job's batch script is ``srun <the same arguments>`` with its stdin fed from a
+FIFO and its output files followed until the job ends; the exit code is the step's. Ctrl-C is
+passed to that inner srun (twice within a second aborts, as in Slurm).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import sys
+import time
+from typing import IO, List, Mapping, Optional, Sequence
+
+from parsers.errors import fatal
+from parsers.getopt import parse_args
+from parsers.jobspec import BatchScript
+from parsers.options import SBATCH, SRUN
+from parsers.sbatch import build_job, split_command_line
+from translators.config import ClusterConfig
+
+FOLLOW_INTERVAL_S = 0.02
+
+
+def allocation_argv(argv: Sequence[str], job_dir_hint: str) -> List[str]:
+    """sbatch arguments for the job an outside srun creates: its options valid for sbatch,
+    the command's name as job name, output into files we follow, stdin from our FIFO."""
+    parsed = parse_args(SRUN, argv)
+    if not parsed.operands:
+        raise fatal("No command given to execute.")
+    words: List[str] = []
+    for given in parsed.options:
+        option = given.option
+        if option.level(SBATCH) is None or option.long in ("output", "error", "input",
+                                                            "label", "wait"):
+            continue
+        words.append(f"--{option.long}" if given.raw is None else f"--{option.long}={given.raw}")
+    name = os.path.basename(parsed.operands[0])
+    inner = "exec srun " + " ".join(shlex.quote(a) for a in argv)
+    return (["--job-name", name] + words +
+            ["--output", os.path.join(job_dir_hint, "srun.out"),
+             "--error", os.path.join(job_dir_hint, "srun.err"),
+             "--input", os.path.join(job_dir_hint, "srun.in"),
+             "--wrap", inner])
+
+
+class Follower:
+    """Copies what a growing file receives to one of our streams."""
+
+    def __init__(self, path: str, out: IO[bytes]) -> None:
+        self.path = path
+        self.out = out
+        self.handle: Optional[IO[bytes]] = None
+
+    def pump(self) -> None:
+        if self.handle is None:
+            try:
+                self.handle = open(self.path, "rb")
+            except OSError:
+                return
+        data = self.handle.read()
+        if data:
+            self.out.write(data)
+            self.out.flush()
+
+
+def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, str]) -> int:
+    """srun's exit code for a step run in a job of its own."""
+    from sbatch_k8s import jobdb
+    from sbatch_k8s.backends.local.submit import create_job
+
+    spool = os.path.join(jobdb.state_dir(environ), "srun", str(os.getpid()))
+    os.makedirs(spool, mode=0o700, exist_ok=True)
+    fifo = os.path.join(spool, "srun.in")
+    os.mkfifo(fifo, 0o600)
+    command_line = split_command_line(allocation_argv(argv, spool))
+    wrap = command_line.value_of("wrap") or ""
+    script = BatchScript(f"#!/bin/sh\n# created by srun outside an allocation\n{wrap}\n", None,
+                         (), "wrap")
+    job, _ = build_job(command_line, environ, script)
+    job_id, lock = create_job(job, config, environ, command="srun")
+    assert lock is not None
+    return _follow(job_id, lock, spool, fifo, environ)
+
+
+def _follow(job_id: int, lock: IO[bytes], spool: str, fifo: str,
+            environ: Mapping[str, str]) -> int:
+    import fcntl
+    import threading
+
+    from sbatch_k8s import jobdb
+    from sbatch_k8s.backends.local.cancel import signal_batch_shell
+
+    def feed_stdin() -> None:
+        # Opened only now (after the supervisor was forked, so no other process holds a
+        # writer): the job sees end-of-file when our stdin ends.
+        stdin_pipe = os.open(fifo, os.O_WRONLY)
+        try:
+            while True:
+                data = os.read(0, 65536)
+                if not data:
+                    break
+                os.write(stdin_pipe, data)
+        except OSError:
+            pass
+        os.close(stdin_pipe)
+
+    threading.Thread(target=feed_stdin, daemon=True).start()
+    last_interrupt = [0.0]
+
+    def interrupt(signum: int, _frame: object) -> None:
+        signal_batch_shell(environ, job_id, signum)
+        last_interrupt[0] = time.time()
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, interrupt)
+    followers = [Follower(os.path.join(spool, "srun.out"), sys.stdout.buffer),
+                 Follower(os.path.join(spool, "srun.err"), sys.stderr.buffer)]
+    lock_path = lock.name
+    lock.close()
+    with open(lock_path, "rb") as handle:
+        while True:
+            for follower in followers:
+                follower.pump()
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except OSError:
+                time.sleep(FOLLOW_INTERVAL_S)
+    for follower in followers:
+        follower.pump()
+    row = jobdb.get_job(jobdb.connect(environ), job_id)
+    if row is None:
+        return 1
+    if row["exit_signal"]:
+        return 128 + int(row["exit_signal"])
+    return int(row["exit_code"] or 0)
