@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 REQUEST_TIMEOUT_S = (5.0, 20.0)
 MERGE_PATCH = "application/merge-patch+json"
@@ -54,6 +54,26 @@ class KubeApi:
     def list_pods(self) -> Dict[str, Any]:
         """Every pod in every namespace (a PodList with its resourceVersion)."""
         return self._call(self.core.list_pod_for_all_namespaces) or {}
+
+    def watch_pods(self, resource_version: Optional[str], timeout_s: int,
+                   read_timeout_s: float) -> Iterator[Dict[str, Any]]:
+        """Watch events (``{"type", "object"}``) on every pod from ``resource_version``; ends
+        when the server closes the watch. A quiet stream raises a read timeout after
+        ``read_timeout_s``, so the caller can check whether to stop."""
+        response = self.core.list_pod_for_all_namespaces(
+            watch=True, resource_version=resource_version, allow_watch_bookmarks=True,
+            timeout_seconds=timeout_s, _preload_content=False,
+            _request_timeout=(REQUEST_TIMEOUT_S[0], read_timeout_s))
+        try:
+            pending = b""
+            for chunk in response.stream(65536, decode_content=True):
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield json.loads(line)
+        finally:
+            response.release_conn()
 
     def patch_pod_status(self, namespace: str, name: str, status: Dict[str, Any]) -> bool:
         """Merge ``status`` into the pod's status; False when the pod is gone."""

@@ -146,8 +146,6 @@ class TestKubelet:
 
     # the watch
     def _watch_loop(self) -> None:
-        from kubernetes import watch
-
         version: Optional[str] = None
         listed_at = 0.0
         while not self._stop.is_set():
@@ -157,22 +155,19 @@ class TestKubelet:
                     version = (listing.get("metadata") or {}).get("resourceVersion")
                     listed_at = time.monotonic()
                     self._sync(items(listing))
-                stream = watch.Watch().stream(
-                    self.api.core.list_pod_for_all_namespaces, resource_version=version,
-                    allow_watch_bookmarks=True, timeout_seconds=int(RELIST_S),
-                    deserialize=False, _request_timeout=(5.0, WATCH_READ_TIMEOUT_S))
-                for event in stream:
+                for event in self.api.watch_pods(version, int(RELIST_S),
+                                                 WATCH_READ_TIMEOUT_S):
                     if self._stop.is_set():
                         break
-                    pod = event.get("raw_object") or {}
-                    if event.get("type") == "ERROR":
+                    pod = event.get("object") or {}
+                    if event.get("type") == "ERROR":       # 410 Gone: list again
                         version = None
                         break
                     version = (pod.get("metadata") or {}).get("resourceVersion") or version
                     if event.get("type") != "BOOKMARK":
                         self._on_pod(event["type"], pod)
             except Exception as e:
-                if getattr(e, "status", None) is not None:      # 410 Gone and other API errors
+                if getattr(e, "status", None) is not None:      # an API error: list again
                     version = None
                     self._stop.wait(0.2)
                 elif "timed out" not in str(e).lower():
