@@ -192,28 +192,27 @@ def prepare_pod(services: PodServices, pod: Dict[str, Any], address: str) -> Pre
 
 def pod_status(worker: Any, waiting_reason: Optional[str], waiting_message: Optional[str],
                final: bool) -> Dict[str, Any]:
-    """The status of ``worker``'s pod, as a kubelet writes it."""
+    """The status of ``worker``'s pod, as a kubelet writes it; ``final``: the pod has ended
+    (Succeeded when every container exited 0, else Failed)."""
     pod, prepared = worker.pod, worker.prepared
     spec, uid = pod["spec"], worker.uid
     init_containers = spec.get("initContainers") or []
+    containers = spec.get("containers") or []
+    Entry = Tuple[Dict[str, Any], Dict[str, Any], int, Dict[str, Any]]
     if prepared is None:
         main_reason = "PodInitializing" if init_containers else "ContainerCreating"
-        init_states = [waiting(waiting_reason or "PodInitializing", waiting_message)
-                       for _ in init_containers]
-        states = [waiting(waiting_reason or main_reason, waiting_message)
-                  for _ in spec.get("containers") or []]
-        init_done, restarting, counts = False, False, ([0] * len(init_containers),
-                                                       [0] * len(states))
-        last = ([{}] * len(init_containers), [{}] * len(states))
+        init: List[Entry] = [(c, waiting(waiting_reason or "PodInitializing", waiting_message),
+                              0, {}) for c in init_containers]
+        main: List[Entry] = [(c, waiting(waiting_reason or main_reason, waiting_message), 0, {})
+                             for c in containers]
+        init_done, restarting = False, False
     else:
-        init_states = [run.state for run in prepared.init_runs]
-        states = [run.state for run in prepared.runs]
+        init = [(r.container, r.state, r.restart_count, r.last_state)
+                for r in prepared.init_runs]
+        main = [(r.container, r.state, r.restart_count, r.last_state) for r in prepared.runs]
         init_done = prepared.initialized
         restarting = any(run.restart_at is not None for run in prepared.all_runs())
-        counts = ([r.restart_count for r in prepared.init_runs],
-                  [r.restart_count for r in prepared.runs])
-        last = ([r.last_state for r in prepared.init_runs],
-                [r.last_state for r in prepared.runs])
+    states = [entry[1] for entry in main]
     if final:
         ok = init_done and all(s.get("terminated", {}).get("exitCode") == 0 for s in states)
         phase = "Succeeded" if ok else "Failed"
@@ -222,18 +221,15 @@ def pod_status(worker: Any, waiting_reason: Optional[str], waiting_message: Opti
     else:
         phase = pod_phase(init_done, states, restarting)
     ready = phase == "Running" and all("running" in s for s in states)
-    now = time.time()
     ip = reported_ip(worker.address)
-    host_ip = "" if not spec.get("nodeName") else worker.services.host_ip(spec["nodeName"])
+    host_ip = worker.services.host_ip(spec.get("nodeName", ""))
     return {
         "phase": phase, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
         "podIP": ip, "podIPs": [{"ip": ip}], "startTime": rfc3339(worker.start_time),
-        "conditions": conditions((pod.get("status") or {}).get("conditions") or [], now,
-                                 prepared is not None, init_done, ready),
-        "initContainerStatuses": [
-            container_status(c, uid, s, n, l) for c, s, n, l in
-            zip(init_containers, init_states, counts[0], last[0])] or None,
-        "containerStatuses": [
-            container_status(c, uid, s, n, l) for c, s, n, l in
-            zip(spec.get("containers") or [], states, counts[1], last[1])],
+        "conditions": conditions((pod.get("status") or {}).get("conditions") or [],
+                                 time.time(), prepared is not None, init_done, ready),
+        "initContainerStatuses": [container_status(c, uid, state, count, last)
+                                  for c, state, count, last in init] or None,
+        "containerStatuses": [container_status(c, uid, state, count, last)
+                              for c, state, count, last in main],
     }

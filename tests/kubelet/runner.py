@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Set
+from typing import Dict, List, NamedTuple, Optional, Set
 
 PODINIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "podinit.py")
 START_TIMEOUT_S = 30.0

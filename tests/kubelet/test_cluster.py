@@ -214,3 +214,50 @@ def test_an_indexed_job_runs_to_completion(cluster):
             assert lines[1] == "from the ConfigMap"
             peer = lines[2].split()
             assert peer[0].startswith("127.10.") and f"hello-{1 - index}.hello" in peer
+
+
+def test_the_command_line_registers_nodes_runs_pods_and_unregisters_on_sigterm(bare):
+    import os
+    import signal
+    import subprocess
+
+    core = bare["core"]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.kubelet", "--kubeconfig", bare["cluster"].kubeconfig,
+         "--nodes", "1", "--name-prefix", "cli-", "--gpus", "8"],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        node = wait_until(lambda: next((n for n in core.list_node().items
+                                        if n.metadata.name == "cli-0"), None), 30, "cli-0")
+        assert node.status.capacity["nvidia.com/gpu"] == "8"
+        core.create_namespaced_pod(NS, pod("on-cli", "echo from the cli kubelet",
+                                           nodeName="cli-0"))
+        done = wait_until(lambda: finished(core, "on-cli"), what="pod on-cli")
+        assert done.status.phase == "Succeeded"
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    assert process.returncode == 0, output
+    assert "cli-0" not in [n.metadata.name for n in core.list_node().items]
+
+
+def test_stopping_the_kubelet_kills_its_pods_and_removes_its_files(bare):
+    import os
+
+    core = bare["core"]
+    kubelet = TestKubelet(bare["cluster"].kubeconfig, nodes=1, name_prefix="short-").start()
+    try:
+        core.create_namespaced_pod(NS, pod("left-running", "echo $$$$; exec sleep 300",  # $$ is a literal $
+                                           nodeName="short-0"))
+        pid = int(wait_until(lambda: kubelet.logs(NS, "left-running").strip(), 30,
+                             "left-running started"))
+        files = [kubelet.root_dir, kubelet.memory_dir]
+    finally:
+        kubelet.stop()
+    assert not os.path.exists(f"/proc/{pid}")
+    assert not any(os.path.exists(path) for path in files)
+    assert "short-0" not in [n.metadata.name for n in core.list_node().items]
