@@ -251,7 +251,8 @@ def test_stopping_the_kubelet_kills_its_pods_and_removes_its_files(bare):
     core = bare["core"]
     kubelet = TestKubelet(bare["cluster"].kubeconfig, nodes=1, name_prefix="short-").start()
     try:
-        core.create_namespaced_pod(NS, pod("left-running", "echo $$$$; exec sleep 300",  # $$ is a literal $
+        # Kubernetes expands $$ to a literal $: the shell sees "echo $$".
+        core.create_namespaced_pod(NS, pod("left-running", "echo $$$$; exec sleep 300",
                                            nodeName="short-0"))
         pid = int(wait_until(lambda: kubelet.logs(NS, "left-running").strip(), 30,
                              "left-running started"))
