@@ -95,6 +95,13 @@ class Store:
             picked = [table[k] for k in sorted(table) if not namespace or k[0] == namespace]
             return clone(picked)
 
+    def peek(self, key: str) -> List[Obj]:
+        """The stored objects of a key themselves, uncopied: read-only, for the control loops
+        (stored dicts are replaced on write, never mutated, so a reader's view stays whole)."""
+        with self.lock:
+            table = self._objects.get(key, {})
+            return [table[k] for k in sorted(table)]
+
     def keys(self) -> List[str]:
         """Storage keys that hold at least one object."""
         with self.lock:

@@ -178,7 +178,8 @@ def test_patch_kinds(core: Any) -> None:
     assert patched.metadata.annotations == {"x": "y"} and patched.metadata.labels == {"b": "3"}
 
 
-def test_status_subresource_is_separate(batch: Any) -> None:
+def test_status_subresource_is_separate(bare_cluster: EmulatedCluster) -> None:
+    batch = client.BatchV1Api(bare_cluster.api_client())
     job = {"metadata": {"name": "j"}, "spec": {"suspend": True, "template": {"spec": {
         "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}},
         "status": {"active": 5}}
