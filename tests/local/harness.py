@@ -18,7 +18,6 @@ from typing import Dict, List, Optional
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / "bin"
-REAL_SLURM_EXAMPLES = REPO.parent / "shared" / "tools" / "real-slurm" / "examples"
 
 
 class LocalSlurm:

@@ -1,5 +1,5 @@
 """The SLURM_* environment of a 2-node × 2-task job against real Slurm's (recorded in
-../shared/tools/real-slurm/examples): the same names and, after normalising ids, hosts,
+tests/data/real-slurm): the same names and, after normalising ids, hosts,
 ports and paths, the same values. Differences must be listed in
 tests/conformance/differences.py."""
 
@@ -11,7 +11,8 @@ from typing import Dict, List
 import pytest
 
 from tests.conformance.differences import INTENDED
-from tests.local.harness import REAL_SLURM_EXAMPLES, LocalSlurm, job_id_of
+from tests.data import REAL_SLURM_RECORDINGS
+from tests.local.harness import LocalSlurm, job_id_of
 
 PROBE = """#!/bin/bash
 #SBATCH --nodes=2 --ntasks-per-node=2 --job-name=envprobe
@@ -75,10 +76,7 @@ def compare(ours: Dict[str, str], real: Dict[str, str], where: str) -> List[str]
 
 @pytest.fixture
 def recorded() -> Dict[str, List[str]]:
-    if not REAL_SLURM_EXAMPLES.exists():
-        pytest.skip(f"{REAL_SLURM_EXAMPLES} is absent: the recorded real-Slurm environment "
-                    "is needed for this comparison")
-    return {name: (REAL_SLURM_EXAMPLES / name).read_text().splitlines()
+    return {name: (REAL_SLURM_RECORDINGS / name).read_text().splitlines()
             for name in ("envprobe.out", "envprobe-batch.env")}
 
 

@@ -1,4 +1,5 @@
-"""The DESIGN.md torchrun script, unchanged, runs a 2-node × 2-process gloo all-reduce.
+"""The design document's torchrun script (``tests/data/llm-torchrun.sh``), unchanged, runs a
+2-node × 2-process gloo all-reduce.
 
 Only the GPU count is lowered on the command line (``--gpus-per-node=2`` overrides the
 script's 8, as Slurm's precedence rules allow), so each node starts 2 processes; the local
@@ -7,13 +8,11 @@ backend hands out pretend GPUs and torch runs on the CPU with gloo."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
+from tests.data import TORCHRUN_SCRIPT
 from tests.local.harness import LocalSlurm, job_id_of
-
-DESIGN = Path(__file__).resolve().parents[2].parent / "shared" / "DESIGN.md"
 
 TRAIN = r"""import os
 import torch
@@ -30,17 +29,9 @@ dist.destroy_process_group()
 """
 
 
-def design_script() -> str:
-    """The batch script of DESIGN.md, verbatim."""
-    if not DESIGN.exists():
-        pytest.skip(f"{DESIGN} is absent: the design's torchrun script is read from it")
-    text = DESIGN.read_text()
-    return text.split("```bash\n", 1)[1].split("```", 1)[0]
-
-
 def test_design_torchrun_script_runs_unchanged(gpu_slurm: LocalSlurm) -> None:
     pytest.importorskip("torch", reason="torch is needed (CI installs torch==2.13.0)")
-    script = design_script()
+    script = TORCHRUN_SCRIPT.read_text()
     assert "srun --label torchrun" in script
     gpu_slurm.script("train.py", TRAIN)
     gpu_slurm.script("llm.sh", script)

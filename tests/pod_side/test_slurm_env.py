@@ -1,5 +1,5 @@
 """The SLURM_* environment of the batch script and of srun's tasks (parsers.slurm_env) against
-real Slurm 22.05 (../shared/tools/real-slurm/examples/envprobe*, slurm-observations/SUMMARY.md
+real Slurm 22.05 (tests/data/real-slurm/envprobe*, slurm-observations/SUMMARY.md
 topic 1, reference/slurm.md §3, §10.4-10.5).
 
 Inputs are what the pods get: the job description of a submitted job (``job.json``), the node
@@ -8,7 +8,6 @@ names, and for tasks the step's layout — no runtime, no I/O.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Dict, List, Mapping, Tuple
 
 import pytest
@@ -24,9 +23,9 @@ from parsers.slurm_env import (
 )
 from parsers.steps import layout_step, parse_srun
 from tests.conformance.differences import INTENDED
+from tests.data import REAL_SLURM_RECORDINGS
 from tests.pod_side.support import CONTEXT, SHAPE, describe, node_names, submit, words
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "tools" / "real-slurm" / "examples"
 LAUNCH_HOST, LAUNCH_PORT, UMASK = "127.0.0.1", 41849, "0022"
 GPU_VARS = ("SLURM_GPUS", "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK", "SLURM_JOB_GPUS",
             "SLURM_STEP_GPUS", "SLURM_GPUS_ON_NODE", "CUDA_VISIBLE_DEVICES",
@@ -65,10 +64,8 @@ def pick(env: Mapping[str, str], names=GPU_VARS) -> Dict[str, str]:
 # -- the recorded 2-node x 2-task job ----------------------------------------------------------
 
 def _recorded() -> Tuple[Dict[str, str], Dict[int, Dict[str, str]]]:
-    batch_file, tasks_file = EXAMPLES / "envprobe-batch.env", EXAMPLES / "envprobe.out"
-    if not (batch_file.exists() and tasks_file.exists()):
-        pytest.skip(f"{EXAMPLES} has no envprobe recording: the real-Slurm comparison needs "
-                    "../shared/tools/real-slurm/examples/envprobe-batch.env and envprobe.out")
+    batch_file = REAL_SLURM_RECORDINGS / "envprobe-batch.env"
+    tasks_file = REAL_SLURM_RECORDINGS / "envprobe.out"
     batch = dict(line.split("=", 1) for line in batch_file.read_text().splitlines()
                  if "=" in line)
     tasks: Dict[int, Dict[str, str]] = {}

@@ -18,7 +18,7 @@ from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
 from sbatch_k8s.submit import print_manifests
 from translators.objects import runtime_config_map
 from tests.unit.translators.support import CASES_DIR, TARGET_NAMES
-from tests.unit.translators.validation import crds_present, manifest_problems
+from tests.unit.translators.validation import manifest_problems
 
 REPO = CASES_DIR.parents[1]
 SCRIPT = "#!/bin/bash\n#SBATCH --nodes=2 --time=10\nsrun hostname\n"
@@ -67,8 +67,6 @@ def test_the_command_prints_the_runtime_config_map_first() -> None:
 @pytest.mark.parametrize("target", TARGET_NAMES)
 def test_printed_objects_are_complete_and_valid(target: str) -> None:
     docs = _printed([f"--k8s-target={target}"])
-    if target != "indexed-job" and not crds_present():
-        pytest.skip("the pinned CRDs are absent")
     runtime = docs[0]
     assert runtime["kind"] == "ConfigMap" and runtime.get("immutable") is True
     references = {v["configMap"]["name"] for v in _volumes(docs)

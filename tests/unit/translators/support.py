@@ -18,7 +18,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CASES_DIR = Path(__file__).resolve().parents[2] / "cases"
-CRDS_DIR = Path(__file__).resolve().parents[4] / "shared" / "crds"
 TARGET_NAMES = ("indexed-job", "jobset", "pytorchjob", "mpijob")
 GOLDEN_MINOR = 33
 

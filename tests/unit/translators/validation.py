@@ -1,6 +1,7 @@
 """Offline checks of rendered manifests: Kubernetes' own schemas for built-in kinds
-(``kubernetes-validate``), the pinned CRDs for custom resources (``jsonschema``, made strict so
-unknown fields fail), and the operators' admission rules re-implemented as small checks.
+(``kubernetes-validate``), the pinned CRDs of ``tests/data/crds`` for custom resources
+(``jsonschema``, made strict so unknown fields fail), and the operators' admission rules
+re-implemented as small checks.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Tuple
 
 import yaml
 
-from tests.unit.translators.support import CRDS_DIR
+from tests.data import CRDS_DIR
 
 BUILT_IN_API_VERSIONS = ("v1", "batch/v1")
 CRD_FILES = ("jobsets", "mpijobs", "pytorchjobs", "podgroups")
@@ -56,11 +57,6 @@ def crd_validators() -> Dict[Tuple[str, str], Any]:
             schema = strictify(version["schema"]["openAPIV3Schema"])
             validators[(f"{group}/{version['name']}", kind)] = jsonschema.Draft7Validator(schema)
     return validators
-
-
-def crds_present() -> bool:
-    """True when the pinned CRDs are next to the project (``../shared/crds``)."""
-    return all((CRDS_DIR / f"{name}.yaml.gz").exists() for name in CRD_FILES)
 
 
 def _dns_1035(name: str, what: str) -> List[str]:
