@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import os
+import time
 
 import pytest
 
@@ -104,6 +105,10 @@ def test_deletion_sends_sigterm_waits_and_deletes_with_grace_0(services, tmp_pat
     worker = run(services, pod)
     api = services.api
     api.wait_for(lambda a: any(s["phase"] == "Running" for s in a.statuses))
+    log = services.log_path("ns", "p", "u1", "main")
+    deadline = time.monotonic() + 10
+    while "ready" not in open(log).read() and time.monotonic() < deadline:   # trap is set
+        time.sleep(0.05)
     deleting = copy.deepcopy(pod)
     deleting["metadata"].update(deletionTimestamp="2026-01-01T00:00:00Z",
                                 deletionGracePeriodSeconds=10)
