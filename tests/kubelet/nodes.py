@@ -143,9 +143,9 @@ class NodeKeeper:
         if self._thread.is_alive():
             self._thread.join(HEARTBEAT_S + 30)
         for name in self.names:
-            for remove in (lambda: self.api.delete_node(name),
-                           lambda: self.api.delete_lease(LEASE_NAMESPACE, name)):
-                try:
-                    remove()
-                except Exception as e:
-                    log.warning("could not unregister node %s: %s", name, e)
+            try:
+                self.api.delete_node(name)
+                if self._leases:
+                    self.api.delete_lease(LEASE_NAMESPACE, name)
+            except Exception as e:
+                log.warning("could not unregister node %s: %s", name, e)
