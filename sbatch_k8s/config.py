@@ -1,7 +1,8 @@
 """Finding and reading the configuration, and choosing the backend.
 
 Configuration file: ``$SBATCH_K8S_CONFIG``, else ``~/.config/sbatch-k8s/config.toml``, else
-``/etc/sbatch-k8s/config.toml``; none → built-in defaults (one partition ``debug``).
+``/etc/sbatch-k8s/config.toml``; none → built-in defaults (one partition ``debug``, which
+also takes jobs naming any other partition).
 Backend: ``$SBATCH_K8S_BACKEND``, else the file's ``backend``, else ``kubernetes`` when a
 kubeconfig exists (``$KUBECONFIG``, ``~/.kube/config``) or we run inside a pod, else ``local``.
 """
@@ -12,7 +13,13 @@ import os
 from typing import Mapping, Optional, Tuple
 
 from sbatch_k8s.errors import ConfigurationError
-from translators.config import BACKENDS, ClusterConfig, ConfigError, cluster_config_from_dict
+from translators.config import (
+    BACKENDS,
+    BUILT_IN,
+    ClusterConfig,
+    ConfigError,
+    cluster_config_from_dict,
+)
 
 LOCAL = "local"
 KUBERNETES = "kubernetes"
@@ -59,7 +66,7 @@ def load_config(environ: Mapping[str, str]) -> Tuple[ClusterConfig, Optional[str
     """The configuration and the file it came from (None for defaults)."""
     path = find_config_file(environ)
     if path is None:
-        return ClusterConfig(), None
+        return BUILT_IN, None
     try:
         return cluster_config_from_dict(_read_toml(path)), path
     except ConfigError as e:

@@ -13,7 +13,7 @@ import os
 import sqlite3
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from sbatch_k8s.paths import state_dir
+from sbatch_k8s.paths import make_state_dir, state_dir
 
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30000
@@ -63,10 +63,19 @@ def _create_schema(path: str) -> None:
 
 
 def connect(environ: Mapping[str, str]) -> sqlite3.Connection:
-    """A connection to the job database, creating it on first use."""
-    directory = state_dir(environ)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    path = os.path.join(directory, "jobs.db")
+    """A connection to the job database, creating it on first use. An unusable state
+    directory or database is a :class:`~sbatch_k8s.errors.ConfigurationError` naming the
+    path."""
+    path = os.path.join(make_state_dir(environ), "jobs.db")
+    try:
+        return _open(path)
+    except sqlite3.Error as e:
+        from sbatch_k8s.errors import ConfigurationError
+
+        raise ConfigurationError(f"job database {path}: {e}") from e
+
+
+def _open(path: str) -> sqlite3.Connection:
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:

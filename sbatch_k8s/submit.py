@@ -3,18 +3,19 @@ allocation, then the backend (or, for ``--k8s-print``, the manifests only)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import secrets
 import socket
-from typing import Mapping, Tuple
+from typing import Mapping, Optional, Tuple
 
 from parsers.allocation import Allocation, NodeShape, allocate
 from parsers.errors import SlurmInputError
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
 from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.config import load_config
-from translators.config import ClusterConfig, PartitionConfig
+from translators.config import BUILT_IN, ClusterConfig, PartitionConfig
 
 
 def submit_context(environ: Mapping[str, str]) -> SubmitContext:
@@ -36,16 +37,36 @@ def submit_context(environ: Mapping[str, str]) -> SubmitContext:
                          environment=tuple(sorted(environ.items())))
 
 
-def choose_partition(job: JobSpec, config: ClusterConfig) -> PartitionConfig:
-    """The job's partition (first of a comma list that exists), or Slurm's refusal."""
+def resolve_partition(job: JobSpec, config: ClusterConfig) -> Tuple[
+        PartitionConfig, Tuple[str, ...]]:
+    """The job's partition and what to warn about it.
+
+    The first name of the comma list that is defined, or that ``partition_aliases`` maps
+    to a defined partition; else the catch-all alias (``"*"``, which the built-in
+    configuration has) with a warning; else Slurm's refusal."""
     names = (job.partition or config.default_partition).split(",")
     for name in names:
-        found = config.partition(name)
+        found = config.partition(name) if name else None
+        alias = config.alias_of(name)
+        if found is None and alias is not None:
+            found = config.partition(alias)
         if found is not None:
-            return found
+            return found, ()
+    catch_all = config.catch_all()
+    if catch_all is not None:
+        how = ("no configuration file names partitions" if config is BUILT_IN else
+               'partition_aliases maps unknown names ("*")')
+        return config.partition(catch_all), (  # type: ignore[return-value]
+            f"invalid partition specified: {names[0]}; {how}, so the job runs in partition "
+            f"{catch_all}",)
     raise SlurmInputError(f"invalid partition specified: {names[0]}",
                           "Batch job submission failed: Invalid partition name specified",
                           exit_code=1)
+
+
+def choose_partition(job: JobSpec, config: ClusterConfig) -> PartitionConfig:
+    """The job's partition (see :func:`resolve_partition`), or Slurm's refusal."""
+    return resolve_partition(job, config)[0]
 
 
 def node_shape(partition: PartitionConfig) -> NodeShape:
@@ -53,10 +74,26 @@ def node_shape(partition: PartitionConfig) -> NodeShape:
     return NodeShape(partition.node_cpus, partition.node_gpus, partition.node_memory_mb)
 
 
-def plan(job: JobSpec, config: ClusterConfig) -> Tuple[PartitionConfig, Allocation]:
-    """Partition and allocation for ``job`` (raises Slurm's refusals)."""
+def with_partition_defaults(job: JobSpec, config: ClusterConfig) -> JobSpec:
+    """``job`` with what its partition sets for jobs that do not say: the memory per CPU
+    (``def_mem_per_cpu_mb``, Slurm's DefMemPerCPU) when no ``--mem*`` option was given."""
     partition = choose_partition(job, config)
-    return partition, allocate(job, node_shape(partition))
+    memory_given = (job.mem_per_node_mb, job.mem_per_cpu_mb, job.mem_per_gpu_mb)
+    if partition.def_mem_per_cpu_mb is None or any(m is not None for m in memory_given):
+        return job
+    return dataclasses.replace(job, mem_per_cpu_mb=partition.def_mem_per_cpu_mb)
+
+
+def plan(job: JobSpec, config: ClusterConfig, shape: Optional[NodeShape] = None
+         ) -> Tuple[PartitionConfig, Allocation]:
+    """Partition and allocation for ``job`` on nodes of ``shape`` (the partition's by
+    default); the allocation's warnings start with the partition's. Raises Slurm's
+    refusals."""
+    partition, notes = resolve_partition(job, config)
+    allocation = allocate(job, shape or node_shape(partition))
+    if notes:
+        allocation = dataclasses.replace(allocation, warnings=notes + allocation.warnings)
+    return partition, allocation
 
 
 def now_iso() -> str:

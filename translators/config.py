@@ -2,14 +2,18 @@
 
 Plain frozen dataclasses; :mod:`sbatch_k8s.config` reads them from TOML
 (``$SBATCH_K8S_CONFIG``, ``~/.config/sbatch-k8s/config.toml``, ``/etc/sbatch-k8s/config.toml``)
-and checks them with :func:`cluster_config_from_dict`. Translators take a
-:class:`PartitionConfig` as input, so rendering stays a pure function.
+and :mod:`translators.config_check` checks them against this schema (each key's type comes
+from the field's annotation, its meaning from the field's ``doc``). Translators take a
+:class:`PartitionConfig` as input, so rendering stays a pure function. The schema is also the
+documentation: ``python -m sbatch_k8s.docs_config`` writes ``docs/configuration.md`` from it,
+and ``examples/config.toml`` is a complete example.
 
 Example::
 
     backend = "kubernetes"
     cluster_name = "k8s"
     default_partition = "gpu"
+    partition_aliases = { a100 = "gpu", "*" = "gpu" }
 
     [partitions.gpu]
     namespace = "ml"
@@ -17,14 +21,11 @@ Example::
     node_selector = { "node.kubernetes.io/instance-type" = "p4d.24xlarge" }
     tolerations = [ { key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" } ]
     gpu_resource = "nvidia.com/gpu"
-    gpu_type_label = "nvidia.com/gpu.product"
-    gpu_types = { a100 = "NVIDIA-A100-SXM4-80GB" }
     image = "nvcr.io/nvidia/pytorch:24.01-py3"
     node_cpus = 96
     node_gpus = 8
     node_memory_mb = 1000000
-    max_time_min = 4320
-    shm_size = "64Gi"
+    def_mem_per_cpu_mb = 8000
     [[partitions.gpu.volumes]]
     name = "home"
     mount_path = "/home"
@@ -33,8 +34,8 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, Dict, Mapping, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Tuple
 
 TARGETS = ("indexed-job", "jobset", "pytorchjob", "mpijob")
 CONTRACTS = ("slurm", "pytorchjob", "aistation", "task-training", "mpijob")
@@ -43,10 +44,29 @@ BACKENDS = ("local", "kubernetes")
 #: python3 >= 3.8 runs the runtime.
 DEFAULT_IMAGE = "python:3.12-slim"
 GANGS = ("kueue", "volcano")
+#: The ``partition_aliases`` key that maps every partition name not defined otherwise.
+ANY_PARTITION = "*"
 
 
 class ConfigError(ValueError):
     """The configuration file says something impossible; the message names the key."""
+
+
+#: ``_key``'s default for a key every table must have.
+REQUIRED: Any = object()
+
+
+def _key(doc: str, default: Any = None, choices: Tuple[str, ...] = (),
+         factory: Any = None) -> Any:
+    """A configuration key: its default (:data:`REQUIRED`: none), what it means (``doc``)
+    and, for a closed set of strings, the ``choices``. The key's TOML type comes from the
+    field's annotation."""
+    meta = {"doc": doc, "choices": choices}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    if default is REQUIRED:
+        return field(metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
@@ -58,50 +78,68 @@ class VolumeConfig:
     files; ``--container-mounts`` sources are looked up here too.
     """
 
-    name: str
-    mount_path: str
-    pvc: Optional[str] = None
-    nfs: Optional[Tuple[Tuple[str, str], ...]] = None
-    host_path: Optional[str] = None
-    read_only: bool = False
-    sub_path: Optional[str] = None
+    name: str = _key("volume name in the pod", REQUIRED)
+    mount_path: str = _key("where the volume appears in every pod", REQUIRED)
+    pvc: Optional[str] = _key("source: a PersistentVolumeClaim of the job's namespace")
+    nfs: Optional[Tuple[Tuple[str, str], ...]] = _key(
+        "source: an NFS export, `{ server = \"…\", path = \"…\" }`")
+    host_path: Optional[str] = _key("source: a directory of the Kubernetes node")
+    read_only: bool = _key("mount read-only", False)
+    sub_path: Optional[str] = _key("mount only this sub-directory of the source")
 
 
 @dataclass(frozen=True)
 class PartitionConfig:
     """One partition: where its jobs go and what their pods look like."""
 
-    name: str
-    #: None: the namespace of the kubeconfig context (or of the pod, in a cluster).
-    namespace: Optional[str] = None
-    queue: Optional[str] = None
-    priority_class: Optional[str] = None
-    qos_priority_classes: Tuple[Tuple[str, str], ...] = ()
-    node_selector: Tuple[Tuple[str, str], ...] = ()
-    tolerations: Tuple[Tuple[Tuple[str, str], ...], ...] = ()
-    gpu_resource: str = "nvidia.com/gpu"
-    gpu_type_label: Optional[str] = None
-    gpu_types: Tuple[Tuple[str, str], ...] = ()
-    gres_resources: Tuple[Tuple[str, str], ...] = ()
-    feature_label_prefix: str = "feature.sbatch-k8s.io/"
-    image: Optional[str] = None
-    image_pull_policy: Optional[str] = None
-    target: str = "indexed-job"
-    contract: str = "slurm"
-    node_cpus: Optional[int] = None
-    node_gpus: Optional[int] = None
-    node_memory_mb: Optional[int] = None
-    max_time_min: Optional[int] = None
-    default_time_min: Optional[int] = None
-    shm_size: Optional[str] = "1Gi"
-    volumes: Tuple[VolumeConfig, ...] = ()
-    service_account: Optional[str] = None
-    scheduler_name: Optional[str] = None
-    gang: Optional[str] = None            # "volcano": PodGroup + schedulerName; "kueue": queue
-    volcano_queue: Optional[str] = None   # Volcano queue of the PodGroup (gang = "volcano")
-    ttl_seconds_after_finished: Optional[int] = 3600
-    runtime_port: int = 6818
-    max_array_size: int = 1001
+    name: str = field(metadata={"doc": "", "internal": True})
+    namespace: Optional[str] = _key(
+        "namespace of the jobs' objects (absent: the kubeconfig context's, or the pod's)")
+    queue: Optional[str] = _key("Kueue LocalQueue (label `kueue.x-k8s.io/queue-name`)")
+    priority_class: Optional[str] = _key("PriorityClass of the pods")
+    qos_priority_classes: Tuple[Tuple[str, str], ...] = _key(
+        "`--qos` value → PriorityClass", ())
+    node_selector: Tuple[Tuple[str, str], ...] = _key("node labels every pod requires", ())
+    tolerations: Tuple[Tuple[Tuple[str, str], ...], ...] = _key(
+        "pod tolerations (`key`, `operator`, `value`, `effect`)", ())
+    gpu_resource: str = _key("extended resource of one GPU", "nvidia.com/gpu")
+    gpu_type_label: Optional[str] = _key(
+        "node label that typed GPU requests (`--gpus=a100:8`) select on")
+    gpu_types: Tuple[Tuple[str, str], ...] = _key(
+        "GPU type as scripts write it → value of `gpu_type_label`", ())
+    gres_resources: Tuple[Tuple[str, str], ...] = _key(
+        "other `--gres` names → extended resources", ())
+    feature_label_prefix: str = _key(
+        "`--constraint` features become node labels with this prefix",
+        "feature.sbatch-k8s.io/")
+    image: Optional[str] = _key("container image when the job gives no `--container-image`")
+    image_pull_policy: Optional[str] = _key("`imagePullPolicy` of the containers")
+    target: str = _key("workload kind (`--k8s-target` overrides)", "indexed-job",
+                       choices=TARGETS)
+    contract: str = _key("which platform's environment the pods also get", "slurm",
+                         choices=CONTRACTS)
+    node_cpus: Optional[int] = _key(
+        "CPUs of one node: places tasks, sizes `--exclusive` jobs, refuses bigger requests")
+    node_gpus: Optional[int] = _key("GPUs of one node (as `node_cpus`)")
+    node_memory_mb: Optional[int] = _key(
+        "memory of one node in MiB: `--mem=0` asks for it, bigger requests are refused")
+    def_mem_per_cpu_mb: Optional[int] = _key(
+        "memory per CPU in MiB of jobs that ask for none (Slurm's DefMemPerCPU): pods "
+        "request it and tasks see `SLURM_MEM_PER_CPU`")
+    max_time_min: Optional[int] = _key("longest `--time` accepted, in minutes")
+    default_time_min: Optional[int] = _key("time limit of jobs without `--time`, in minutes")
+    shm_size: Optional[str] = _key("size of the `/dev/shm` emptyDir", "1Gi")
+    volumes: Tuple[VolumeConfig, ...] = _key(
+        "shared volumes (`[[partitions.NAME.volumes]]`, see below)", ())
+    service_account: Optional[str] = _key("ServiceAccount of the pods")
+    scheduler_name: Optional[str] = _key("`schedulerName` of the pods")
+    gang: Optional[str] = _key("gang scheduling: `volcano` (PodGroup) or `kueue` (queue)",
+                               choices=GANGS)
+    volcano_queue: Optional[str] = _key("Volcano queue of the PodGroup (`gang = \"volcano\"`)")
+    ttl_seconds_after_finished: Optional[int] = _key(
+        "seconds Kubernetes keeps a finished workload", 3600)
+    runtime_port: int = _key("port of the node agents in the pods", 6818)
+    max_array_size: int = _key("Slurm's MaxArraySize: array indices must be below it", 1001)
 
     def gpu_label_value(self, gpu_type: str) -> str:
         """The node label value selecting ``gpu_type`` (the type itself when unmapped)."""
@@ -112,27 +150,38 @@ class PartitionConfig:
 class LocalConfig:
     """The local backend: what this machine offers to jobs."""
 
-    cpus: Optional[int] = None
-    gpus: int = 0
-    memory_mb: Optional[int] = None
-    max_array_size: int = 10001
-    runtime_port: int = 6818
+    cpus: Optional[int] = _key("CPUs handed out (absent: 4 per core, at least 16)")
+    gpus: int = _key("pretend GPUs `0..gpus-1`, handed out as `CUDA_VISIBLE_DEVICES`", 0)
+    memory_mb: Optional[int] = _key("memory in MiB jobs may ask for (absent: not limited)")
+    max_array_size: int = _key("Slurm's MaxArraySize on this machine", 10001)
+    runtime_port: int = _key("port of the node agents", 6818)
 
 
 @dataclass(frozen=True)
 class ClusterConfig:
     """The whole configuration file."""
 
-    backend: Optional[str] = None
-    cluster_name: str = "sbatch-k8s"
-    default_partition: str = "debug"
-    context: Optional[str] = None
-    #: Where the job-id counter lives (None: the kubeconfig context's namespace).
-    state_namespace: Optional[str] = None
-    #: How long sacct keeps a finished job's record in the cluster (Slurm's purge), in days.
-    record_retention_days: int = 30
-    partitions: Tuple[PartitionConfig, ...] = (PartitionConfig(name="debug", image=DEFAULT_IMAGE),)
-    local: LocalConfig = field(default_factory=LocalConfig)
+    backend: Optional[str] = _key(
+        "`local` or `kubernetes` (absent: kubernetes when a kubeconfig exists, else local; "
+        "`$SBATCH_K8S_BACKEND` overrides)", choices=BACKENDS)
+    cluster_name: str = _key("Slurm's ClusterName (`SLURM_CLUSTER_NAME`, sacct, squeue -M)",
+                             "sbatch-k8s")
+    default_partition: str = _key("partition of jobs without `-p` (absent: the first one)",
+                                  "debug")
+    partition_aliases: Tuple[Tuple[str, str], ...] = _key(
+        "partition names of other clusters → a partition defined here (`-p gpu` runs in "
+        "`a100` with `{ gpu = \"a100\" }`); the key `\"*\"` catches every other unknown name. "
+        "Without it an unknown partition is refused, as Slurm does", ())
+    context: Optional[str] = _key("kubeconfig context (absent: the current one)")
+    state_namespace: Optional[str] = _key(
+        "namespace of the job-id counter (absent: the kubeconfig context's)")
+    record_retention_days: int = _key(
+        "days sacct keeps a finished job's record in the cluster (Slurm's purge)", 30)
+    partitions: Tuple[PartitionConfig, ...] = _key(
+        "the partitions (`[partitions.NAME]`, see below)",
+        (PartitionConfig(name="debug", image=DEFAULT_IMAGE),))
+    local: LocalConfig = _key("the local backend (`[local]`, see below)",
+                              factory=LocalConfig)
 
     def partition(self, name: Optional[str]) -> Optional[PartitionConfig]:
         """The named partition (the default when ``name`` is None), or None if unknown."""
@@ -142,72 +191,22 @@ class ClusterConfig:
                 return part
         return None
 
+    def alias_of(self, name: str) -> Optional[str]:
+        """The partition ``partition_aliases`` maps ``name`` to (not the catch-all)."""
+        return dict(self.partition_aliases).get(name) if name != ANY_PARTITION else None
 
-def _pairs(value: Any, key: str) -> Tuple[Tuple[str, str], ...]:
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{key} must be a table of strings")
-    return tuple(sorted((str(k), str(v)) for k, v in value.items()))
-
-
-def _known(data: Mapping[str, Any], cls: type, where: str) -> None:
-    names = {f.name for f in fields(cls)}
-    for key in data:
-        if key not in names:
-            raise ConfigError(f"{where}: unknown key {key!r}")
+    def catch_all(self) -> Optional[str]:
+        """The partition every other unknown name runs in, or None (unknown is refused)."""
+        return dict(self.partition_aliases).get(ANY_PARTITION)
 
 
-def _volume(data: Mapping[str, Any], where: str) -> VolumeConfig:
-    _known(data, VolumeConfig, where)
-    if "name" not in data or "mount_path" not in data:
-        raise ConfigError(f"{where}: a volume needs name and mount_path")
-    sources = [k for k in ("pvc", "nfs", "host_path") if data.get(k)]
-    if len(sources) != 1:
-        raise ConfigError(f"{where}: a volume needs exactly one of pvc, nfs, host_path")
-    values = dict(data)
-    if "nfs" in values:
-        values["nfs"] = _pairs(values["nfs"], f"{where}.nfs")
-    return VolumeConfig(**values)
+#: The configuration when no file exists: one partition ``debug``, and a script naming its
+#: old cluster's partition (``-p gpu``) runs there, with a warning.
+BUILT_IN = ClusterConfig(partition_aliases=((ANY_PARTITION, "debug"),))
 
 
-def _partition(name: str, data: Mapping[str, Any]) -> PartitionConfig:
-    where = f"partitions.{name}"
-    _known(data, PartitionConfig, where)
-    values: Dict[str, Any] = dict(data)
-    values["name"] = name
-    for key in ("node_selector", "gpu_types", "gres_resources", "qos_priority_classes"):
-        if key in values:
-            values[key] = _pairs(values[key], f"{where}.{key}")
-    if "tolerations" in values:
-        values["tolerations"] = tuple(_pairs(t, f"{where}.tolerations")
-                                      for t in values["tolerations"])
-    if "volumes" in values:
-        values["volumes"] = tuple(_volume(v, f"{where}.volumes[{i}]")
-                                  for i, v in enumerate(values["volumes"]))
-    if values.get("target", "indexed-job") not in TARGETS:
-        raise ConfigError(f"{where}.target must be one of {', '.join(TARGETS)}")
-    if values.get("gang") not in (None,) + GANGS:
-        raise ConfigError(f"{where}.gang must be one of {', '.join(GANGS)}")
-    if values.get("contract", "slurm") not in CONTRACTS:
-        raise ConfigError(f"{where}.contract must be one of {', '.join(CONTRACTS)}")
-    return PartitionConfig(**values)
-
-
-def cluster_config_from_dict(data: Mapping[str, Any]) -> ClusterConfig:
+def cluster_config_from_dict(data: Dict[str, Any]) -> ClusterConfig:
     """Check and convert a parsed TOML document; raises :class:`ConfigError`."""
-    _known(data, ClusterConfig, "config")
-    values: Dict[str, Any] = dict(data)
-    if values.get("backend") not in (None,) + BACKENDS:
-        raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}")
-    if "partitions" in values:
-        parts = values["partitions"]
-        if not isinstance(parts, Mapping) or not parts:
-            raise ConfigError("partitions must be a table of partition tables")
-        values["partitions"] = tuple(_partition(n, p) for n, p in parts.items())
-        values.setdefault("default_partition", next(iter(parts)))
-    if "local" in values:
-        _known(values["local"], LocalConfig, "local")
-        values["local"] = LocalConfig(**values["local"])
-    config = ClusterConfig(**values)
-    if config.partition(None) is None:
-        raise ConfigError(f"default_partition {config.default_partition!r} is not defined")
-    return config
+    from translators.config_check import cluster_config_from_toml
+
+    return cluster_config_from_toml(data)

@@ -3,14 +3,17 @@
 Every command's ``main`` runs its body through :func:`run_command`: user errors
 (:class:`~parsers.errors.SlurmInputError`) print Slurm's words, I/O-layer errors
 (:class:`~sbatch_k8s.errors.SbatchK8sError`) print one ``<command>: error: …`` line, anything
-unexpected prints one line naming the failure. ``SBATCH_K8S_DEBUG=1`` shows the traceback too.
+unexpected prints one line naming the failure. ``SBATCH_K8S_DEBUG=1`` (any non-empty value
+but ``0``) prints the traceback before that line, in this process, so it also reaches the user
+when the command server ran the command (which reports an escaped exception in one line).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, List, Optional, Sequence
+import traceback
+from typing import Callable, List, Mapping, Optional, Sequence
 
 from parsers.errors import SlurmInputError
 from sbatch_k8s.errors import SbatchK8sError
@@ -43,12 +46,19 @@ def run_command(command: str, body: Callable[[List[str]], int],
         return 130
     except BrokenPipeError:
         return 141
-    except Exception as e:  # the boundary: no traceback reaches a user
-        if os.environ.get("SBATCH_K8S_DEBUG"):
-            raise
-        print_error(command, f"internal error: {type(e).__name__}: {e} "
-                             "(set SBATCH_K8S_DEBUG=1 for details)")
+    except Exception as e:  # the boundary: no traceback reaches a user unless asked for
+        if debugging(os.environ):
+            traceback.print_exc()
+            print_error(command, f"internal error: {type(e).__name__}: {e}")
+        else:
+            print_error(command, f"internal error: {type(e).__name__}: {e} "
+                                 "(set SBATCH_K8S_DEBUG=1 for details)")
         return 1
+
+
+def debugging(environ: Mapping[str, str]) -> bool:
+    """Whether ``SBATCH_K8S_DEBUG`` asks for tracebacks."""
+    return environ.get("SBATCH_K8S_DEBUG", "") not in ("", "0")
 
 
 def exit_with(code: int) -> None:

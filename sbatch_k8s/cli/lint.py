@@ -2,20 +2,27 @@
 
 One line per option occurrence (``#SBATCH`` directives, ``SBATCH_*`` variables, command-line
 options): where it came from, the option as written, its support level, and what it becomes.
-Values that Slurm would refuse are reported as ``invalid`` with Slurm's message. The exit
-status is 0 when nothing is rejected or invalid.
+Values that Slurm would refuse are reported as ``invalid`` with Slurm's message.
+
+When every option is usable, the report ends with what submission would say: the same checks
+``sbatch`` runs (cross-option rules, the partition, the allocation on the partition's nodes
+and, for the Kubernetes backend, rendering the manifests, which checks the image), their
+warnings as ``warning:`` lines and a refusal as sbatch's own ``sbatch: error: …`` lines. The
+exit status is 0 when nothing is rejected, invalid or refused.
 """
 
 from __future__ import annotations
 
 from typing import List, Mapping, Tuple
 
+from parsers.allocation import Allocation
 from parsers.errors import SlurmInputError
 from parsers.getopt import GivenOption
-from parsers.jobspec import BatchScript
+from parsers.jobspec import BatchScript, JobSpec, SubmitOptions
 from parsers.option_values import read_value
 from parsers.options import REJECTED, SBATCH
-from parsers.sbatch import COMMAND_LINE, CommandLine, env_options, script_options
+from parsers.sbatch import COMMAND_LINE, CommandLine, build_job, env_options, script_options
+from translators.config import ClusterConfig, PartitionConfig
 
 INVALID = "invalid"
 
@@ -63,4 +70,59 @@ def lint_report(command_line: CommandLine, environ: Mapping[str, str],
               for r in rows]
     lines += [f"note: {n}" for n in notes]
     ok = not any(r[2] in (REJECTED, INVALID) for r in rows)
+    if ok:
+        outcome, ok = submission_outcome(command_line, environ, script)
+        lines += outcome
     return "\n".join(lines) + "\n", ok
+
+
+def submission_outcome(command_line: CommandLine, environ: Mapping[str, str],
+                       script: BatchScript) -> Tuple[List[str], bool]:
+    """What ``sbatch`` would say after reading the options (its warnings about the
+    partition, the allocation and the manifests, or its refusal), and whether it would
+    submit. Nothing is contacted or created."""
+    from sbatch_k8s.errors import SbatchK8sError
+
+    try:
+        warnings = _submission_warnings(command_line, environ, script)
+    except SlurmInputError as e:
+        return e.render("sbatch").splitlines(), False
+    except SbatchK8sError as e:
+        return [f"sbatch: error: {e}"], False
+    return [f"warning: {w}" for w in warnings], True
+
+
+def _submission_warnings(command_line: CommandLine, environ: Mapping[str, str],
+                         script: BatchScript) -> List[str]:
+    from sbatch_k8s.config import LOCAL, choose_backend, load_config
+    from sbatch_k8s.submit import plan, with_partition_defaults
+
+    job, submit = build_job(command_line, environ, script)
+    config, path = load_config(environ)
+    job = with_partition_defaults(job, config)
+    if choose_backend(environ, config, path) == LOCAL:
+        from sbatch_k8s.backends.local.capacity import check_fits, local_shape
+
+        _, allocation = plan(job, config, local_shape(config.local))
+        check_fits(job, allocation, config.local)
+        return list(allocation.warnings)
+    partition, allocation = plan(job, config)
+    return list(allocation.warnings) + list(_rendered_warnings(job, submit, allocation,
+                                                               partition, config, environ))
+
+
+def _rendered_warnings(job: JobSpec, submit: SubmitOptions, allocation: Allocation,
+                       partition: PartitionConfig, config: ClusterConfig,
+                       environ: Mapping[str, str]) -> Tuple[str, ...]:
+    """Render the manifests as ``sbatch --k8s-print`` would (raising its refusals)."""
+    from parsers.option_values import kubernetes_minor
+    from sbatch_k8s.submit import PRINT_KUBERNETES_MINOR, submit_context
+    from translators import RenderInputs, render
+
+    version = submit.k8s_kubernetes_version
+    inputs = RenderInputs(
+        job=job, allocation=allocation, context=submit_context(environ), partition=partition,
+        cluster_name=config.cluster_name, job_id=1, token="lint", runtime_hash="lint",
+        submit_time="1970-01-01T00:00:00", target=submit.k8s_target or partition.target,
+        kubernetes_minor=kubernetes_minor(version) if version else PRINT_KUBERNETES_MINOR)
+    return render(inputs).warnings

@@ -77,6 +77,14 @@ def _print_warnings(job: JobSpec, submit: SubmitOptions) -> None:
             print_warning(COMMAND, note.message, note.location)
 
 
+def _with_partition_defaults(job: JobSpec, environ: Mapping[str, str]) -> JobSpec:
+    """What the job's partition sets for jobs that do not say (DefMemPerCPU)."""
+    from sbatch_k8s.config import load_config
+    from sbatch_k8s.submit import with_partition_defaults
+
+    return with_partition_defaults(job, load_config(environ)[0])
+
+
 def _main(argv: List[str]) -> int:
     environ = os.environ
     command_line = first_pass(argv)
@@ -95,6 +103,7 @@ def _main(argv: List[str]) -> int:
     script = load_script(command_line, text, path)
     job, submit = build_job(command_line, environ, script)
     _print_warnings(job, submit)
+    job = _with_partition_defaults(job, environ)
     if submit.k8s_print:
         from sbatch_k8s.submit import print_manifests
 

@@ -14,7 +14,9 @@ import sqlite3
 import time
 from typing import List, Optional, Tuple
 
-from parsers.allocation import NodeShape
+from parsers.allocation import Allocation, NodeShape
+from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.jobspec import JobSpec
 from parsers.records import RUNNING
 from translators.config import LocalConfig
 
@@ -27,8 +29,10 @@ def local_cpus(config: LocalConfig) -> int:
 
 
 def local_shape(config: LocalConfig) -> NodeShape:
-    """One local "node" can hold the whole machine."""
-    return NodeShape(cpus=local_cpus(config), gpus=config.gpus, memory_mb=config.memory_mb)
+    """One local "node" can hold the whole machine. Without pretend GPUs the GPU count is
+    left open, so that a GPU job is refused by :func:`check_fits`, which says why."""
+    return NodeShape(cpus=local_cpus(config), gpus=config.gpus or None,
+                     memory_mb=config.memory_mb)
 
 
 def _free_gpus(conn: sqlite3.Connection, total: int) -> List[int]:
@@ -66,10 +70,34 @@ def try_reserve(conn: sqlite3.Connection, job_id: int, cpus: int, gpus_per_node:
         raise
 
 
+#: Where the capacity is configured, for the reasons below.
+_CONFIGURE = ("in the [local] table of the configuration file ($SBATCH_K8S_CONFIG, else "
+              "~/.config/sbatch-k8s/config.toml)")
+
+
 def fits_ever(cpus: int, gpus: int, config: LocalConfig) -> Tuple[bool, str]:
-    """Whether a job of this size could ever run here, and why not."""
+    """Whether a job of this size could ever run here, and why not (one line naming the
+    missing resource and the setting that provides it)."""
     if cpus > local_cpus(config):
-        return False, f"needs {cpus} CPUs; this machine offers {local_cpus(config)}"
+        return False, (f"the job needs {cpus} CPUs; this machine offers {local_cpus(config)} "
+                       f"(cpus = N {_CONFIGURE})")
     if gpus > config.gpus:
-        return False, f"needs {gpus} GPUs; this machine offers {config.gpus}"
+        if not config.gpus:
+            return False, (f"the job needs {gpus} GPUs; this machine offers none (pretend "
+                           f"GPUs for local jobs: gpus = N {_CONFIGURE})")
+        return False, (f"the job needs {gpus} GPUs; this machine offers {config.gpus} "
+                       f"(gpus = N {_CONFIGURE})")
     return True, ""
+
+
+def check_fits(job: JobSpec, allocation: Allocation, config: LocalConfig) -> None:
+    """The controller's refusal of a job this machine can never run: the reason, then
+    Slurm's "Requested node configuration is not available"."""
+    ok, reason = fits_ever(sum(allocation.cpus_per_node),
+                           allocation.gpus_per_node * allocation.node_count, config)
+    if ok and not config.gpus and any(g.name == "gpu" and g.type for g in job.gres):
+        ok, reason = False, (f"the job asks for typed GPUs; this machine offers none (pretend "
+                             f"GPUs for local jobs: gpus = N {_CONFIGURE})")
+    if not ok:
+        raise SlurmInputError(reason, "Batch job submission failed: Requested node "
+                              "configuration is not available", exit_code=EXIT_SUBMIT_ERROR)

@@ -21,7 +21,7 @@ from parsers.errors import submission_failed
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
 from parsers.records import PENDING
 from sbatch_k8s import jobdb
-from sbatch_k8s.backends.local.capacity import fits_ever, local_shape
+from sbatch_k8s.backends.local.capacity import check_fits, local_shape
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
 from sbatch_k8s.backends.local.waiting import initial_reason, wait_for_job
 from sbatch_k8s.cli.common import print_warning
@@ -52,12 +52,7 @@ def _check_request(job: JobSpec, allocation: Allocation, config: ClusterConfig,
     """The controller's refusals that only the local backend can decide."""
     if job.array is not None and job.array.max_index >= config.local.max_array_size:
         raise submission_failed("Invalid job array specification")
-    ok, _ = fits_ever(sum(allocation.cpus_per_node), allocation.gpus_per_node *
-                      allocation.node_count, config.local)
-    if not ok:
-        raise submission_failed("Requested node configuration is not available")
-    if job.gres and any(g.name == "gpu" and g.type for g in job.gres) and not config.local.gpus:
-        raise submission_failed("Requested node configuration is not available")
+    check_fits(job, allocation, config.local)
     if job.dependency is not None:
         for clause in job.dependency.clauses:
             for target in clause.targets:
