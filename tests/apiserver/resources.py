@@ -68,6 +68,7 @@ BUILTIN: Tuple[Resource, ...] = (
           short_names=("po",), returns_deleted_object=True),
     _core("services", "Service", subresources=STATUS, short_names=("svc",),
           status_on_create="clear", returns_deleted_object=True),
+    _core("bindings", "Binding"),
     _core("endpoints", "Endpoints", short_names=("ep",)),
     _core("configmaps", "ConfigMap", short_names=("cm",)),
     _core("secrets", "Secret"),

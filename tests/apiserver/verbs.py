@@ -23,6 +23,10 @@ class Reply(NamedTuple):
     headers: Tuple[Tuple[str, str], ...] = ()
 
 
+# What the real pods/binding and pods/eviction answer (the Python client cannot deserialize
+# it as a V1Binding: call create_namespaced_binding with _preload_content=False).
+BINDING_SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                   "code": 201}
 DELETE_OPTION_PARAMS = ("gracePeriodSeconds", "propagationPolicy", "orphanDependents")
 
 
@@ -68,6 +72,12 @@ def execute(api: Api, verb: str, route: Route, query: Dict[str, str], body: Any,
         raise errors.resource_not_found()
     if sub in ("binding", "eviction"):
         return _pod_action(api, route, body)
+    if res.key == "/bindings":
+        if verb != "create":
+            raise errors.method_not_allowed()
+        pod_name = ((body or {}).get("metadata") or {}).get("name", "")
+        return _pod_action(api, Route(api.resources.lookup("", "v1", "pods"), ns, pod_name,
+                                      "binding", False), body)
     if sub == "log":
         return _pod_log(api, route)
     if verb == "create":
@@ -143,7 +153,7 @@ def _pod_action(api: Api, route: Route, body: Any) -> Reply:
         if not target:
             raise errors.invalid("Binding", name, [errors.required_cause("target.name")])
         bind_pod(api, ns, name, target)
-        return Reply(201, _success("pods", name, None))
+        return Reply(201, BINDING_SUCCESS)
     options = (body or {}).get("deleteOptions") or {}
 
     def disrupted(pod: Obj) -> Obj:
@@ -152,7 +162,7 @@ def _pod_action(api: Api, route: Route, body: Any) -> Reply:
         return pod
     api.update_with(res, ns, name, disrupted, "status")
     api.delete(res, ns, name, options)
-    return Reply(201, _success("pods", name, None))
+    return Reply(201, BINDING_SUCCESS)
 
 
 def bind_pod(api: Api, namespace: str, name: str, node: str) -> Obj:
