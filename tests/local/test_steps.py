@@ -174,7 +174,10 @@ def test_jobs_that_do_not_fit_wait_for_resources(tmp_path) -> None:
         cluster.wait_for(lambda: cluster.read("second.out") == "ran\n", timeout=10)
         too_big = cluster.run("sbatch", "-n5", "--wrap", "true")
         assert (too_big.returncode, too_big.stderr) == (
-            1, "sbatch: error: Batch job submission failed: Requested node configuration is "
+            1, "sbatch: error: the job needs 5 CPUs; this machine offers 4 (cpus = N in the "
+               "[local] table of the configuration file ($SBATCH_K8S_CONFIG, else "
+               "~/.config/sbatch-k8s/config.toml))\n"
+               "sbatch: error: Batch job submission failed: Requested node configuration is "
                "not available\n")
     finally:
         cluster.cleanup()
