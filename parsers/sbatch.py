@@ -242,7 +242,8 @@ def build_job(
     ordered = from_script + env_options(environ) + command_line.options
     try:
         merged = _merge(ordered)
-        check_options(merged.values, merged.set_by)
+        checked = tuple(Diagnostic(note) for note in check_options(merged.values,
+                                                                    merged.set_by))
     except SlurmInputError as e:
         shown_before(e, header_notes)
         raise
@@ -266,7 +267,7 @@ def build_job(
         steps=find_steps(script.text),
         given=merged.records,
         other_options=tuple(sorted(other, key=lambda kv: kv[0])),
-        warnings=header_notes + merged.notes,
+        warnings=header_notes + merged.notes + checked,
         **job_values,  # type: ignore[arg-type]
     )
     return job, SubmitOptions(**submit_values)  # type: ignore[arg-type]

@@ -5,25 +5,54 @@ which one wins when the command line and the environment disagree, and the count
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, List, Optional, Tuple
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
 
+#: The warning for a --gpus-per-node and --gres=gpu pair that asks for the same GPUs.
+SAME_GPUS_TWICE = ("--gpus-per-node and --gres=gpu ask for the same GPUs: accepted as Slurm "
+                   "before 26.05 accepts it (26.05 refuses the pair); give only one of them")
 
-def check_options(values: Dict[str, object], set_by: Dict[str, str]) -> None:
+
+def check_options(values: Dict[str, object], set_by: Dict[str, str]) -> Tuple[str, ...]:
     """Slurm's mutually-exclusive option checks, in the order of 26.05's
     ``validate_options_salloc_sbatch_srun`` (``slurm_opt.c``), then sbatch's count checks.
     ``set_by`` says where each field came from: ``cli`` (``#SBATCH`` lines count as the
-    command line there: set_by_env is false for them) or ``env``. May clear fields."""
-    gres = values.get("gres") or ()
-    if any(g.name == "gpu" for g in gres) and "gpus_per_node" in values:  # type: ignore[attr-defined]
-        raise fatal("--gpus-per-node and --gres=gpu are mutually exclusive.")
+    command line there: set_by_env is false for them) or ``env``. May clear fields.
+    Returns the warnings of the pairs accepted although 26.05 refuses them."""
+    notes: List[str] = []
+    same_gpus = _check_gres_vs_gpus_per_node(values)
+    if same_gpus:
+        notes.append(same_gpus)
     _check_ntasks_per_gpu(values, set_by)
     _check_memory(values, set_by)
     if set_by.get("exclusive") == "cli" and set_by.get("oversubscribe") == "cli":
         raise fatal("--exclusive and --oversubscribe options are mutually exclusive")
     _check_cpus_per_tres(values, set_by)
     _check_counts(values)
+    return tuple(notes)
+
+
+def _gpu_counts(items: object) -> List[Tuple[str, int]]:
+    """``(type, count)`` of each GPU item (``--gres`` items named gpu, ``--gpus*`` items),
+    sorted: two requests are the same when these are equal."""
+    found = [(item.type or "", item.count) for item in items  # type: ignore[attr-defined]
+             if getattr(item, "name", "gpu") == "gpu"]
+    return sorted(found)
+
+
+def _check_gres_vs_gpus_per_node(values: Dict[str, object]) -> Optional[str]:
+    """26.05's ``_validate_gres_vs_gpus_per_node`` refuses --gpus-per-node next to
+    --gres=gpu. Slurm before 26.05 accepts the pair (older submitit generates it), and then
+    allocates what --gres says while SLURM_GPUS_PER_NODE shows --gpus-per-node (22.05,
+    observed): so the same GPUs asked for twice are accepted with a warning, and a pair
+    that disagrees is refused in 26.05's words."""
+    gres = _gpu_counts(values.get("gres") or ())
+    if not gres or "gpus_per_node" not in values:
+        return None
+    if gres != _gpu_counts(values["gpus_per_node"]):
+        raise fatal("--gpus-per-node and --gres=gpu are mutually exclusive.")
+    return SAME_GPUS_TWICE
 
 
 #: What ``_validate_ntasks_per_gpu`` refuses next to --ntasks-per-gpu/--ntasks-per-tres: the

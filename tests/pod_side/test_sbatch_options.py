@@ -793,13 +793,14 @@ MEM_FATAL = "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually
     ([], "job.sh", {"SBATCH_MEM_PER_NODE": "1G", "SBATCH_MEM_PER_CPU": "100"},
      "sbatch: fatal: SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are "
      "mutually exclusive."),
-    # 26.05 (the spec): fatal. Real Slurm 22.05 ACCEPTED --gres=gpu:1 --gpus-per-node=1 (SUMMARY
-    # §7); sbatch-k8s follows 26.05's _validate_gres_vs_gpus_per_node.
-    ([], "--gres=gpu:1 --gpus-per-node=1 job.sh", {},
+    # 26.05 refuses every --gres=gpu + --gpus-per-node pair; Slurm before it accepts them
+    # (22.05 observed). sbatch-k8s accepts the same GPUs asked twice (tests/pod_side/
+    # test_gres_gpus_per_node.py) and refuses a pair that disagrees, in 26.05's words.
+    ([], "--gres=gpu:1 --gpus-per-node=2 job.sh", {},
      "sbatch: fatal: --gpus-per-node and --gres=gpu are mutually exclusive."),
     ([], "--gres=gpu:a100:2 job.sh", {"SBATCH_GPUS_PER_NODE": "2"},
      "sbatch: fatal: --gpus-per-node and --gres=gpu are mutually exclusive."),
-    (["#SBATCH --gpus-per-node=1"], "--gres=gpu job.sh", {},
+    (["#SBATCH --gpus-per-node=2"], "--gres=gpu job.sh", {},
      "sbatch: fatal: --gpus-per-node and --gres=gpu are mutually exclusive."),
     # 26.05: fatal. Real Slurm 22.05 accepted --exclusive --oversubscribe (the last one won);
     # sbatch-k8s follows 26.05's _validate_share_options.
