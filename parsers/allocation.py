@@ -207,6 +207,8 @@ def allocate(job: JobSpec, shape: NodeShape) -> Allocation:
         if shape.gpus and not gpus:
             gpus = shape.gpus
             gpus_on_nodes = (gpus,) * nodes
+    elif job.exclusive == "node":
+        warnings.append(_shapeless_exclusive_warning(max(cpus), gpus))
     if shape.cpus and max(cpus) > shape.cpus:
         raise SlurmInputError("CPU count per node can not be satisfied",
                               "Batch job submission failed: Requested node configuration is "
@@ -218,6 +220,17 @@ def allocate(job: JobSpec, shape: NodeShape) -> Allocation:
         tasks = tuple(c // cpt for c in cpus)
     return Allocation(nodes, tasks, tuple(cpus), gpus, memory, ntasks, tuple(warnings),
                       gpus_on_nodes)
+
+
+def _shapeless_exclusive_warning(cpus: int, gpus: int) -> str:
+    """What an ``--exclusive`` job gets when the node size is unknown: only its request."""
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}" if n == 1 else f"{n or 'no'} {what}s"
+
+    return (f"--exclusive: the partition's node size is not configured (node_cpus, node_gpus), "
+            f"so each pod requests only what the job asks for, {count(cpus, 'CPU')} and "
+            f"{count(gpus, 'GPU')}, not a whole node; other jobs' pods are still kept off its "
+            f"nodes")
 
 
 def _memory_per_node(job: JobSpec, cpus: int, gpus: int, shape: NodeShape) -> Optional[int]:

@@ -191,8 +191,9 @@ OPTIONS: Tuple[Option, ...] = (
     _row("exclude/x", "1", "hostlist", "exclude", "HH",
          "node anti-affinity on kubernetes.io/hostname / step placement"),
     _row("exclusive", "?", "exclusive", "exclusive", "AH",
-         "whole nodes: requests all allocatable CPUs and GPUs of a node and keeps other "
-         "jobs' pods off it", "SBATCH_EXCLUSIVE", "SLURM_EXCLUSIVE"),
+         "whole nodes: pods request the partition's node_cpus and node_gpus (only the job's "
+         "own request where they are not set) and keep other jobs' pods off their nodes",
+         "SBATCH_EXCLUSIVE", "SLURM_EXCLUSIVE"),
     _row("export", "1", "export", "export", "HH",
          "environment of the batch script and tasks", "SBATCH_EXPORT",
          "SLURM_EXPORT_ENV SRUN_EXPORT_ENV"),
