@@ -21,7 +21,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.agent import KILL_WAIT_S, Agent, log
 from sbatch_k8s.runtime.batch import CANCELLED, FAILED, BatchHost, JobResult, connect_all
-from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, node_address_map
+from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, node_address_map, \
+    pod_bind_host
 from sbatch_k8s.runtime.node_files import make_parents
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.shims import install_shims, runtime_invocation
@@ -180,7 +181,7 @@ def array_element(desc: Dict[str, Any], settings: NodeSettings,
     element = dict(desc, job_id=base + position, array_job_id=base,
                    array_task_id=indices[position])
     name = socket.gethostname()
-    return element, NodeIdentity(0, 1, (name,), (name,), "0.0.0.0")
+    return element, NodeIdentity(0, 1, (name,), (name,), pod_bind_host(name))
 
 
 async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dict[str, Any],

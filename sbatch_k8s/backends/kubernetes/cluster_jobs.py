@@ -73,7 +73,10 @@ def look(client: KubeClient, namespace: str, active_only: bool,
             continue
         items, _ = client.list(kind, namespace, MANAGED_SELECTOR)
         for item in items:
-            workloads[(item["kind"], item["metadata"]["name"])] = item
+            # list items carry no kind on a real API server: put it back for the readers
+            item.setdefault("kind", kind.kind)
+            item.setdefault("apiVersion", kind.api_version)
+            workloads[(kind.kind, item["metadata"]["name"])] = item
     pods: Dict[str, List[Dict[str, Any]]] = {}
     if any(not _final_state(r) for r, _, _ in stored):
         items, _ = client.list(POD, namespace, MANAGED_SELECTOR)

@@ -1,0 +1,70 @@
+"""Slurm commands of this checkout against a Kubernetes API server (emulated or real).
+
+The commands find the cluster the way a user's do: through ``$KUBECONFIG``. Pods are run by
+the test kubelet (``tests.kubelet``) on this machine, so a job's files land where the
+submitting directory is, as on a cluster with a shared filesystem.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from tests.local.harness import LocalSlurm
+
+#: Partition for the tests: any image (the test kubelet runs the command on this machine).
+CONFIG = """\
+cluster_name = "kube"
+[partitions.debug]
+image = "python:3.12-slim"
+shm_size = "64Mi"
+"""
+
+
+class KubeSlurm(LocalSlurm):
+    """A private set of commands talking to the API server of ``kubeconfig``."""
+
+    def __init__(self, root: Path, kubeconfig: str, config: str = CONFIG,
+                 namespace: str = "default") -> None:
+        super().__init__(root, config=config)
+        del self.env["SBATCH_K8S_BACKEND"]
+        self.env["KUBECONFIG"] = kubeconfig
+        self.env["SBATCH_K8S_API_RETRY_S"] = "3"
+        self.kubeconfig = kubeconfig
+        self.namespace = namespace
+
+    def api(self) -> Any:
+        """The backend's own client for this cluster (for assertions)."""
+        from sbatch_k8s.backends.kubernetes.client import connect
+
+        return connect(self.env)
+
+    def objects(self, plural_kind: Any, selector: str = "") -> List[Dict[str, Any]]:
+        """Objects of one kind in the namespace, by label selector."""
+        items, _ = self.api().list(plural_kind, self.namespace, selector)
+        return items
+
+    def everything(self, selector: str = "app.kubernetes.io/managed-by=sbatch-k8s"
+                   ) -> Dict[str, List[str]]:
+        """Names of every object of every kind we create, by kind (orphan checks)."""
+        from sbatch_k8s.backends.kubernetes.kinds import KINDS, NAMESPACE, NODE
+
+        found: Dict[str, List[str]] = {}
+        client = self.api()
+        for kind in KINDS:
+            if kind in (NODE, NAMESPACE):
+                continue
+            items, _ = client.list(kind, self.namespace, selector)
+            names = sorted(i["metadata"]["name"] for i in items)
+            if names:
+                found[kind.kind] = names
+        return found
+
+
+def submitted_id(stdout: str) -> int:
+    """The id in ``Submitted batch job N``."""
+    return int(stdout.strip().split()[-1])
+
+
+def env_without(env: Dict[str, str], *names: str) -> Optional[Dict[str, str]]:
+    return {k: v for k, v in env.items() if k not in names}
