@@ -201,6 +201,8 @@ class Api(Deletion):
         self._dress(res, new)
         defaults.on_update(res, new)
         validation.validate(res, new)
+        if subresource != "status":
+            validation.validate_update(res, current, new)
         meta = new["metadata"]
         if meta.get("deletionTimestamp"):
             added = set(meta.get("finalizers") or []) - set(

@@ -210,3 +210,24 @@ def test_ttl_after_finished(core: Any, batch: Any) -> None:
                                                ttlSecondsAfterFinished=0))
     finish(core, live_pods(core, "brief", 1)[0].metadata.name)
     wait_until(lambda: not batch.list_namespaced_job("default").items, what="job deleted")
+
+
+def test_template_immutable_unless_suspended_and_unstarted(batch: Any) -> None:
+    import pytest
+    from kubernetes import client
+    batch.create_namespaced_job("default", job("held", suspend=True))
+    batch.patch_namespaced_job("held", "default", {"spec": {"template": {"spec": {
+        "nodeSelector": {"pool": "a"}}}}})
+    with pytest.raises(client.ApiException) as caught:
+        batch.patch_namespaced_job("held", "default", {"spec": {"template": {"spec": {
+            "hostname": "x"}}}})
+    assert caught.value.status == 422
+    import json
+    assert json.loads(caught.value.body)["message"] == (
+        'Job.batch "held" is invalid: spec.template: Invalid value: core.PodTemplateSpec{...}: '
+        'field is immutable')
+    batch.create_namespaced_job("default", job("running"))
+    with pytest.raises(client.ApiException) as caught:
+        batch.patch_namespaced_job("running", "default", {"spec": {"template": {"spec": {
+            "nodeSelector": {"pool": "a"}}}}})
+    assert caught.value.status == 422

@@ -143,3 +143,44 @@ def validate(resource: Resource, obj: Obj) -> None:
         causes += job_causes(obj)
     if causes:
         raise errors.invalid(resource.kind, meta.get("name") or "", causes, resource.group)
+
+
+# Pod template fields a suspended, never-started Job may change (KEP 2926, GA in 1.27).
+SCHEDULING_DIRECTIVES = ("nodeSelector", "affinity", "tolerations", "schedulingGates")
+
+
+def _immutable(field: str, shown: str) -> Dict[str, str]:
+    return {"reason": "FieldValueInvalid", "field": field,
+            "message": f"Invalid value: {shown}: field is immutable"}
+
+
+def _without_directives(template: Obj) -> Obj:
+    spec = {k: v for k, v in (template.get("spec") or {}).items()
+            if k not in SCHEDULING_DIRECTIVES}
+    return {"spec": spec}
+
+
+def job_update_causes(old: Obj, new: Obj) -> Causes:
+    """A Job's template, selector and completion mode are immutable (mostly)."""
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    causes: Causes = []
+    for field in ("completionMode", "selector"):
+        if old_spec.get(field) != new_spec.get(field):
+            causes.append(_immutable(f"spec.{field}", f'"{new_spec.get(field)}"'
+                                     if field == "completionMode" else "v1.LabelSelector{...}"))
+    old_t, new_t = old_spec.get("template") or {}, new_spec.get("template") or {}
+    if old_t != new_t:
+        may_reschedule = old_spec.get("suspend") and not (old.get("status") or {}).get(
+            "startTime")
+        if not may_reschedule or _without_directives(old_t) != _without_directives(new_t):
+            causes.append(_immutable("spec.template", "core.PodTemplateSpec{...}"))
+    return causes
+
+
+def validate_update(resource: Resource, old: Obj, new: Obj) -> None:
+    """Checks of updates beyond :func:`validate` (immutable fields)."""
+    if resource.key == "batch/jobs":
+        causes = job_update_causes(old, new)
+        if causes:
+            name = new["metadata"].get("name", "")
+            raise errors.invalid(resource.kind, name, causes, resource.group)
