@@ -1,0 +1,41 @@
+"""The design document's torchrun script, unchanged, on the indexed-job target: a 2-pod ×
+2-process gloo all-reduce whose rendezvous goes over the pods' names (the test kubelet runs
+the pods on this machine; torch runs on the CPU)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from tests.data import TORCHRUN_SCRIPT
+from tests.kube.harness import KubeSlurm, submitted_id
+from tests.local.test_torchrun import TRAIN
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def gpu_kubelet(cluster: Any) -> Iterator[Any]:
+    """Two Ready nodes with 2 (pretend) GPUs each, so --gpus-per-node=2 pods schedule."""
+    from tests.kubelet import TestKubelet
+
+    with TestKubelet(cluster.kubeconfig, nodes=2, gpus=2) as running:
+        yield running
+
+
+def test_design_torchrun_script_runs_on_pods(kube: KubeSlurm, gpu_kubelet: Any,
+                                             tmp_path: Path) -> None:
+    pytest.importorskip("torch", reason="torch is needed (CI installs torch==2.13.0)")
+    kube.script("train.py", TRAIN)
+    kube.script("llm.sh", TORCHRUN_SCRIPT.read_text())
+    done = kube.run("sbatch", "--wait", "--gpus-per-node=2", "llm.sh", timeout=300)
+    assert done.returncode == 0, done.stderr
+    job = submitted_id(done.stdout)
+    out = kube.read(f"logs/llm-{job}.out")
+    results = re.findall(r"^(\d): rank (\d)/4 node (\d) local (\d) sum 10$", out,
+                         re.MULTILINE)
+    assert sorted(r[1] for r in results) == ["0", "1", "2", "3"], out
+    assert {r[0] for r in results} == {"0", "1"}, out
