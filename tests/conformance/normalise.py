@@ -1,9 +1,13 @@
 """Normalisation: what legitimately differs between the two sides becomes a placeholder.
 
 * job ids → the placeholders a case names (``<job>``; arrays ``<array>``/``<A>`` for the
-  array's id and ``<job>``/``<job_i>`` for an element's own id), zero padding kept; both
-  sides' ids have the same number of digits (the local backend's counter is seeded from
-  the real one), so column widths stay comparable;
+  array's id and ``<job>``/``<job_i>`` for an element's own id). Only whole tokens are ids
+  (never the ``5`` of ``n5``, ``n[1-5]``, ``127.0.0.5``, ``0:05`` or ``5M``), and the result
+  does not depend on how many digits an id has: the padding beside an id in a column is
+  re-measured for the placeholder (:func:`repad`), and a zero-padded id (``%4j``) becomes
+  ``<job:04>``. Each side also replaces the *other* side's ids of the case (its own first),
+  so a count that happens to equal a small id on one side (``NumCPUs=2`` beside job 2 of a
+  freshly purged Slurm) becomes the same placeholder on both sides;
 * node names → ``<nodeK>`` by their position in the job's node list (real ``n1``… vs our
   ``127.0.0.2``…), compressed host lists → ``<node[0-1]>``; nodes outside the job → ``<hostN>``
   by the side's node table;
@@ -20,7 +24,7 @@ Nothing else is touched: what remains different is a finding.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Set
 
 from tests.conformance.sides import Side
 
@@ -33,10 +37,36 @@ DATE_LINE = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Ju
 STEP_WAIT = re.compile(r"(?m)^srun: (Job \S+ step creation temporarily disabled, retrying "
                        r"\(Requested nodes are busy\)|Step created for job \S+)\n")
 ELAPSED = re.compile(r"(?<![\w:.])(?:\d+-)?(?:\d+:)?\d+:\d\d(?![\w:.])")
+#: A job id as a whole token, with the spaces around it (to re-pad its column) and its
+#: suffix (``.batch``, ``_3``, ``_[1-3]``, ``.ba+``: the cell whose padding follows). Not an id:
+#: digits beside a letter, a dot or a digit (``n5``, ``127.0.0.5``, ``5M``), a time or exit
+#: code (``0:05``, ``5:0``) or a range list in brackets (``n[1-5]``, consumed whole).
+ID_TOKEN = re.compile(
+    r"\[[\d,\-]+\]"
+    r"|(?P<lead> *)(?<![\w.#])(?<!\d:)(?P<zeros>0*)(?P<id>[1-9]\d*)(?![\dA-Za-z]|:\d)"
+    r"(?P<suffix>(?:[._](?:\[[\d,\-]+\]|[\w+]+))*)(?P<trail> *)")
 
 
 def hashed(match: "re.Match[str]") -> str:
     return re.sub(r"\d", "#", match.group(0))
+
+
+def job_ids_in(text: str) -> Set[int]:
+    """Every number of ``text`` that stands where a job id can (see :data:`ID_TOKEN`)."""
+    return {int(m.group("id")) for m in ID_TOKEN.finditer(text) if m.group("id")}
+
+
+def repad(lead: str, width: int, placeholder: str, trail: str) -> str:
+    """The cell of an id ``width`` characters wide with ``placeholder`` in its place, and
+    the padding re-measured: Slurm separates columns by one space, so a longer run beside
+    the id is the column's alignment padding; the longer of the two runs takes up the
+    difference between the id's width and the placeholder's (never below one space). The
+    cells of one column then read alike on both sides, whatever the widths of their ids."""
+    padding, before = (lead, True) if len(lead) >= len(trail) else (trail, False)
+    if len(padding) < 2:
+        return lead + placeholder + trail
+    padding = " " * max(1, len(padding) + width - len(placeholder))
+    return padding + placeholder + trail if before else lead + placeholder + padding
 
 
 def expand_hostlist(text: str) -> List[str]:
@@ -75,10 +105,14 @@ class Normaliser:
 
     def __init__(self, side: Side, jobs: Optional[Mapping[int, str]] = None,
                  nodes: Sequence[str] = (), hosts: bool = True,
-                 array_id: Optional[int] = None) -> None:
+                 array_id: Optional[int] = None,
+                 other_jobs: Optional[Mapping[int, str]] = None) -> None:
+        """``jobs``: this side's ids → placeholders; ``other_jobs``: the other side's ids in
+        the same case (replaced too, after this side's own)."""
         self.side = side
         self.array_id = array_id
         self.jobs: Dict[int, str] = dict(jobs or {})
+        self.all_jobs: Dict[int, str] = {**(other_jobs or {}), **self.jobs}
         self.nodes = list(nodes)
         self.hosts = hosts
         if side.kind == "real":
@@ -107,12 +141,22 @@ class Normaliser:
             return f"<host[{compress([table.index(n) for n in names])}]>"
         return token
 
+    def job_id(self, match: "re.Match[str]") -> str:
+        """One :data:`ID_TOKEN` match: the placeholder in its re-padded cell, or unchanged."""
+        number = match.group("id")
+        placeholder = self.all_jobs.get(int(number)) if number else None
+        if placeholder is None:
+            return match.group(0)
+        zeros = match.group("zeros")
+        width = len(zeros) + len(number)
+        if zeros:
+            placeholder = f"{placeholder[:-1]}:0{width}>"
+        cell = repad(match.group("lead"), width + len(match.group("suffix")),
+                     placeholder + match.group("suffix"), match.group("trail"))
+        return cell
+
     def job_ids(self, text: str) -> str:
-        for job_id in sorted(self.jobs, key=lambda j: -len(str(j))):
-            # zero-padded ids (%5j) keep their zeros: both sides' ids have as many digits
-            text = re.sub(rf"(?<![\d.:#])(0*){job_id}(?![\dKMGT])",
-                          lambda m, p=self.jobs[job_id]: m.group(1) + p, text)
-        return text
+        return ID_TOKEN.sub(self.job_id, text)
 
     # -- whole texts ---------------------------------------------------------------------
     def text(self, text: str) -> str:

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import pytest
 
 from tests.conformance.compare import diff_text, parallel, report, value
-from tests.conformance.normalise import Normaliser
+from tests.conformance.normalise import Normaliser, job_ids_in
 from tests.conformance.sides import OurSlurm, RealSlurm, Side
 
 UNKNOWN_JOB = "99999999"
@@ -172,29 +172,34 @@ def job_of(case: str) -> Optional[str]:
     return None
 
 
-def normalise(jobs: Jobs, case: str, text: str) -> str:
-    """Ids of all four jobs, the nodes of the job the case (or, listing several jobs, the
-    line) is about, times, durations, priorities; scontrol's scheduling artefacts of real
-    Slurm."""
+def normalise(jobs: Jobs, other: Jobs, case: str, text: str) -> str:
+    """Ids of all four jobs (of both sides), the nodes of the job the case (or, listing
+    several jobs, the line) is about, times, durations, priorities; scontrol's scheduling
+    artefacts of real Slurm."""
     if "," in command_line(case) and "{" in command_line(case):
-        return "".join(normalise_line(jobs, case, line)
+        return "".join(normalise_line(jobs, other, case, line)
                        for line in text.splitlines(keepends=True))
     name = job_of(case)
-    return normalise_for(jobs, case, text, jobs.nodes.get(name, []) if name else [])
+    return normalise_for(jobs, other, case, text, jobs.nodes.get(name, []) if name else [])
 
 
-def normalise_line(jobs: Jobs, case: str, line: str) -> str:
+def normalise_line(jobs: Jobs, other: Jobs, case: str, line: str) -> str:
     """One line of a several-job listing, with the nodes of the job it names."""
     nodes: List[str] = []
+    named = job_ids_in(line)
     for name, job_id in jobs.ids.items():
-        if re.search(rf"(?<!\d){job_id}(?!\d)", line):
+        if job_id in named:
             nodes = jobs.nodes[name]
-    return normalise_for(jobs, case, line, nodes)
+    return normalise_for(jobs, other, case, line, nodes)
 
 
-def normalise_for(jobs: Jobs, case: str, text: str, nodes: List[str]) -> str:
-    ids = {job_id: f"<{n}>" for n, job_id in jobs.ids.items()}
-    norm = Normaliser(jobs.side, ids, nodes, hosts=case not in LITERAL_HOSTS)
+def placeholders(jobs: Jobs) -> Dict[int, str]:
+    return {job_id: f"<{n}>" for n, job_id in jobs.ids.items()}
+
+
+def normalise_for(jobs: Jobs, other: Jobs, case: str, text: str, nodes: List[str]) -> str:
+    norm = Normaliser(jobs.side, placeholders(jobs), nodes, hosts=case not in LITERAL_HOSTS,
+                      other_jobs=placeholders(other))
     if jobs.side.kind == "real" and "Scheduler=Main" not in text:
         # the backfill scheduler (not the main one) starts a job with no time limit as if
         # it had 365 days (scontrol TimeLimit=365-00:00:00, EndTime=start+1 year, squeue -l
@@ -235,5 +240,5 @@ def test_command(case: str, sides: Dict[str, Jobs]) -> None:
         if what == "exit code":
             r, o = str(r), str(o)
         problems += diff_text(case, f"`{command_line(case)}` {what}",
-                              normalise(real, case, r), normalise(ours, case, o))
+                              normalise(real, ours, case, r), normalise(ours, real, case, o))
     report(problems)

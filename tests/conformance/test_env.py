@@ -10,7 +10,7 @@ on our own concurrent jobs), ours run concurrently.
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
@@ -75,15 +75,26 @@ def env_files(job: Job) -> List[str]:
     return sorted(p.name for p in job.cwd.glob("env.*"))
 
 
-def normalisers(job: Job) -> Dict[str, Normaliser]:
-    """File prefix (``env`` or ``env.a<i>``) → the normaliser of that job/element."""
+def placeholders(job: Job, index: Optional[int] = None) -> Dict[int, str]:
+    """The job's id ``<job>``; for array element ``index``: the array's id ``<array>`` and the
+    element's own ``<job>``."""
+    if index is None:
+        return {job.job_id: "<job>"}
+    return {job.job_id: "<array>", job.array_ids.get(index, job.job_id): "<job>"}
+
+
+def normalisers(job: Job, other: Job) -> Dict[str, Normaliser]:
+    """File prefix (``env`` or ``env.a<i>``) → the normaliser of that job/element (the other
+    side's ids of the same job or element are replaced too)."""
     if not job.array_ids:
-        return {"env": Normaliser(job.side, {job.job_id: "<job>"}, job.nodes())}
+        return {"env": Normaliser(job.side, placeholders(job), job.nodes(),
+                                  other_jobs=placeholders(other))}
     out = {}
     for index, own in job.array_ids.items():
         nodes = job.side.expand(job.side.job_field(own, "NodeList"))
-        out[f"env.a{index}"] = Normaliser(job.side, {job.job_id: "<array>", own: "<job>"},
-                                          nodes, array_id=job.job_id)
+        out[f"env.a{index}"] = Normaliser(job.side, placeholders(job, index), nodes,
+                                          array_id=job.job_id,
+                                          other_jobs=placeholders(other, index))
     return out
 
 
@@ -91,7 +102,7 @@ def normalisers(job: Job) -> Dict[str, Normaliser]:
 def test_environment(case: str, jobs: Dict[str, Dict[str, Job]]) -> None:
     real, ours = value(jobs[case]["real"]), value(jobs[case]["ours"])
     problems: List[str] = []
-    real_n, our_n = normalisers(real), normalisers(ours)
+    real_n, our_n = normalisers(real, ours), normalisers(ours, real)
     if sorted(real_n) != sorted(our_n):
         problems.append(f"[{case}] array elements: real {sorted(real_n)}, ours {sorted(our_n)}")
     real_files, our_files = env_files(real), env_files(ours)

@@ -60,16 +60,23 @@ def jobs(real: RealSlurm, ours: OurSlurm) -> Dict[str, object]:
     return parallel(calls, workers=12)
 
 
-def listing(job: Job, own_ids: bool) -> str:
-    """Every file the job left (script excepted), with its sorted contents. Array ids
-    become ``<A>`` (the array's id), or with ``own_ids`` ``<job_i>`` (element *i*'s own id:
-    which element shares the array's id differs by intent, see differences.py)."""
-    ids = {job.job_id: "<job>"}
-    if job.array_ids:
-        ids = {job.job_id: "<A>"}
-        if own_ids:
-            ids = {own: f"<job_{index}>" for index, own in job.array_ids.items()}
-    norm = Normaliser(job.side, ids, job.nodes() if not job.array_ids else [])
+def placeholders(job: Job, own_ids: bool) -> Dict[int, str]:
+    """The job's id ``<job>``; array ids become ``<A>`` (the array's id), or with ``own_ids``
+    ``<job_i>`` (element *i*'s own id: which element shares the array's id differs by
+    intent, see differences.py)."""
+    if not job.array_ids:
+        return {job.job_id: "<job>"}
+    if own_ids:
+        return {own: f"<job_{index}>" for index, own in job.array_ids.items()}
+    return {job.job_id: "<A>"}
+
+
+def listing(job: Job, other: Job, own_ids: bool) -> str:
+    """Every file the job left (script excepted), with its sorted contents; ids of both
+    sides' jobs replaced (see :func:`placeholders`)."""
+    norm = Normaliser(job.side, placeholders(job, own_ids),
+                      job.nodes() if not job.array_ids else [],
+                      other_jobs=placeholders(other, own_ids))
     hostnames = [socket.gethostname()] if job.side.kind == "real" else list(
         job.side.node_names)
     out: List[str] = []
@@ -86,5 +93,5 @@ def test_output_files(name: str, jobs: Dict[str, object]) -> None:
     real, ours = value(jobs[f"real:{name}"]), value(jobs[f"ours:{name}"])
     options = " ".join(CASES[name])
     own = name == "array-own-ids"
-    report(diff_text(f"files-{name}", f"files of sbatch {options}", listing(real, own),
-                     listing(ours, own)))
+    report(diff_text(f"files-{name}", f"files of sbatch {options}", listing(real, ours, own),
+                     listing(ours, real, own)))

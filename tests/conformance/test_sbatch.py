@@ -104,16 +104,27 @@ ID_PATTERNS = (r"Submitted batch job (\d+)", r"^(\d+)(?:;\S+)?$", r"\bJob (\d+) 
 
 
 def run_case(side: Side, name: str) -> Tuple[str, str, int]:
+    """sbatch's stdout, stderr and exit code for one case, as printed."""
     case = CASES[name]
     cwd = side.case_dir(name)
     if case.script is not None:
         (cwd / case.script_name).write_bytes(case.script.encode())
     done = side.run("sbatch", *case.args, *case.operands, cwd=cwd, stdin=case.stdin,
                     timeout=60)
-    ids = {int(m) for p in ID_PATTERNS for m in re.findall(p, done.stdout + done.stderr,
-                                                           re.M)}
-    norm = Normaliser(side, {i: "<job>" for i in ids})
-    return norm.text(done.stdout), norm.text(done.stderr), done.returncode
+    return done.stdout, done.stderr, done.returncode
+
+
+def submitted_ids(result: Tuple[str, str, int]) -> Dict[int, str]:
+    """The ids sbatch reported (``Submitted batch job N``, ``N;cluster``, ``Job N to start``)."""
+    text = result[0] + result[1]
+    return {int(m): "<job>" for p in ID_PATTERNS for m in re.findall(p, text, re.M)}
+
+
+def normalised(side: Side, result: Tuple[str, str, int],
+               other: Tuple[str, str, int]) -> Tuple[str, str, int]:
+    """One side's result with both sides' ids replaced (its own first)."""
+    norm = Normaliser(side, submitted_ids(result), other_jobs=submitted_ids(other))
+    return norm.text(result[0]), norm.text(result[1]), result[2]
 
 
 @pytest.fixture(scope="module")
@@ -126,8 +137,11 @@ def results(real: RealSlurm, ours: OurSlurm) -> Dict[str, object]:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_sbatch(name: str, results: Dict[str, object]) -> None:
-    real, ours = value(results[f"real:{name}"]), value(results[f"ours:{name}"])
-    problems: List[str] = diff_result(name, "sbatch", real, ours,
+def test_sbatch(name: str, results: Dict[str, object], real: RealSlurm,
+                ours: OurSlurm) -> None:
+    real_result, our_result = value(results[f"real:{name}"]), value(results[f"ours:{name}"])
+    problems: List[str] = diff_result(name, "sbatch",
+                                      normalised(real, real_result, our_result),
+                                      normalised(ours, our_result, real_result),
                                       ("stdout", "stderr", "exit code"))
     report(problems)

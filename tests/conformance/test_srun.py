@@ -121,8 +121,10 @@ def tail_jobs(all_jobs: Dict[str, object]) -> Dict[str, Job]:
     return {k: value(all_jobs[f"{k}-tail"]) for k in ("real", "ours")}
 
 
-def normaliser(job: Job) -> Normaliser:
-    return Normaliser(job.side, {job.job_id: "<job>"}, job.nodes())
+def normaliser(job: Job, other: Job) -> Normaliser:
+    """The job's id and nodes; the other side's job id too (see normalise.py)."""
+    return Normaliser(job.side, {job.job_id: "<job>"}, job.nodes(),
+                      other_jobs={other.job_id: "<job>"})
 
 
 def file_listing(job: Job, name: str, norm: Normaliser) -> str:
@@ -142,8 +144,8 @@ def file_listing(job: Job, name: str, norm: Normaliser) -> str:
     return "".join(out)
 
 
-def case_result(job: Job, name: str) -> Tuple[str, str, str, str]:
-    norm = normaliser(job)
+def case_result(job: Job, other: Job, name: str) -> Tuple[str, str, str, str]:
+    norm = normaliser(job, other)
     return (norm.text(job.read(f"s.{name}.out")),
             norm.text(job.read(f"s.{name}.err")),
             job.read(f"s.{name}.rc").strip(),
@@ -151,7 +153,8 @@ def case_result(job: Job, name: str) -> Tuple[str, str, str, str]:
 
 
 def check_case(name: str, command: str, jobs: Dict[str, Job]) -> None:
-    real, ours = case_result(jobs["real"], name), case_result(jobs["ours"], name)
+    real = case_result(jobs["real"], jobs["ours"], name)
+    ours = case_result(jobs["ours"], jobs["real"], name)
     problems: List[str] = []
     for what, r, o in zip(("stdout", "stderr", "exit code", "files"), real, ours):
         problems += diff_text(name, f"`{command}` {what}", r, o, sort=what != "files")
@@ -177,17 +180,18 @@ def test_srun_tail(name: str, tail_jobs: Dict[str, Job]) -> None:
 def test_job_output(jobs: Dict[str, Job]) -> None:
     """What the batch script itself printed (nothing is expected)."""
     real, ours = jobs["real"], jobs["ours"]
-    report(diff_text("srun-job", "job output", normaliser(real).text(real.read("job.out")),
-                     normaliser(ours).text(ours.read("job.out"))))
+    report(diff_text("srun-job", "job output",
+                     normaliser(real, ours).text(real.read("job.out")),
+                     normaliser(ours, real).text(ours.read("job.out"))))
 
 
 def test_steps_in_sacct(jobs: Dict[str, Job]) -> None:
     """Every step as accounting records it: id, name, state, exit code."""
     texts = []
-    for job in (jobs["real"], jobs["ours"]):
+    for job, other in ((jobs["real"], jobs["ours"]), (jobs["ours"], jobs["real"])):
         job.side.wait_sacct(job.job_id)
         shown = job.side.run("sacct", "-j", str(job.job_id), "--parsable2",
                              "-o", "JobID,JobName,State,ExitCode,NTasks")
-        texts.append(normaliser(job).text(shown.stdout + shown.stderr))
+        texts.append(normaliser(job, other).text(shown.stdout + shown.stderr))
     report(diff_text("srun-sacct", "sacct --parsable2 of the steps", *texts))
 
