@@ -40,12 +40,28 @@ Emulated (real-server semantics, checked with the real client in ``test_*.py``):
 - Bearer-token authentication (401), a deny list giving RBAC-shaped 403s, fault injection
   (status codes, delays, connection resets), a request log.
 
+Control loops (threads; woken by store events, with a short poll as backstop):
+
+- Job controller (:mod:`job_controller`): Indexed and NonIndexed batch/v1 Jobs — pods with the
+  controller's names, hostname, labels, annotation, ``JOB_COMPLETION_INDEX``, owner reference
+  and tracking finalizer; parallelism, completions, suspend, backoffLimit, podFailurePolicy
+  (FailJob, Ignore, Count), successPolicy, activeDeadlineSeconds, ttlSecondsAfterFinished,
+  status counters, completedIndexes and conditions.
+- Scheduler (:mod:`scheduler`): binds by resources (cpu, memory, extended resources such as
+  nvidia.com/gpu, pod count), nodeSelector, required node affinity, taints/tolerations,
+  cordoned and not-Ready nodes, scheduling gates; otherwise ``PodScheduled=False`` with the
+  real message. No pod (anti-)affinity, topology spread, preemption or gang scheduling.
+- Garbage collector and namespace loops (:mod:`garbage_collector`).
+
 Not emulated: TLS, real RBAC evaluation (roles are stored, not enforced), admission webhooks,
 OpenAPI schemas and CRD schema validation/pruning, server-side apply (apply patches merge),
 protobuf, managedFields, resourceVersion semantics on get/list (always the latest), list
 snapshots for ``continue`` (served from the current state), Table output, aggregated
-discovery, pod logs (``pods/log`` answers empty), DNS, any kubelet (pods stay Pending on their
-node until a test kubelet runs them).
+discovery, pod logs (``pods/log`` answers empty), Events from the controllers, DNS, the node
+lifecycle controller (no taints from missing heartbeats, no eviction), the operators behind
+the custom resources (JobSets, PyTorchJobs... are stored, nothing acts on them), and any
+kubelet (pods stay Pending on their node until a test kubelet runs them, and deleted bound
+pods stay Terminating until it deletes them with ``gracePeriodSeconds=0``).
 """
 
 from tests.apiserver.cluster import EmulatedCluster

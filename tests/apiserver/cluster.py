@@ -24,13 +24,16 @@ class EmulatedCluster:
     ``namespaces`` are created at start (with the system ones); ``crd_groups`` limits the
     bundled custom resources to those groups (None: all, ``()``: none); ``controllers``
     False runs a bare API server (no Job controller, scheduler or garbage collector);
-    ``allow_anonymous`` serves requests without a token as the admin (for kubectl by hand).
+    ``allow_anonymous`` serves requests without a token as the admin (for kubectl by hand);
+    ``scheduler_names`` are the ``spec.schedulerName`` values the scheduler binds (add
+    ``volcano`` to let it stand in for Volcano's scheduler, without gang semantics).
     """
 
     def __init__(self, namespaces: Iterable[str] = ("default",), port: int = 0,
                  token: Optional[str] = None, crd_groups: Optional[Iterable[str]] = None,
                  controllers: bool = True, kubeconfig_path: Optional[str] = None,
-                 allow_anonymous: bool = False) -> None:
+                 allow_anonymous: bool = False,
+                 scheduler_names: Iterable[str] = ("default-scheduler",)) -> None:
         self.store = Store()
         self.resources = Resources.default(crd_groups)
         self.api = Api(self.store, self.resources)
@@ -40,6 +43,7 @@ class EmulatedCluster:
         self._namespaces = tuple(dict.fromkeys(tuple(namespaces) + SYSTEM_NAMESPACES))
         self._port = port
         self._want_controllers = controllers
+        self._scheduler_names = tuple(scheduler_names)
         self._kubeconfig_path = kubeconfig_path
         self._tmpdir: Optional[tempfile.TemporaryDirectory] = None  # type: ignore[type-arg]
         self._server: Any = None
@@ -65,7 +69,7 @@ class EmulatedCluster:
         self.kubeconfig = self._write_kubeconfig()
         if self._want_controllers:
             from tests.apiserver.controllers import start_controllers
-            self.controllers = start_controllers(self.api)
+            self.controllers = start_controllers(self.api, self._scheduler_names)
         return self
 
     def stop(self) -> None:

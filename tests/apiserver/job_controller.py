@@ -43,6 +43,10 @@ def _phase(pod: Obj) -> str:
     return (pod.get("status") or {}).get("phase") or "Pending"
 
 
+def _terminating(pod: Obj) -> bool:
+    return bool(pod["metadata"].get("deletionTimestamp")) and _phase(pod) not in TERMINAL
+
+
 class JobController(Loop):
     """See the module docstring."""
 
@@ -92,7 +96,7 @@ class JobController(Loop):
             self._delete_all(active, counted_as_failed=False)
             active = []
         else:
-            active = self._decide(job, status, active, fail, indexed, completions)
+            active = self._decide(job, status, pods, active, fail, indexed, completions)
         for pod in pods:
             if pod["metadata"]["uid"] in accounted or status.finished():
                 self._release(pod)
@@ -131,7 +135,7 @@ class JobController(Loop):
             status.set("completedIndexes", format_indexes(done) or None)
         return fail
 
-    def _decide(self, job: Obj, status: JobStatus, active: List[Obj],
+    def _decide(self, job: Obj, status: JobStatus, pods: List[Obj], active: List[Obj],
                 fail: Optional[Tuple[str, str]], indexed: bool,
                 completions: Optional[int]) -> List[Obj]:
         """Apply the first of failure, success, suspension, running; return active pods."""
@@ -169,7 +173,7 @@ class JobController(Loop):
         if not status.get("startTime"):
             self._start_times[uid] = time.time()
             status.set("startTime", metadata.rfc3339(self._start_times[uid]))
-        return self._scale(job, status, active, indexed, completions)
+        return self._scale(job, status, pods, active, indexed, completions)
 
     def _success(self, job: Obj, status: JobStatus, indexed: bool, completions: Optional[int],
                  active: List[Obj]) -> Optional[Tuple[str, str]]:
@@ -190,8 +194,8 @@ class JobController(Loop):
             return "CompletionsReached", "Reached expected number of succeeded pods"
         return None
 
-    def _scale(self, job: Obj, status: JobStatus, active: List[Obj], indexed: bool,
-               completions: Optional[int]) -> List[Obj]:
+    def _scale(self, job: Obj, status: JobStatus, pods: List[Obj], active: List[Obj],
+               indexed: bool, completions: Optional[int]) -> List[Obj]:
         spec = job.get("spec") or {}
         parallelism = int(spec.get("parallelism", 1))
         keep: List[Obj] = []
@@ -207,7 +211,7 @@ class JobController(Loop):
                 keep.append(pod)
         if indexed:
             done = parse_indexes(status.get("completedIndexes"))
-            terminating = {pod_index(p) for p in self._terminating(job)} \
+            terminating = {pod_index(p) for p in pods if _terminating(p)} \
                 if spec.get("podReplacementPolicy") == "Failed" else set()
             missing = [i for i in range(int(completions or 0))
                        if i not in done and i not in seen and i not in terminating]
@@ -227,12 +231,6 @@ class JobController(Loop):
             except errors.ApiError:
                 break
         return keep
-
-    def _terminating(self, job: Obj) -> List[Obj]:
-        uid = job["metadata"]["uid"]
-        return [p for p in self.api.store.peek("/pods")
-                if p["metadata"].get("deletionTimestamp") and _phase(p) not in TERMINAL
-                and any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or [])]
 
     # -- writes ----------------------------------------------------------------------------
     def _delete_all(self, pods: List[Obj], counted_as_failed: bool) -> None:
@@ -270,10 +268,7 @@ class JobController(Loop):
         live = [p for p in active if not p["metadata"].get("deletionTimestamp")]
         status.set("active", len(live) or None)
         status.set("ready", sum(1 for p in live if is_ready(p)))
-        status.set("terminating", sum(1 for p in self.api.store.peek("/pods")
-                                      if p["metadata"].get("deletionTimestamp")
-                                      and _phase(p) not in TERMINAL
-                                      and p in pods) or 0)
+        status.set("terminating", sum(1 for p in pods if _terminating(p)))
         status.set("uncountedTerminatedPods", {})
         wanted = status.data
         if wanted == (job.get("status") or {}):
