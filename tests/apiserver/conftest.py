@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+import importlib.util
+
 import pytest
 
 from tests.apiserver import EmulatedCluster
 
-kubernetes = pytest.importorskip("kubernetes")
+if importlib.util.find_spec("kubernetes") is None:  # the suite needs the real client
+    collect_ignore_glob = ["test_*.py"]
+else:
+    import kubernetes
 
 
 @pytest.fixture

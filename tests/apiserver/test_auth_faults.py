@@ -92,7 +92,7 @@ def test_fault_delay_trips_client_timeout(cluster: EmulatedCluster, core: Any) -
     with pytest.raises(urllib3.exceptions.MaxRetryError) as caught:
         core.list_namespaced_config_map("default", _request_timeout=0.2)
     assert isinstance(caught.value.reason, urllib3.exceptions.ReadTimeoutError)
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 4.0
     assert core.list_namespaced_config_map("default").items == []
 
 

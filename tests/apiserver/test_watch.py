@@ -13,9 +13,16 @@ from kubernetes import client, watch
 from tests.apiserver import EmulatedCluster
 
 
-def collect(core: Any, seconds: int, **kw: Any) -> List[Tuple[str, str]]:
-    return [(e["type"], e["object"].metadata.name) for e in watch.Watch().stream(
-        core.list_namespaced_config_map, "default", timeout_seconds=seconds, **kw)]
+def collect(core: Any, seconds: int, expect: int = 0, **kw: Any) -> List[Tuple[str, str]]:
+    """Events until ``expect`` arrived (then stop early) or the server's timeout ends it."""
+    stream = watch.Watch()
+    seen = []
+    for event in stream.stream(core.list_namespaced_config_map, "default",
+                               timeout_seconds=seconds, **kw):
+        seen.append((event["type"], event["object"].metadata.name))
+        if expect and len(seen) >= expect:
+            stream.stop()
+    return seen
 
 
 def later(action: Any, delay_s: float = 0.3) -> threading.Thread:
@@ -32,7 +39,7 @@ def test_initial_state_then_live_events(core: Any) -> None:
         core.patch_namespaced_config_map("new", "default", {"data": {"a": "b"}})
         core.delete_namespaced_config_map("new", "default")
     thread = later(changes)
-    events = collect(core, 1)
+    events = collect(core, 10, expect=4)
     thread.join()
     assert events == [("ADDED", "old"), ("ADDED", "new"), ("MODIFIED", "new"),
                       ("DELETED", "new")]
@@ -59,7 +66,7 @@ def test_selector_transitions(core: Any) -> None:
         core.patch_namespaced_config_map("a", "default", {"data": {"k": "v"}})
         core.patch_namespaced_config_map("a", "default", {"metadata": {"labels": {"x": "2"}}})
     thread = later(relabel)
-    events = collect(core, 1, label_selector="x=1")
+    events = collect(core, 10, expect=3, label_selector="x=1")
     thread.join()
     assert events == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
 
@@ -69,11 +76,14 @@ def test_watch_pods_by_node(core: Any) -> None:
         {"name": "c", "image": "busybox"}]}}
     other = {"metadata": {"name": "q"}, "spec": {"nodeName": "n2", "containers": [
         {"name": "c", "image": "busybox"}]}}
-    thread = later(lambda: (core.create_namespaced_pod("default", pod),
-                            core.create_namespaced_pod("default", other)))
-    events = [(e["type"], e["object"].metadata.name) for e in watch.Watch().stream(
-        core.list_pod_for_all_namespaces, field_selector="spec.nodeName=n1",
-        timeout_seconds=1)]
+    thread = later(lambda: (core.create_namespaced_pod("default", other),
+                            core.create_namespaced_pod("default", pod)))
+    stream = watch.Watch()
+    events = []
+    for event in stream.stream(core.list_pod_for_all_namespaces,
+                               field_selector="spec.nodeName=n1", timeout_seconds=10):
+        events.append((event["type"], event["object"].metadata.name))
+        stream.stop()
     thread.join()
     assert events == [("ADDED", "p")]
 
