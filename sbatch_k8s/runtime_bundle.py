@@ -11,6 +11,7 @@ is parsed.
 from __future__ import annotations
 
 import hashlib
+import functools
 import io
 import os
 import zipfile
@@ -55,8 +56,11 @@ def bundle_files() -> List[Tuple[str, str]]:
     return sorted(files)
 
 
+@functools.lru_cache(maxsize=1)
 def build_bundle() -> bytes:
-    """The zipapp's bytes; identical for identical sources."""
+    """The zipapp's bytes; identical for identical sources. Built once per process (the
+    command server builds it at start and its children inherit it; a source change restarts
+    the server)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         entries = [("__main__.py", _MAIN)]

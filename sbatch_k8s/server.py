@@ -64,6 +64,9 @@ def _preload_backend() -> None:
                    "sbatch_k8s.backends.kubernetes.records",
                    "sbatch_k8s.backends.kubernetes.state"):
         importlib.import_module(module)
+    from sbatch_k8s.runtime_bundle import build_bundle
+
+    build_bundle()
 
 
 def loaded_sources() -> Dict[str, float]:

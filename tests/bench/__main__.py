@@ -18,7 +18,8 @@ from typing import List
 from tests.bench.context import Context
 from tests.bench.core import Figure, machine, render_table, update_doc, write_json
 
-MODULES = ("parse_render", "commands", "database", "wait", "steps", "streaming", "arrays")
+MODULES = ("parse_render", "commands", "database", "wait", "steps", "streaming", "arrays",
+           "kubernetes")
 
 
 def main(argv: List[str]) -> int:

@@ -69,10 +69,10 @@ class Follower:
 
 def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, str]) -> int:
     """srun's exit code for a step run in a job of its own."""
-    from sbatch_k8s import jobdb
     from sbatch_k8s.backends.local.submit import create_job
+    from sbatch_k8s.paths import state_dir
 
-    spool = os.path.join(jobdb.state_dir(environ), "srun", str(os.getpid()))
+    spool = os.path.join(state_dir(environ), "srun", str(os.getpid()))
     os.makedirs(spool, mode=0o700, exist_ok=True)
     fifo = os.path.join(spool, "srun.in")
     os.mkfifo(fifo, 0o600)
