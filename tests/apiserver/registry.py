@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from tests.apiserver import defaults, errors, metadata, patches, validation
 from tests.apiserver.deletion import Deletion
@@ -127,8 +127,8 @@ class Api(Deletion):
         """Side effects of a write: CRDs (un)serve resources, namespaces get their SA."""
         if res.key == CRD_KEY:
             self.resources.add_crd(stored)
-        elif res.key == NAMESPACES and self.store.get("/serviceaccounts", stored["metadata"]["name"], "default") is None \
-                and not stored["metadata"].get("deletionTimestamp"):
+        elif res.key == NAMESPACES and not stored["metadata"].get("deletionTimestamp") and \
+                self.store.get("/serviceaccounts", stored["metadata"]["name"], "default") is None:
             sa = {"apiVersion": "v1", "kind": "ServiceAccount",
                   "metadata": {"name": "default", "namespace": stored["metadata"]["name"],
                                "uid": str(uuid.uuid4()),

@@ -145,3 +145,15 @@ def test_dry_run_delete_keeps_object(core: Any) -> None:
     core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
     core.delete_namespaced_config_map("a", "default", dry_run="All")
     assert exists(core.read_namespaced_config_map, "a", "default")
+
+
+def test_eviction_marks_disruption_and_deletes(bare_cluster: EmulatedCluster) -> None:
+    core = client.CoreV1Api(bare_cluster.api_client())
+    core.create_namespaced_pod("default", pod("p", node_name="n1"))
+    raw = core.create_namespaced_pod_eviction("p", "default", {
+        "metadata": {"name": "p", "namespace": "default"}}, _preload_content=False)
+    assert raw.status == 201
+    evicted = core.read_namespaced_pod("p", "default")
+    assert evicted.metadata.deletion_timestamp is not None
+    disruption = [c for c in evicted.status.conditions if c.type == "DisruptionTarget"]
+    assert disruption[0].status == "True" and disruption[0].reason == "EvictionByEvictionAPI"
