@@ -94,3 +94,29 @@ def test_sinfo_lists_the_kubelet_nodes(kube: KubeSlurm, kubelet: Any) -> None:
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert len(lines) == 2 and all(line.endswith(" idle 4") for line in lines), lines
+
+
+def test_array_elements_run_and_are_accounted(kube: KubeSlurm, kubelet: Any) -> None:
+    kube.script("arr.sh", "#!/bin/sh\n#SBATCH -J arr -o arr-%A_%a.out\n"
+                          "echo element $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_JOB_ID\n")
+    done = kube.run("sbatch", "--wait", "--array=0-2", "arr.sh", timeout=120)
+    assert done.returncode == 0, done.stderr
+    job_id = submitted_id(done.stdout)
+    for task in range(3):
+        assert kube.read(f"arr-{job_id}_{task}.out") == f"element {task} of {job_id}\n"
+    sacct = kube.run("sacct", "-j", str(job_id), "-X", "-n", "-P", "-o", "JobID,State")
+    assert sacct.stdout.splitlines() == [f"{job_id}_{t}|COMPLETED" for t in range(3)]
+
+
+@pytest.mark.parametrize("target,kind", [("jobset", kinds.JOBSET),
+                                         ("pytorchjob", kinds.PYTORCHJOB),
+                                         ("mpijob", kinds.MPIJOB)])
+def test_other_targets_are_created_and_pending(kube: KubeSlurm, target: str,
+                                               kind: Any) -> None:
+    kube.script("hello.sh", "#!/bin/sh\n#SBATCH -J other -N2\nhostname\n")
+    done = kube.run("sbatch", f"--k8s-target={target}", "hello.sh")
+    assert done.returncode == 0, done.stderr
+    job_id = submitted_id(done.stdout)
+    assert [o["metadata"]["name"] for o in kube.objects(kind)] == [f"other-{job_id}"]
+    out = kube.run("squeue", "-h", "-o", "%i %T")
+    assert out.stdout == f"{job_id} PENDING\n"
