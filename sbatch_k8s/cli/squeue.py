@@ -49,9 +49,9 @@ def _listing(query: "SqueueQuery", environ: Mapping[str, str]) -> str:
 
 
 def _main(argv: List[str]) -> int:
-    from parsers.report_options.clusters import check_clusters, cluster_line
     from parsers.report_options.squeue import parse_squeue_args
     from sbatch_k8s.cli.help_text import report_action
+    from sbatch_k8s.cli.listing import print_listings
 
     environ = os.environ
     query = parse_squeue_args(argv, environ)
@@ -60,19 +60,8 @@ def _main(argv: List[str]) -> int:
         return 0
     for problem in query.format_errors:
         sys.stderr.write(f"{COMMAND}: error: {problem}\n")
-    first = ""
-    if query.clusters is not None:
-        from sbatch_k8s.config import load_config
-
-        name = load_config(environ)[0].cluster_name
-        first = "".join(cluster_line(c) for c in check_clusters(COMMAND, query.clusters, name))
-    while True:
-        sys.stdout.write(first + _listing(query, environ))
-        if not query.iterate_s:
-            return 0
-        sys.stdout.write("\n")
-        sys.stdout.flush()
-        time.sleep(query.iterate_s)
+    return print_listings(COMMAND, query.clusters, query.iterate_s,
+                          lambda: _listing(query, environ), environ)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Mapping
 from parsers.records import COMPLETED, FAILED
 from parsers.values.hostlist import compress_hostlist
 from sbatch_k8s import jobdb
-from sbatch_k8s.backends.local.records import read_step_log
+from sbatch_k8s.runtime.step_log import read_step_log
 from sbatch_k8s.runtime.contract import local_address
 from sbatch_k8s.runtime.shims import runtime_invocation
 from sbatch_k8s.runtime.stdio import batch_paths

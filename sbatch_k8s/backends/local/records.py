@@ -8,14 +8,14 @@ large number falling with submission order, so ``-S -p`` orders like Slurm.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from dataclasses import replace
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 from parsers.records import PENDING, RUNNING, JobRecord, StepRecord, build, with_changes
 from sbatch_k8s import jobdb
+from sbatch_k8s.runtime.step_log import read_step_log
 
 #: Slurm's priority of the first job (priority/basic: 2^32 - 2^16 - 1, one less per job).
 PRIORITY_BASE = 4294901759
@@ -145,19 +145,6 @@ def running_steps(conn: sqlite3.Connection, record: JobRecord,
                   job_dir: str) -> List[StepRecord]:
     """The steps of a running job still running: batch, extern, and the numbered ones."""
     return live_steps(record, job_dir, finished=False)
-
-
-def read_step_log(path: str) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]]]:
-    """Node 0's step log (``steps.jsonl``): the ``start`` and the ``end`` event of each step,
-    by step id, in the order the steps started."""
-    try:
-        with open(path) as f:
-            events = [json.loads(line) for line in f if line.strip()]
-    except OSError:
-        events = []
-    starts = {e["step_id"]: e for e in events if e.get("event") == "start"}
-    ends = {e["step_id"]: e for e in events if e.get("event") == "end"}
-    return starts, ends
 
 
 def live_steps(record: JobRecord, job_dir: str, finished: bool) -> List[StepRecord]:
