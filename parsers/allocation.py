@@ -5,8 +5,9 @@ at submission from the request and the partition's node shape, because every pod
 built from one template (all nodes alike). The rules follow sbatch's ``_opt_verify`` and
 slurmctld's task placement:
 
-* ``--nodes=min[-max]`` gives the node count (a range gets its maximum); ``-n`` below the node
-  count lowers it (Slurm warns "can't run N processes on M nodes").
+* ``--nodes=min[-max]`` gives the node count (a range gets its maximum, but with ``--gpus``
+  only as many nodes as hold the GPUs, at least ``min``); ``-n`` below the node count lowers
+  it (Slurm warns "can't run N processes on M nodes" when ``-n`` is below ``min``).
 * Without ``--nodes``: as many nodes as the tasks (``-n`` × ``-c``), GPUs (``--gpus``) or
   ``--ntasks-per-node`` need, given the node shape; one node when the shape is unknown.
 * Tasks are packed as slurmctld allocates CPUs: each node in turn takes as many as it holds
@@ -105,10 +106,18 @@ def pack_tasks(ntasks: int, nodes: int, per_node_limit: Optional[int]) -> Tuple[
 
 def _node_count(job: JobSpec, shape: NodeShape, cpt: int, warnings: list) -> int:
     if job.nodes is not None:
-        count = job.nodes.max_nodes or job.nodes.min_nodes
+        low = job.nodes.min_nodes
+        count = job.nodes.max_nodes or low
+        total_gpus = count_gpus(job.gpus)
+        if count > low and total_gpus and job.ntasks is None:
+            # cons_tres stops adding nodes once the job's GPUs are placed (real 22.05:
+            # -N1-3 --gpus=2 on 4-GPU nodes takes 1 node, --gpus=5 takes 2).
+            needed = _ceil_div(total_gpus, shape.gpus) if shape.gpus else 1
+            count = min(count, max(low, needed))
         if job.ntasks is not None and job.ntasks < count:
-            warnings.append(f"can't run {job.ntasks} processes on {count} nodes, "
-                            f"setting nnodes to {job.ntasks}")
+            if job.ntasks < low:  # sbatch's _opt_verify names the minimum
+                warnings.append(f"can't run {job.ntasks} processes on {low} nodes, "
+                                f"setting nnodes to {job.ntasks}")
             count = job.ntasks
         return count
     if job.nodelist:

@@ -223,11 +223,27 @@ def _yesno(option: Option, raw: Optional[str]) -> object:
     return answer == "yes"
 
 
+def ascii_upper(text: str) -> str:
+    """``text`` with only ``a``-``z`` upper-cased, as C's ``toupper`` in the C locale (which
+    ``strcasecmp`` compares with): Python's ``upper`` also maps ``ſ`` to ``S``, ``ı`` to ``I``…"""
+    return "".join(chr(ord(c) - 32) if "a" <= c <= "z" else c for c in text)
+
+
 def _mail_type(option: Option, raw: Optional[str]) -> object:
-    kinds = tuple(part.strip().upper() for part in (raw or "").split(","))
-    if not kinds or any(kind not in MAIL_TYPES for kind in kinds):
+    """``parse_mail_type``: ``strtok`` on commas (empty items vanish), each item compared
+    case-insensitively (ASCII) with the known types, unknown items skipped, ``NONE`` ends the
+    list with nothing; invalid only when no item is known (real 22.05: ``bogus,end`` is END,
+    `` end`` is invalid)."""
+    kinds = []
+    for part in (raw or "").split(","):
+        kind = ascii_upper(part)
+        if kind == "NONE":
+            return ("NONE",)
+        if kind in MAIL_TYPES and kind not in kinds:
+            kinds.append(kind)
+    if not kinds:
         raise _invalid(option)
-    return kinds
+    return tuple(kinds)
 
 
 def _open_mode(option: Option, raw: Optional[str]) -> object:
@@ -266,11 +282,21 @@ def _wait_all_nodes(option: Option, raw: Optional[str]) -> object:
     return value
 
 
+#: TRES a task cannot ask for, in the order ``_validate_tres_per_task`` tests them; each
+#: matches any name it begins (case-insensitively: ``memory=1`` is refused as ``mem``).
+NOT_PER_TASK = ("mem", "energy", "node", "billing", "fs", "vmem", "pages", "bb")
+
+
 def _tres(option: Option, raw: Optional[str]) -> object:
     """``--tres-per-task=cpu:4,gres/gpu:1`` → ``(("cpu", 4), ("gres/gpu", 1))``.
 
-    A cpu count that is not a positive number fails as 26.05's
+    TRES a task cannot have are fatal as in ``_validate_tres_per_task`` (whatever their
+    count); a cpu count that is not a positive number fails as 26.05's
     ``_set_tres_per_task_from_sibling_opt_internal`` does, with ``atoi`` of the text."""
+    names = [item.lower() for item in (raw or "").split(",")]
+    for bad in NOT_PER_TASK:
+        if any(name.startswith(bad) for name in names):
+            raise fatal(f"Invalid TRES for --tres-per-task: {bad}")
     parts = []
     for item in (raw or "").split(","):
         name, sep, count = item.replace("=", ":").rpartition(":")

@@ -80,9 +80,16 @@ def split_command_line(
 
 #: Options sbatch's first pass answers at once and exits 0; nothing after them is read.
 ANSWER_AT_ONCE = ("help", "usage", "version", "autocomplete")
+#: Options whose variables sbatch reads before the command line (``_opt_early_env``:
+#: SBATCH_IGNORE_PBS, SBATCH_DEBUG), so the script and the command line come after them.
+EARLY_ENV = ("ignore-pbs", "verbose")
+#: Options only sbatch's early pass sets (``sbatch_early_pass`` in ``slurm_opt.c``): in
+#: ``#SBATCH`` lines they are ignored (real 22.05: ``#SBATCH -Q`` still prints the job id).
+EARLY_PASS_ONLY = ("help", "quiet", "usage", "verbose", "version", "wrap")
 
 
-def first_pass(argv: Sequence[str]) -> CommandLine:
+def first_pass(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None
+               ) -> CommandLine:
     """sbatch's ``process_options_first_pass``: getopt over the command line, every option's
     value read as getopt returns it (``slurm_process_option`` as if set by the environment).
 
@@ -91,6 +98,10 @@ def first_pass(argv: Sequence[str]) -> CommandLine:
     cross-option checks wait for the whole job (:func:`build_job`). ``--k8s-lint`` reports
     bad values instead, so with it only getopt's errors stop the pass.
     """
+    if environ is not None:
+        for given in early_env_options(environ):
+            if given.raw != _RESET:
+                read_value(given.option, given.raw)
     seen: List[GivenOption] = []
     try:
         command_line = split_command_line(argv, on_option=seen.append)
@@ -127,6 +138,11 @@ def env_options(environ: Mapping[str, str], command: str = SBATCH) -> Tuple[Give
             raw = None
         found.append(GivenOption(option, raw, var, f"{var}={text}"))
     return tuple(found)
+
+
+def early_env_options(environ: Mapping[str, str]) -> Tuple[GivenOption, ...]:
+    """The options set by the variables sbatch reads before everything else."""
+    return tuple(g for g in env_options(environ) if g.option.long in EARLY_ENV)
 
 
 def script_options(script: BatchScript) -> Tuple[Tuple[GivenOption, ...], Tuple[Diagnostic, ...]]:
@@ -201,7 +217,9 @@ def _merge(ordered: Sequence[GivenOption]) -> _Merged:
                 e.location = given.source
             raise
         if option.kind == "count" and given.raw is None:
-            values[field] = int(values.get(field, 0)) + int(value)  # type: ignore[call-overload]
+            # arg_set_verbose: the first -v after a count from the environment starts over.
+            base = 0 if set_by.get(field) == "env" else values.get(field, 0)
+            values[field] = int(base) + int(value)  # type: ignore[call-overload]
         else:
             values[field] = value
         set_by[field] = "env" if from_env else "cli"
@@ -239,7 +257,10 @@ def build_job(
 ) -> Tuple[JobSpec, SubmitOptions]:
     """Merge every source of options into the job and sbatch's own settings."""
     from_script, header_notes = script_options(script)
-    ordered = from_script + env_options(environ) + command_line.options
+    from_script = tuple(g for g in from_script if g.option.long not in EARLY_PASS_ONLY)
+    late_env = tuple(g for g in env_options(environ) if g.option.long not in EARLY_ENV)
+    ordered = (early_env_options(environ) + from_script + late_env
+               + command_line.options)
     try:
         merged = _merge(ordered)
         checked = tuple(Diagnostic(note) for note in check_options(merged.values,

@@ -28,9 +28,48 @@ def check_options(values: Dict[str, object], set_by: Dict[str, str]) -> Tuple[st
     _check_memory(values, set_by)
     if set_by.get("exclusive") == "cli" and set_by.get("oversubscribe") == "cli":
         raise fatal("--exclusive and --oversubscribe options are mutually exclusive")
+    _check_tres_per_task(values, set_by)
     _check_cpus_per_tres(values, set_by)
     _check_counts(values)
     return tuple(notes)
+
+
+def _check_tres_per_task(values: Dict[str, object], set_by: Dict[str, str]) -> None:
+    """``_validate_tres_per_task`` (its refusal of TRES that make no sense per task is in the
+    value reader): ``gres:`` is spelled ``gres/``; then its siblings: ``cpu=N`` is ``-c N``
+    and ``gres/gpu[:type]=N`` is ``--gpus-per-task=[type:]N``. The same sibling given both
+    ways as options is fatal; an option beats the environment's ``--tres-per-task`` entry."""
+    tres = values.get("tres_per_task")
+    if not tres:
+        return
+    items: List[Tuple[str, int]] = [
+        ("gres/" + name[5:] if name.startswith("gres:") else name, count)
+        for name, count in tres]  # type: ignore[attr-defined]
+    tres_by = set_by.get("tres_per_task")
+    cpus = [count for name, count in items if "cpu" in name]
+    if cpus:
+        if set_by.get("cpus_per_task") == "cli" and tres_by == "cli":
+            raise fatal("You can not have --tres-per-task=cpu= and --cpus-per-task please "
+                        "use one or the other")
+        if set_by.get("cpus_per_task") == "cli":
+            items = [(n, values["cpus_per_task"] if "cpu" in n else c)  # type: ignore[misc]
+                     for n, c in items]
+        else:
+            values["cpus_per_task"] = cpus[0]
+            set_by["cpus_per_task"] = tres_by or "cli"
+    gpus = [(name[len("gres/gpu"):].lstrip(":"), count) for name, count in items
+            if name == "gres/gpu" or name.startswith("gres/gpu:")]
+    if gpus:
+        if set_by.get("gpus_per_task") == "cli" and tres_by == "cli":
+            raise fatal("You can not have --tres-per-task=gres/gpu= and --gpus-per-task please "
+                        "use one or the other")
+        if set_by.get("gpus_per_task") != "cli":
+            from parsers.values.gres import GpuCount
+
+            values["gpus_per_task"] = tuple(GpuCount(kind or None, count)
+                                            for kind, count in gpus)
+            set_by["gpus_per_task"] = tres_by or "cli"
+    values["tres_per_task"] = tuple(items)
 
 
 def _gpu_counts(items: object) -> List[Tuple[str, int]]:

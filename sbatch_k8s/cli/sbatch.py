@@ -87,7 +87,7 @@ def _with_partition_defaults(job: JobSpec, environ: Mapping[str, str]) -> JobSpe
 
 def _main(argv: List[str]) -> int:
     environ = os.environ
-    command_line = first_pass(argv)
+    command_line = first_pass(argv, environ)
     early = _answer_at_once(command_line)
     if early is not None:
         return early
