@@ -98,18 +98,26 @@ INTENDED: Dict[str, str] = {
         "in such a pod (--gpus=5 -N2 gives 3,2 where Slurm gives 4,1)"),
 }
 
+
+def _count(value: str = r"\d+") -> str:
+    """A pattern for a count in normalised text: ``value``, or the placeholder it became
+    where it equals a job id of the case (job 2 of a freshly purged Slurm beside 2 nodes)."""
+    return rf"(?:{value}|<\w+>)"
+
+
 def _tpn_warning(tasks: int, nodes: int) -> str:
     """srun's whole "can't honor --ntasks-per-node set to 2" line (either version's words)."""
-    return (r"(?m)^srun: [wW]arning: can't honor --ntasks-per-node set to 2 which doesn't "
-            rf"match the requested tasks {tasks} with the (maximum )?number of requested "
-            rf"nodes {nodes}\. Ignoring --ntasks-per-node\.\n")
+    return (rf"(?m)^srun: [wW]arning: can't honor --ntasks-per-node set to {_count('2')} "
+            rf"which doesn't match the requested tasks {_count(str(tasks))} with the "
+            rf"(maximum )?number of requested nodes {_count(str(nodes))}\. "
+            r"Ignoring --ntasks-per-node\.\n")
 
 
 #: key (also in INTENDED) -> [(case glob, pattern on real Slurm's normalised text, what
 #: sbatch-k8s prints instead), ...]
 REWRITES: Dict[str, List[Tuple[str, str, str]]] = {
     "output:warning-case": [("*", r"\b(srun|sbatch): Warning: ", r"\1: warning: ")],
-    "output:memory default": [("*", r"\b(TRES=cpu=\d+),mem=\d+M,", r"\1,"),
+    "output:memory default": [("*", rf"\b(TRES=cpu={_count()}),mem=\d+M,", r"\1,"),
                               ("*", r"\bMinMemoryCPU=256M\b", "MinMemoryNode=0")],
     "output:sinfo nodes": [
         ("sinfo", r"(?m)^(\S+ +up +\S+ +)\d( +<st> )<host\[[\d,-]+\]>$", r"\g<1>1\2localhost"),
@@ -119,8 +127,9 @@ REWRITES: Dict[str, List[Tuple[str, str, str]]] = {
     "output:step termination line": [
         ("*", r"\bsrun: launch/slurm: _step_signal: Terminating ", "srun: Terminating ")],
     "output:ntasks-per-node warning wording": [
-        ("*", r"(can't honor --ntasks-per-node set to \d+ which doesn't match the requested "
-              r"tasks \d+ with the) (number of requested nodes)", r"\1 maximum \2")],
+        ("*", rf"(can't honor --ntasks-per-node set to {_count()} which doesn't match the "
+              rf"requested tasks {_count()} with the) (number of requested nodes)",
+         r"\1 maximum \2")],
     "output:ntasks-per-node warning condition": [
         ("env-N2-tpn2", _tpn_warning(tasks=3, nodes=2), "")],
     # 22.05 keeps the inherited SLURM_NTASKS=4 for `srun -N1`, so 4 tasks would share the 2

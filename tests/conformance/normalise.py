@@ -24,7 +24,7 @@ Nothing else is touched: what remains different is a finding.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Mapping, Optional, Sequence, Set
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from tests.conformance.sides import Side
 
@@ -51,9 +51,10 @@ def hashed(match: "re.Match[str]") -> str:
     return re.sub(r"\d", "#", match.group(0))
 
 
-def job_ids_in(text: str) -> Set[int]:
-    """Every number of ``text`` that stands where a job id can (see :data:`ID_TOKEN`)."""
-    return {int(m.group("id")) for m in ID_TOKEN.finditer(text) if m.group("id")}
+def job_ids_in(text: str) -> List[int]:
+    """Every number of ``text`` that stands where a job id can (see :data:`ID_TOKEN`), in
+    order."""
+    return [int(m.group("id")) for m in ID_TOKEN.finditer(text) if m.group("id")]
 
 
 def repad(lead: str, width: int, placeholder: str, trail: str) -> str:

@@ -184,22 +184,24 @@ def normalise(jobs: Jobs, other: Jobs, case: str, text: str) -> str:
 
 
 def normalise_line(jobs: Jobs, other: Jobs, case: str, line: str) -> str:
-    """One line of a several-job listing, with the nodes of the job it names."""
-    nodes: List[str] = []
-    named = job_ids_in(line)
-    for name, job_id in jobs.ids.items():
-        if job_id in named:
-            nodes = jobs.nodes[name]
-    return normalise_for(jobs, other, case, line, nodes)
+    """One line of a several-job listing, with the nodes of the job it names first (a later
+    number may be a count that equals another job's id)."""
+    names = {job_id: name for name, job_id in jobs.ids.items()}
+    named = [names[i] for i in job_ids_in(line) if i in names]
+    return normalise_for(jobs, other, case, line, jobs.nodes[named[0]] if named else [])
 
 
-def placeholders(jobs: Jobs) -> Dict[int, str]:
+def placeholders(jobs: Jobs, case: str) -> Dict[int, str]:
+    """The four jobs' ids → ``<name>``; none for a query about no job (``sinfo``: its node
+    counts are no ids, whatever the ids are)."""
+    if case in STATIC_QUERIES:
+        return {}
     return {job_id: f"<{n}>" for n, job_id in jobs.ids.items()}
 
 
 def normalise_for(jobs: Jobs, other: Jobs, case: str, text: str, nodes: List[str]) -> str:
-    norm = Normaliser(jobs.side, placeholders(jobs), nodes, hosts=case not in LITERAL_HOSTS,
-                      other_jobs=placeholders(other))
+    norm = Normaliser(jobs.side, placeholders(jobs, case), nodes,
+                      hosts=case not in LITERAL_HOSTS, other_jobs=placeholders(other, case))
     if jobs.side.kind == "real" and "Scheduler=Main" not in text:
         # the backfill scheduler (not the main one) starts a job with no time limit as if
         # it had 365 days (scontrol TimeLimit=365-00:00:00, EndTime=start+1 year, squeue -l

@@ -72,4 +72,4 @@ def test_columns_keep_their_width() -> None:
 
 
 def test_job_ids_in_reads_tokens_only() -> None:
-    assert job_ids_in("5|done|n[1-2]|n7|0:9|5.batch|6_1") == {5, 6}
+    assert job_ids_in("5|done|n[1-2]|n7|0:9|5.batch|6_1") == [5, 5, 6]
