@@ -16,10 +16,10 @@ from parsers.errors import EXIT_OPTION_ERROR, EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.errors import fatal, submission_failed
 from parsers.formats.cnumbers import atoi, strtol
 from parsers.options import Option
+from parsers.target_names import TARGET_NAMES
 
 #: Slurm's NICE_OFFSET - 3: the largest --nice adjustment.
 NICE_LIMIT = 0x80000000 - 3
-K8S_TARGETS = ("indexed-job", "jobset", "pytorchjob", "mpijob")
 MAIL_TYPES = (
     "NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
     "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS",
@@ -324,9 +324,9 @@ def _mounts(option: Option, raw: Optional[str]) -> object:
 
 
 def _k8s_target(option: Option, raw: Optional[str]) -> object:
-    if raw not in K8S_TARGETS:
+    if raw not in TARGET_NAMES:
         raise SlurmInputError(
-            f"Invalid --k8s-target specification: {raw} (one of {', '.join(K8S_TARGETS)})")
+            f"Invalid --k8s-target specification: {raw} (one of {', '.join(TARGET_NAMES)})")
     return raw
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from parsers.target_names import targets_in_words
+
 HONOURED = "honoured"
 APPROXIMATED = "approximated"
 IGNORED = "ignored"
@@ -447,8 +449,7 @@ OPTIONS: Tuple[Option, ...] = (
          "then the job's objects (=objects: the job's objects only)"),
     _row("k8s-lint", "0", "flag", "k8s_lint", "H-",
          "print how each directive maps to Kubernetes and submit nothing"),
-    _row("k8s-target", "1", "k8s_target", "k8s_target", "H-",
-         "indexed-job (default), jobset, pytorchjob or mpijob"),
+    _row("k8s-target", "1", "k8s_target", "k8s_target", "H-", targets_in_words()),
     _row("k8s-job-id", "1", "int", "k8s_job_id", "H-", "job id to use with --k8s-print"),
     _row("k8s-kubernetes-version", "1", "k8s_version", "k8s_kubernetes_version", "H-",
          "Kubernetes version (1.N) the manifests are for: version-dependent fields follow it "

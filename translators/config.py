@@ -37,8 +37,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
-TARGETS = ("indexed-job", "jobset", "pytorchjob", "mpijob")
-CONTRACTS = ("slurm", "pytorchjob", "aistation", "task-training", "mpijob")
+from parsers.target_names import (
+    CONTRACT_PROFILES,
+    DEFAULT_CONTRACT_PROFILE,
+    DEFAULT_TARGET,
+    TARGET_NAMES,
+)
+
 BACKENDS = ("local", "kubernetes")
 #: Image of the built-in partition (used when no configuration exists): any image with a
 #: python3 >= 3.8 runs the runtime.
@@ -114,10 +119,10 @@ class PartitionConfig:
         "feature.sbatch-k8s.io/")
     image: Optional[str] = _key("container image when the job gives no `--container-image`")
     image_pull_policy: Optional[str] = _key("`imagePullPolicy` of the containers")
-    target: str = _key("workload kind (`--k8s-target` overrides)", "indexed-job",
-                       choices=TARGETS)
-    contract: str = _key("which platform's environment the pods also get", "slurm",
-                         choices=CONTRACTS)
+    target: str = _key("workload kind (`--k8s-target` overrides)", DEFAULT_TARGET,
+                       choices=TARGET_NAMES)
+    contract: str = _key("which platform's environment the pods also get",
+                         DEFAULT_CONTRACT_PROFILE, choices=CONTRACT_PROFILES)
     node_cpus: Optional[int] = _key(
         "CPUs of one node: places tasks, sizes `--exclusive` jobs, refuses bigger requests")
     node_gpus: Optional[int] = _key("GPUs of one node (as `node_cpus`)")

@@ -24,7 +24,10 @@ from __future__ import annotations
 import socket
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-CONTRACTS = ("local", "indexed-job", "jobset", "pytorchjob", "mpijob")
+from parsers.target_names import NODE_CONTRACTS
+
+#: The contracts a node can be identified by (one adapter each, see :data:`_ADAPTERS`).
+CONTRACTS = NODE_CONTRACTS
 ANY_ADDRESS = "0.0.0.0"
 # What a hostname resolves to on a machine whose /etc/hosts no kubelet wrote (127.0.1.1 is
 # Debian's alias for the host's own name): peers could not reach an agent bound there.

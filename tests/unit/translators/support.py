@@ -9,6 +9,7 @@ from typing import Optional, Sequence
 from parsers.allocation import NodeShape, allocate
 from parsers.jobspec import SubmitContext
 from parsers.sbatch import build_job, load_script, split_command_line
+from parsers.target_names import TARGET_NAMES as TARGET_NAMES  # the tests' target list
 from translators import RenderInputs, RenderResult, render
 from translators.config import ClusterConfig, cluster_config_from_dict
 
@@ -18,7 +19,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CASES_DIR = Path(__file__).resolve().parents[2] / "cases"
-TARGET_NAMES = ("indexed-job", "jobset", "pytorchjob", "mpijob")
 GOLDEN_MINOR = 33
 
 CONTEXT = SubmitContext(
