@@ -1,7 +1,7 @@
 """``python -m tests.bench``: every benchmark, side by side in one run; a table on stdout and
-a JSON file. ``--quick`` for fewer repeats, ``--only a,b`` to pick modules,
-``--no-real-slurm`` to skip starting real Slurm for the comparisons, ``--doc
-docs/performance.md`` to record the table there.
+a JSON file (``tests/bench/results/bench-results.json``, git-ignored). ``--quick`` for fewer
+repeats, ``--only a,b`` to pick modules, ``--no-real-slurm`` to skip starting real Slurm for
+the comparisons, ``--doc docs/performance.md`` to record the table there.
 
 Adding a backend's figures is one module here with a ``figures(ctx)`` function, listed in
 :data:`MODULES`."""
@@ -20,13 +20,18 @@ from tests.bench.core import Figure, machine, render_table, update_doc, write_js
 
 MODULES = ("parse_render", "commands", "database", "wait", "steps", "streaming", "arrays",
            "kubernetes")
+#: Results are per machine and run: they go to a git-ignored directory beside the benchmarks.
+DEFAULT_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                            "bench-results.json")
+DEFAULT_JSON_SHOWN = "tests/bench/results/bench-results.json"
 
 
 def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", default=",".join(MODULES))
-    parser.add_argument("--json", default="bench-results.json")
+    parser.add_argument("--json", default=DEFAULT_JSON,
+                        help=f"where every sample goes (default {DEFAULT_JSON_SHOWN})")
     parser.add_argument("--no-real-slurm", action="store_true")
     parser.add_argument("--doc", metavar="PATH",
                         help="also write the table into PATH (docs/performance.md)")
