@@ -20,7 +20,7 @@ def _job_dir(environ: Mapping[str, str], record: JobRecord) -> str:
 def batch_script(environ: Mapping[str, str], record: JobRecord) -> Optional[str]:
     """The job's batch script, or None when none was kept."""
     try:
-        with open(os.path.join(_job_dir(environ, record), "script")) as f:
+        with open(os.path.join(_job_dir(environ, record), "script"), errors="surrogateescape") as f:
             return f.read()
     except OSError:
         return None
