@@ -210,6 +210,18 @@ class JobSpec:
         return self.nodes.min_nodes if self.nodes else None
 
 
+def initial_reason(job: JobSpec) -> str:
+    """The pending reason a job starts with, on any backend: held (``JobHeldUser``), then
+    waiting for dependencies (``Dependency``), then for its begin time (``BeginTime``)."""
+    if job.hold:
+        return "JobHeldUser"
+    if job.dependency is not None:
+        return "Dependency"
+    if job.begin is not None:
+        return "BeginTime"
+    return "None"
+
+
 def field_names(cls: type) -> FrozenSet[str]:
     """Names of a dataclass's fields (used to route option values)."""
     return frozenset(f.name for f in fields(cls))

@@ -31,6 +31,7 @@ SUBMIT_TIME = "sbatch-k8s.io/submit-time"
 OPTIONS = "sbatch-k8s.io/options"
 OPTION_SOURCES = "sbatch-k8s.io/option-sources"
 COMMENT = "sbatch-k8s.io/comment"
+HOLD = "sbatch-k8s.io/hold"
 VOLCANO_GROUP = "scheduling.k8s.io/group-name"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
@@ -55,6 +56,7 @@ METADATA_KEYS: Tuple[Tuple[str, str, str, str], ...] = (
      "the options as given, as shell words (--export without values)"),
     (OPTION_SOURCES, ANNOTATION, "the workload", "where each option came from, same order"),
     (COMMENT, ANNOTATION, "the workload, with --comment", "Slurm's Comment"),
+    (HOLD, ANNOTATION, "the workload, while held", "user (--hold, scontrol hold) or admin"),
     (VOLCANO_GROUP, ANNOTATION, "pods, with gang = volcano", "the Volcano PodGroup"),
     (COMPLETION_INDEX, ANNOTATION, "(read) pods of Indexed Jobs", "the node index"),
 )
@@ -136,12 +138,16 @@ def given_to_words(given: Sequence[OptionRecord]) -> Tuple[str, str]:
 
 
 def workload_annotations(
-    job_name: str, submit_time: str, given: Sequence[OptionRecord], comment: Optional[str]
+    job_name: str, submit_time: str, given: Sequence[OptionRecord], comment: Optional[str],
+    held: bool = False
 ) -> Dict[str, str]:
-    """The annotations of the workload object: what Slurm reports that has no field."""
+    """The annotations of the workload object: what Slurm reports that has no field (and,
+    for ``--hold``, who holds the suspended workload)."""
     options, sources = given_to_words(given)
     annotations = {JOB_NAME: job_name, SUBMIT_TIME: submit_time, OPTIONS: options,
                    OPTION_SOURCES: sources}
     if comment:
         annotations[COMMENT] = comment
+    if held:
+        annotations[HOLD] = "user"
     return annotations

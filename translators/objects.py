@@ -112,5 +112,5 @@ def workload_metadata(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
         labels[metadata.KUEUE_PRIORITY] = plan.kueue_priority
     job = plan.job
     annotations = metadata.workload_annotations(
-        job.job_name, plan.inputs.submit_time, job.given, job.comment)
+        job.job_name, plan.inputs.submit_time, job.given, job.comment, held=bool(job.hold))
     return {"name": unit.name, "labels": labels, "annotations": annotations}

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import abc
 from typing import Any, Dict, List, Optional, Tuple
 
 from tests.apiserver import errors, metadata
@@ -26,13 +27,14 @@ JOB_ORPHAN_WARNING = ('299 - "child pods are preserved by default when jobs are 
 PROPAGATION_FINALIZERS = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
 
 
-class Deletion:
-    """Delete operations, mixed into :class:`tests.apiserver.registry.Api`."""
+class Deletion(abc.ABC):
+    """Delete operations, mixed into :class:`tests.apiserver.registry.Api` (which reads)."""
 
     store: Store
 
-    def get(self, res: Resource, namespace: str, name: str) -> Obj:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def get(self, res: Resource, namespace: str, name: str) -> Obj:
+        """The stored object (the reading side of the API)."""
 
     def delete(self, res: Resource, namespace: str, name: str, options: Dict[str, Any],
                dry_run: bool = False) -> Tuple[Obj, bool, List[str]]:

@@ -8,6 +8,7 @@ reconcile prints its traceback and the loop carries on, as a real controller req
 
 from __future__ import annotations
 
+import abc
 import sys
 import threading
 import time
@@ -19,7 +20,7 @@ from tests.apiserver.registry import Api
 from tests.apiserver.resources import Resource
 
 
-class Loop(threading.Thread):
+class Loop(threading.Thread, metaclass=abc.ABCMeta):
     """Base class: subclasses define :meth:`reconcile` and the keys they watch."""
 
     keys: Iterable[str] = ()
@@ -83,9 +84,9 @@ class Loop(threading.Thread):
                 traceback.print_exc()
         self.passes += 1
 
+    @abc.abstractmethod
     def reconcile(self) -> None:
         """Bring the world one step closer to the desired state."""
-        raise NotImplementedError
 
 
 def wait_for_pass(loop: Loop, timeout_s: float = 5.0) -> Optional[int]:

@@ -3,12 +3,12 @@ srun fans out to every pod → squeue shows the job → sacct shows how it ended
 
 from __future__ import annotations
 
-import time
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from sbatch_k8s.backends.kubernetes import kinds
+from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
 
 pytestmark = pytest.mark.slow
@@ -18,16 +18,6 @@ TWO_NODES = """#!/bin/sh
 echo "batch on $(hostname) job $SLURM_JOB_ID nodes $SLURM_JOB_NODELIST"
 srun --label sh -c 'echo "task $SLURM_PROCID of $SLURM_NTASKS on $(hostname)"'
 """
-
-
-def _until(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout} s")
 
 
 def test_two_node_job_runs_script_once_and_srun_everywhere(kube: KubeSlurm,
@@ -66,13 +56,14 @@ def test_squeue_shows_running_then_scancel_cancels(kube: KubeSlurm, kubelet: Any
         out = kube.run("squeue", "-h", "-o", "%i %j %T %D %N").stdout
         return out if "RUNNING" in out else ""
 
-    line = _until(running)
+    line = wait_until(running, 60, f"job {job_id} running")
     assert line == f"{job_id} sleepy RUNNING 1 sleepy-{job_id}-0\n"
     cancel = kube.run("scancel", str(job_id))
     assert cancel.returncode == 0, cancel.stderr
     sacct = kube.run("sacct", "-j", str(job_id), "-X", "-n", "-P", "-o", "State")
     assert sacct.stdout.startswith("CANCELLED by ")
-    _until(lambda: not kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}"))
+    wait_until(lambda: not kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}"), 60,
+               "the job's pods gone")
     assert kube.run("squeue", "-h").stdout == ""
 
 
@@ -84,8 +75,8 @@ def test_hold_and_release(kube: KubeSlurm, kubelet: Any) -> None:
     assert not kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}")
     release = kube.run("scontrol", "release", str(job_id))
     assert release.returncode == 0, release.stderr
-    _until(lambda: kube.run("sacct", "-j", str(job_id), "-X", "-n", "-o", "State")
-           .stdout.split() == ["COMPLETED"])
+    wait_until(lambda: kube.run("sacct", "-j", str(job_id), "-X", "-n", "-o", "State")
+               .stdout.split() == ["COMPLETED"], 60, "the released job completed")
     assert kube.read(f"slurm-{job_id}.out") == "released\n"
 
 

@@ -38,7 +38,11 @@ def test_design_torchrun_script_runs_unchanged(gpu_slurm: LocalSlurm) -> None:
     done = gpu_slurm.run("sbatch", "--wait", "--gpus-per-node=2", "llm.sh", timeout=240)
     assert done.returncode == 0, done.stderr
     job = job_id_of(done.stdout)
-    out = gpu_slurm.read(f"logs/llm-{job}.out")
+    check_torchrun_output(gpu_slurm.read(f"logs/llm-{job}.out"))
+
+
+def check_torchrun_output(out: str) -> None:
+    """Four ranks summed 10, two per srun task, as c10d numbers the nodes."""
     results = re.findall(r"^(\d): rank (\d)/4 node (\d) local (\d) sum 10$", out,
                          re.MULTILINE)
     assert sorted(r[1] for r in results) == ["0", "1", "2", "3"], out

@@ -14,16 +14,11 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from parsers.records import CANCELLED, PENDING, JobRecord, with_changes
 from sbatch_k8s.backends.base import DONE, FINISHED
 from sbatch_k8s.backends.kubernetes.client import KubeClient
-from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, JOB, JOBSET, MPIJOB, POD, \
-    PYTORCHJOB, WORKLOADS, Kind
+from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, POD, WORKLOADS, Kind
+from sbatch_k8s.backends.kubernetes.workload_view import SUSPEND_FIELD
 from sbatch_k8s.errors import BackendError
+from translators.metadata import HOLD
 
-HOLD_ANNOTATION = "sbatch-k8s.io/hold"
-#: Where each workload kind keeps ``suspend``.
-SUSPEND_PATH: Dict[str, Tuple[str, ...]] = {
-    JOB.kind: ("spec",), JOBSET.kind: ("spec",),
-    PYTORCHJOB.kind: ("spec", "runPolicy"), MPIJOB.kind: ("spec", "runPolicy"),
-}
 
 
 def _kind(ref: Mapping[str, str]) -> Optional[Kind]:
@@ -97,9 +92,10 @@ def hold_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str
     if kind is None:
         return FINISHED
     hold = reason is not None
-    patch = _nested(SUSPEND_PATH[kind.kind], {"suspend": hold})
+    *path, leaf = SUSPEND_FIELD[kind.kind]
+    patch = _nested(tuple(path), {leaf: hold})
     patch["metadata"] = {"annotations": {
-        HOLD_ANNOTATION: None if not hold else "admin" if reason == "JobHeldAdmin" else "user"}}
+        HOLD: None if not hold else "admin" if reason == "JobHeldAdmin" else "user"}}
     client.merge_patch(kind, ref["name"], namespace, patch)
     now = int(time.time())
     held = with_changes(record, reason=reason or "None",

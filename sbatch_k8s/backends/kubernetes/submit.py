@@ -19,14 +19,13 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
-from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
+from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.records import PENDING, JobRecord, build
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, WORKLOADS, Kind, kind_of
 from sbatch_k8s.cli.common import print_warning
 from translators.config import ClusterConfig, PartitionConfig
 
-HOLD_ANNOTATION = "sbatch-k8s.io/hold"
 
 
 class Submission:
@@ -73,8 +72,6 @@ def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContex
                      array_job_id: Optional[int], array_task_id: Optional[int],
                      submit_time: int) -> JobRecord:
     """The job as sacct knows it at submission (PENDING)."""
-    from sbatch_k8s.backends.local.waiting import initial_reason
-
     workdir = os.path.normpath(os.path.join(context.cwd, job.chdir)) if job.chdir else \
         context.cwd
     gpus = allocation.gpus_per_node
@@ -114,14 +111,11 @@ def _owner(workload: Mapping[str, Any]) -> Dict[str, Any]:
             "blockOwnerDeletion": False}
 
 
-def create_unit(submission: Submission, unit: Sequence[Dict[str, Any]], hold: bool) -> None:
+def create_unit(submission: Submission, unit: Sequence[Dict[str, Any]]) -> None:
     """Create one unit's objects, workload last, then hang the companions on it."""
     *companions, workload = unit
     for manifest in companions:
         submission.create(manifest)
-    if hold:
-        annotations = workload["metadata"].setdefault("annotations", {})
-        annotations[HOLD_ANNOTATION] = "user"
     made = submission.create(workload)
     owner = {"metadata": {"ownerReferences": [_owner(made)]}}
     for manifest in companions:
@@ -191,7 +185,7 @@ def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
                                       base_id if job.array else None, index, now)
             submission.create(record_config_map(record, workload_refs[k]))
         for unit in units:
-            create_unit(submission, unit, bool(job.hold))
+            create_unit(submission, unit)
     except KubeError as e:
         submission.roll_back()
         raise submission_failed(str(e)) from e

@@ -21,9 +21,8 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional, Set, Tuple
 
 from sbatch_k8s.backends.kubernetes.pod_view import condition, epoch, status_of
+from translators.metadata import HOLD, KUEUE_QUEUE
 
-HOLD_ANNOTATION = "sbatch-k8s.io/hold"
-KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 
 SUCCEEDED, FAILED, SUSPENDED = "workload_succeeded", "workload_failed", "suspended"
 DEADLINE_EXCEEDED = "deadline_exceeded"
@@ -89,7 +88,7 @@ def workload_facts(workload: Optional[Mapping[str, Any]]) -> Set[str]:
         facts.add(SUSPENDED)
     meta = workload.get("metadata") or {}
     if SUSPENDED in facts and not facts & {SUCCEEDED, FAILED, DEADLINE_EXCEEDED}:
-        if (meta.get("annotations") or {}).get(HOLD_ANNOTATION) == "user":
+        if (meta.get("annotations") or {}).get(HOLD) == "user":
             facts.add("held_user")
         if (meta.get("labels") or {}).get(KUEUE_QUEUE):
             facts.add("queued")

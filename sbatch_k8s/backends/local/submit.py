@@ -18,12 +18,12 @@ from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
-from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
+from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.records import PENDING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.capacity import check_fits, local_shape
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
-from sbatch_k8s.backends.local.waiting import initial_reason, wait_for_job
+from sbatch_k8s.backends.local.waiting import wait_for_job
 from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.submit import plan, submit_context
 from translators.config import ClusterConfig

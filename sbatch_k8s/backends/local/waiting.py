@@ -12,7 +12,6 @@ import fcntl
 import sqlite3
 from typing import IO, List, Optional, Tuple
 
-from parsers.jobspec import JobSpec
 from parsers.records import COMPLETED, PENDING, RUNNING
 from sbatch_k8s import jobdb
 
@@ -20,17 +19,6 @@ TERMINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_
             "PREEMPTED", "BOOT_FAIL", "DEADLINE")
 HELD, DEPENDENCY, BEGIN_TIME, NEVER = ("JobHeldUser", "Dependency", "BeginTime",
                                        "DependencyNeverSatisfied")
-
-
-def initial_reason(job: JobSpec) -> str:
-    """The pending reason a job starts with."""
-    if job.hold:
-        return HELD
-    if job.dependency is not None:
-        return DEPENDENCY
-    if job.begin is not None:
-        return BEGIN_TIME
-    return "None"
 
 
 def _targets(conn: sqlite3.Connection, job_id: int, task: Optional[int]) -> List[sqlite3.Row]:
