@@ -13,7 +13,7 @@ import os
 import sqlite3
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from sbatch_k8s.paths import make_state_dir, state_dir
+from sbatch_k8s.paths import make_state_dir
 
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30000

@@ -141,6 +141,7 @@ def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     from sbatch_k8s.submit import now_iso, plan, submit_context
     from translators import RenderInputs, render
 
+    refuse_lifecycle_options(job)
     partition, allocation = plan(job, config)
     if not submit.quiet:
         for note in allocation.warnings:
@@ -201,6 +202,22 @@ def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     from sbatch_k8s.backends.kubernetes.waiting import wait_for_jobs
 
     return wait_for_jobs(client, namespace, [base_id + k for k in range(len(indices))])
+
+
+#: Options this backend cannot honour yet: refused rather than silently dropped (a dependent
+#: job that started at once would run a chain out of order).
+NOT_YET: Tuple[Tuple[str, str], ...] = (
+    ("dependency", "--dependency"), ("begin", "--begin"),
+)
+
+
+def refuse_lifecycle_options(job: JobSpec) -> None:
+    """Slurm-worded refusal of the options the Kubernetes backend does not apply yet."""
+    for field, option in NOT_YET:
+        if getattr(job, field) is not None:
+            raise submission_failed(
+                f"{option} is not available on the Kubernetes backend yet (it works with "
+                "SBATCH_K8S_BACKEND=local)")
 
 
 def submit_minor(submit: SubmitOptions, client: KubeClient) -> int:

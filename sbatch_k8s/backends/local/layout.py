@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from sbatch_k8s.jobdb import state_dir
+from sbatch_k8s.paths import state_dir
 
 
 def job_dir_of(environ: Mapping[str, str], job_id: int) -> str:
