@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.agent import KILL_WAIT_S, Agent, log
 from sbatch_k8s.runtime.batch import CANCELLED, FAILED, BatchHost, JobResult, connect_all
+from sbatch_k8s.runtime.cancel_requests import start_watch
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, node_address_map, \
     pod_bind_host
 from sbatch_k8s.runtime.node_files import make_parents
@@ -216,11 +217,14 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s,
                       float(environ.get("SBATCH_K8S_SECONDS_PER_MINUTE", 60)))
     host.append(batch)
+    watch = start_watch(settings.contract, batch.handle_cancel, environ)
     loop = asyncio.get_event_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, lambda: asyncio.ensure_future(
             batch.end_job("CANCELLED", "")))
     result = await _run_batch(batch, desc, identity, settings, env, token)
+    if watch is not None:
+        watch.cancel()
     write_result(settings, result)
     await batch.shutdown_nodes(0)
     await agent.close()
