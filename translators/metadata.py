@@ -34,6 +34,9 @@ COMMENT = "sbatch-k8s.io/comment"
 HOLD = "sbatch-k8s.io/hold"
 VOLCANO_GROUP = "scheduling.k8s.io/group-name"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+#: scancel's signal and step-cancel requests to a running job (written on its node-0 pod; the
+#: runtime reads them from a downward-API file, ``sbatch_k8s.runtime.cancel_requests``).
+SCANCEL_REQUESTS = "sbatch-k8s.io/scancel-requests"
 
 LABEL = "label"
 ANNOTATION = "annotation"
@@ -59,6 +62,8 @@ METADATA_KEYS: Tuple[Tuple[str, str, str, str], ...] = (
     (HOLD, ANNOTATION, "the workload, while held", "user (--hold, scontrol hold) or admin"),
     (VOLCANO_GROUP, ANNOTATION, "pods, with gang = volcano", "the Volcano PodGroup"),
     (COMPLETION_INDEX, ANNOTATION, "(read) pods of Indexed Jobs", "the node index"),
+    (SCANCEL_REQUESTS, ANNOTATION, "node 0's pod, after scancel -s/-b/-f or of a step",
+     "scancel's requests, oldest first, as JSON"),
 )
 
 _LABEL_VALUE_MAX = 63

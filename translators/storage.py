@@ -1,9 +1,10 @@
 """Volumes and mounts of every pod, and the working directory.
 
 Every pod mounts the same fixed set (:data:`FIXED_MOUNTS`): the shared runtime zipapp, the
-job's ConfigMap (script and ``job.json``), the job's Secret (token and exported environment), a
-memory-backed ``/dev/shm`` and a writable scratch directory for the runtime's spool; with
-``--container-readonly`` (a read-only root filesystem) also a writable ``/tmp``
+job's ConfigMap (script and ``job.json``), the job's Secret (token and exported environment),
+a downward-API file of the pod's scancel requests, a memory-backed ``/dev/shm`` and a writable
+scratch directory for the runtime's spool; with ``--container-readonly`` (a read-only root
+filesystem) also a writable ``/tmp``
 (:func:`fixed_mounts`). Then the partition's shared volumes at their ``mount_path``; then
 ``--container-mounts SRC:DST[:ro]``, each a sub-path of the partition volume holding SRC.
 
@@ -21,6 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec, SubmitContext
 from translators.config import PartitionConfig, VolumeConfig
+from translators.metadata import SCANCEL_REQUESTS
 
 RUNTIME_DIR = "/opt/sbatch-k8s"
 RUNTIME_KEY = "runtime.pyz"
@@ -33,6 +35,11 @@ TOKEN_KEY = "token"
 #: ``--export`` carries); mounted beside the token, where the runtime reads it (the runtime's
 #: ``sbatch_k8s.runtime.node.ENVIRONMENT_FILE``).
 ENVIRONMENT_KEY = "environment.json"
+#: The downward-API file of scancel's requests (:data:`translators.metadata.SCANCEL_REQUESTS`),
+#: refreshed by the kubelet when the annotation changes; the runtime's
+#: ``sbatch_k8s.runtime.cancel_requests.REQUESTS_FILE``.
+CONTROL_DIR = "/etc/sbatch-k8s/control"
+CONTROL_KEY = "scancel-requests"
 SHM_DIR = "/dev/shm"
 #: The runtime's spool (its ``SBATCH_K8S_SPOOL`` default): the script's copy, step records.
 SPOOL_DIR = "/tmp/sbatch-k8s"
@@ -49,11 +56,13 @@ Mount = Tuple[str, str, str]
 #: The mounts every pod has: (volume name, mount path, source). Sources: ``runtime`` (the
 #: shared ConfigMap ``sbatch-k8s-runtime-<hash>``), ``job`` (ConfigMap ``<name>``), ``token``
 #: (Secret ``<name>``, mode :data:`SECRET_FILE_MODE`), ``shm`` (emptyDir in memory, partition's
-#: ``shm_size``), ``scratch`` (a writable emptyDir on the node's disk).
+#: ``shm_size``), ``scratch`` (a writable emptyDir on the node's disk), ``control`` (a
+#: downwardAPI volume: the pod's scancel requests, :data:`CONTROL_KEY`).
 FIXED_MOUNTS: Tuple[Mount, ...] = (
     ("sbatch-k8s-runtime", RUNTIME_DIR, "runtime"),
     ("sbatch-k8s-job", JOB_DIR, "job"),
     ("sbatch-k8s-token", TOKEN_DIR, "token"),
+    ("sbatch-k8s-control", CONTROL_DIR, "control"),
     ("sbatch-k8s-shm", SHM_DIR, "shm"),
     ("sbatch-k8s-spool", SPOOL_DIR, "scratch"),
 )
@@ -86,6 +95,10 @@ def _fixed_source(source: str, name: str, runtime_hash: str,
         return {"secret": {"secretName": name, "defaultMode": SECRET_FILE_MODE}}
     if source == "scratch":
         return {"emptyDir": {}}
+    if source == "control":
+        path = f"metadata.annotations['{SCANCEL_REQUESTS}']"
+        return {"downwardAPI": {"items": [{"path": CONTROL_KEY,
+                                           "fieldRef": {"fieldPath": path}}]}}
     shm: Dict[str, Any] = {"medium": "Memory"}
     if partition.shm_size:
         shm["sizeLimit"] = partition.shm_size
