@@ -2,5 +2,6 @@
 
 Standard library and ``parsers`` only (lark comes bundled), Python >= 3.8: this package runs
 inside arbitrary user images. Entry: ``python3 runtime.pyz <command> …`` with commands
-``node``, ``srun``, ``scontrol``, ``squeue``, ``scancel`` (see :mod:`.main`).
+``node``, ``run`` (platform mode, :mod:`.platform`), ``srun``, ``scontrol``, ``squeue``,
+``scancel`` (see :mod:`.main`).
 """

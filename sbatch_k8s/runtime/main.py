@@ -1,6 +1,7 @@
-"""Dispatch of the runtime's commands: ``node``, ``srun``, ``scontrol``, ``squeue``,
-``scancel``. When started as PID 1 (a container's first process) it forks: the parent reaps
-orphaned processes and forwards signals, the child runs the command."""
+"""Dispatch of the runtime's commands: ``node``, ``run`` (platform mode), ``srun``,
+``scontrol``, ``squeue``, ``scancel``. When started as PID 1 (a container's first process),
+``node`` and ``run`` fork: the parent reaps orphaned processes and forwards signals, the child
+runs the command."""
 
 from __future__ import annotations
 
@@ -37,7 +38,12 @@ def _commands() -> Dict[str, Command]:
             return run(name, argv, environ)
         return command
 
-    return {"node": node, "srun": srun, "scontrol": own_job("scontrol"),
+    def run(argv: List[str], environ: Mapping[str, str]) -> int:
+        from sbatch_k8s.runtime.platform.run import main as run_platform
+
+        return run_platform(argv, environ)
+
+    return {"node": node, "run": run, "srun": srun, "scontrol": own_job("scontrol"),
             "squeue": own_job("squeue"), "scancel": own_job("scancel")}
 
 
@@ -67,7 +73,7 @@ def main() -> None:
         sys.stderr.write("usage: runtime {" + ",".join(commands) + "} ...\n")
         raise SystemExit(2)
     name, rest = args[0], args[1:]
-    if name == "node" and os.getpid() == 1:
+    if name in ("node", "run") and os.getpid() == 1:
         child = os.fork()
         if child:
             raise SystemExit(_be_init(child))

@@ -56,6 +56,9 @@ class NodeSettings:
         self.index = index
         self.wait_s = wait_s
         self.kill_wait_s = kill_wait_s
+        #: Platform mode: the other nodes exit with the job's code too (platforms judge a
+        #: job by its containers); our own pods leave that to node 0.
+        self.workers_exit_as_job = False
 
 
 def settings_from(contract: str, environ: Mapping[str, str],
@@ -226,9 +229,10 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     if watch is not None:
         watch.cancel()
     write_result(settings, result)
-    await batch.shutdown_nodes(0)
+    code = result.exit_code if result.signal == 0 else 128 + result.signal
+    await batch.shutdown_nodes(code if settings.workers_exit_as_job else 0)
     await agent.close()
-    return result.exit_code if result.signal == 0 else 128 + result.signal
+    return code
 
 
 async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeIdentity,

@@ -1,0 +1,96 @@
+"""The platform contracts ``run --contract`` knows, and how one is recognised.
+
+One row per contract: its adapter, and the signs that recognise it when ``--contract`` is
+omitted — variables that must all be set, variables that must not be, and a check of the
+hostname or files. Rows are tried in order, the most specific first (a Trainer v2 node also
+has ``PET_NODE_RANK``, a PyTorchJob's; AIStation's ``MASTER_ADDR`` is everyone's).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, List, NamedTuple, Optional, Tuple
+
+from sbatch_k8s.runtime.contract import ContractError
+from sbatch_k8s.runtime.platform import kube, kubeflow
+from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts, subdomain_of
+
+Adapter = Callable[[Container], PlatformFacts]
+_JOBSET_TAIL = re.compile(r".+-\d+-\d+$")
+
+
+class PlatformContract(NamedTuple):
+    """A platform contract and how to recognise it."""
+
+    name: str
+    adapter: Adapter
+    needs: Tuple[str, ...]
+    absent: Tuple[str, ...] = ()
+    check: Optional[Callable[[Container], bool]] = None
+    summary: str = ""
+
+    def matches(self, container: Container) -> bool:
+        """Whether this container shows every sign of the contract."""
+        if not container.has(*self.needs):
+            return False
+        if any(name in container.environ for name in self.absent):
+            return False
+        return self.check is None or self.check(container)
+
+
+def _has_volcano_hosts(container: Container) -> bool:
+    return any(k.startswith("VC_") and k.endswith("_HOSTS") for k in container.environ)
+
+
+def _jobset_hostname(container: Container) -> bool:
+    """``<jobset>-<job>-<j>-<i>``; with a subdomain (the JobSet's name), the hostname must
+    start with it (an Indexed Job ``llm-9`` has pods ``llm-9-0`` too)."""
+    subdomain = subdomain_of(container, "")
+    if subdomain and not container.hostname.startswith(subdomain + "-"):
+        return False
+    rest = container.hostname[len(subdomain) + 1:] if subdomain else container.hostname
+    return bool(_JOBSET_TAIL.match(rest))
+
+
+CONTRACTS: Tuple[PlatformContract, ...] = (
+    PlatformContract("volcano", kube.volcano, ("VC_TASK_INDEX",), check=_has_volcano_hosts,
+                     summary="Volcano Job (svc and env plugins)"),
+    PlatformContract("trainjob", kubeflow.trainjob, ("PET_NODE_RANK", "PET_NNODES"),
+                     absent=("RANK", "MASTER_ADDR"), summary="Kubeflow Trainer v2 TrainJob"),
+    PlatformContract("pytorchjob", kubeflow.pytorchjob, ("PET_NODE_RANK",),
+                     summary="Kubeflow PyTorchJob (training-operator v1.7+)"),
+    PlatformContract("pytorchjob", kubeflow.pytorchjob, ("RANK", "WORLD_SIZE", "MASTER_ADDR"),
+                     summary="Kubeflow PyTorchJob (training-operator up to v1.6)"),
+    PlatformContract("aihub", lambda c: kubeflow.pytorchjob(c, "aihub"), (),
+                     check=lambda c: False, summary="AI Hub PyTorchJob"),
+    PlatformContract("dlc", lambda c: kubeflow.pytorchjob(c, "dlc"), (),
+                     check=lambda c: False, summary="PAI-DLC PyTorchJob"),
+    PlatformContract("jobset", kube.jobset, ("JOB_COMPLETION_INDEX",), check=_jobset_hostname,
+                     summary="JobSet (hostname <jobset>-<job>-<j>-<i>)"),
+    PlatformContract("indexed-job", kube.indexed_job, ("JOB_COMPLETION_INDEX",),
+                     summary="Indexed Job with a headless Service"),
+)
+
+#: Every name ``--contract`` accepts, in table order.
+CONTRACT_NAMES: Tuple[str, ...] = tuple(dict.fromkeys(c.name for c in CONTRACTS))
+
+
+def contract_named(name: str) -> PlatformContract:
+    """The row of ``name``; ContractError naming the known ones otherwise."""
+    for row in CONTRACTS:
+        if row.name == name:
+            return row
+    raise ContractError(f"unknown contract {name!r} (one of {', '.join(CONTRACT_NAMES)})")
+
+
+def detect(container: Container) -> Optional[PlatformContract]:
+    """The first contract whose signs this container shows, or None."""
+    for row in CONTRACTS:
+        if row.matches(container):
+            return row
+    return None
+
+
+def signs_looked_for() -> List[str]:
+    """The variables detection looks at (for the error when nothing matches)."""
+    return list(dict.fromkeys(name for row in CONTRACTS for name in row.needs))

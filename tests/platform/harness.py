@@ -1,0 +1,133 @@
+"""N platform containers on this machine: what a platform starts, simulated.
+
+Each container is a process in its own mount and UTS namespace (the test kubelet's
+``podinit``, reused through :class:`tests.kubelet.runner.ContainerProcess`): its own hostname,
+its own ``/tmp``, an ``/etc/hosts`` mapping every container's names to its own loopback address
+(``127.10.x.y``, claimed machine-wide by :class:`tests.kubelet.addresses.AddressPool`), the
+platform's files at their paths, and an environment of nothing but the platform's variables
+(plus ``PATH``/``HOME``, which any image has). The command is the runtime zipapp's
+``run``; the working directory is shared by all (as a platform's NAS is).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from sbatch_k8s.runtime_bundle import build_bundle
+from tests.kubelet.addresses import AddressPool
+from tests.kubelet.runner import ContainerProcess, ContainerSpec, Mount
+
+#: Where the containers' directories live: not under /tmp, which each container replaces.
+ROOT_PARENT = "/var/tmp"
+BIN_PATH = f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin"
+#: The containers' python3: the oldest the runtime supports, when this machine has it.
+OLDEST_PYTHON = "/root/.pyenv/versions/3.8.18/bin/python3.8"
+CONTAINER_PYTHON = OLDEST_PYTHON if os.path.exists(OLDEST_PYTHON) else sys.executable
+
+
+class Node(NamedTuple):
+    """One container as the platform starts it (the oracle's view)."""
+
+    hostname: str
+    env: Dict[str, str]
+    files: Dict[str, str] = {}
+    #: Further names of this container in every /etc/hosts (an FQDN first).
+    aliases: Tuple[str, ...] = ()
+
+
+class Outcome(NamedTuple):
+    """How the containers ended."""
+
+    codes: List[Optional[int]]
+    logs: List[str]
+    seconds: float
+
+
+class PlatformCluster:
+    """A scratch root, an address pool and the runtime zipapp, for several platform runs."""
+
+    def __init__(self, python: str = CONTAINER_PYTHON) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="sbatch-k8s-platform-", dir=ROOT_PARENT))
+        self.work = self.root / "work"
+        self.work.mkdir()
+        self.bundle = self.root / "runtime.pyz"
+        self.bundle.write_bytes(build_bundle())
+        self.python = python
+        self.pool = AddressPool()
+        self._runs = 0
+
+    def close(self) -> None:
+        """Release the addresses and remove the scratch root."""
+        self.pool.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def write(self, name: str, text: str) -> Path:
+        """A file in the shared working directory."""
+        path = self.work / name
+        path.write_text(text)
+        return path
+
+    def read(self, name: str) -> str:
+        """A file of the shared working directory ("" when missing)."""
+        path = self.work / name
+        return path.read_text() if path.exists() else ""
+
+    def start(self, nodes: Sequence[Node], run_args: Sequence[str]) -> List[ContainerProcess]:
+        """Start every container with ``python3 runtime.pyz run <run_args>``."""
+        self._runs += 1
+        run_dir = self.root / f"run-{self._runs}"
+        run_dir.mkdir()
+        addresses = [self.pool.allocate() for _ in nodes]
+        hosts = run_dir / "hosts"
+        hosts.write_text("127.0.0.1\tlocalhost\n" + "".join(
+            f"{address}\t{' '.join(node.aliases + (node.hostname,))}\n"
+            for address, node in zip(addresses, nodes)))
+        processes = []
+        for i, node in enumerate(nodes):
+            box = run_dir / f"c{i}"
+            (box / "tmp").mkdir(parents=True)
+            mounts = [Mount(str(box / "tmp"), "/tmp", False),
+                      Mount(str(hosts), "/etc/hosts", True)]
+            for n, (path, text) in enumerate(sorted(node.files.items())):
+                source = box / f"file-{n}"
+                source.write_text(text)
+                mounts.append(Mount(str(source), path, True))
+            env = {"PATH": BIN_PATH, "HOME": "/root"}
+            env.update(node.env)
+            argv = [self.python, str(self.bundle), "run"] + list(run_args)
+            spec = ContainerSpec(
+                name=node.hostname, argv=argv, env=env, hostname=node.hostname,
+                working_dir=str(self.work), mounts=mounts, uid=None, gid=None, groups=[],
+                log_path=str(box / "log"), spec_path=str(box / "spec.json"))
+            processes.append(ContainerProcess(spec))
+        self._addresses = addresses
+        return processes
+
+    def finish(self, processes: List[ContainerProcess], timeout_s: float) -> Outcome:
+        """Wait for every container (at most ``timeout_s`` in all); kill the stragglers."""
+        begun = time.monotonic()
+        codes: List[Optional[int]] = []
+        for process in processes:
+            left = max(timeout_s - (time.monotonic() - begun), 0.1)
+            codes.append(process.wait(left))
+        seconds = time.monotonic() - begun
+        for process, code in zip(processes, codes):
+            if code is None:
+                process.kill()
+            else:
+                process.reap_leftovers()
+        for address in self._addresses:
+            self.pool.release(address)
+        logs = [Path(p.spec.log_path).read_text(errors="replace") for p in processes]
+        return Outcome(codes, logs, seconds)
+
+    def run(self, nodes: Sequence[Node], run_args: Sequence[str],
+            timeout_s: float = 120.0) -> Outcome:
+        """Start the containers and wait for them all."""
+        return self.finish(self.start(nodes, run_args), timeout_s)

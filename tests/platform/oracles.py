@@ -1,0 +1,96 @@
+"""What each platform gives its containers, written from the reference tables
+(``reference/kubernetes.md``, ``reference/platforms.md``) — not from the adapters.
+
+Each function returns the containers of one job in the platform's own order, together with
+the node order Slurm's view must show (hostnames, node 0 first).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, NamedTuple, Sequence, Tuple
+
+from tests.platform.harness import Node
+
+
+class PlatformJob(NamedTuple):
+    """The containers and the expected node order (hostnames)."""
+
+    nodes: List[Node]
+    order: Tuple[str, ...]
+
+
+def kubelet_aliases(hostname: str, subdomain: str, namespace: str = "default") -> Tuple[str, ...]:
+    """The names a kubelet's /etc/hosts gives a pod with a subdomain (FQDN first)."""
+    return (f"{hostname}.{subdomain}.{namespace}.svc.cluster.local", f"{hostname}.{subdomain}")
+
+
+def pytorchjob(job: str, count: int, nproc: int, legacy: bool = False) -> PlatformJob:
+    """training-operator v1: Master 1 + Worker count-1; ``envvar.go``'s variables (§1.3).
+    ``legacy``: ≤ v1.6 (WORLD_SIZE = pods, no ``PET_*``)."""
+    names = [f"{job}-master-0"] + [f"{job}-worker-{i}" for i in range(count - 1)]
+    nodes = []
+    for rank, hostname in enumerate(names):
+        env = {"PYTHONUNBUFFERED": "1", "MASTER_ADDR": f"{job}-master-0",
+               "MASTER_PORT": "23456", "RANK": str(rank)}
+        if legacy:
+            env.update(PYTHONUNBUFFERED="0", WORLD_SIZE=str(count))
+        else:
+            env.update(PET_MASTER_ADDR=f"{job}-master-0", PET_MASTER_PORT="23456",
+                       WORLD_SIZE=str(count * nproc), PET_NODE_RANK=str(rank),
+                       PET_NPROC_PER_NODE=str(nproc), PET_NNODES=str(count))
+        nodes.append(Node(hostname, env))
+    return PlatformJob(nodes, tuple(names))
+
+
+def aihub_pytorchjob(job: str, count: int, gpus: int) -> PlatformJob:
+    """AI Hub's PyTorchJob (seed 000): WORLD_SIZE = total GPUs, RANK = node index."""
+    made = pytorchjob(job, count, gpus)
+    for node in made.nodes:
+        node.env["WORLD_SIZE"] = str(count * gpus)
+    return made
+
+
+def trainjob(name: str, count: int, nproc: int) -> PlatformJob:
+    """Trainer v2 (§4.2): ``PET_*`` only, pods ``<tj>-node-0-<i>`` of the JobSet ``<tj>``."""
+    names = [f"{name}-node-0-{i}" for i in range(count)]
+    nodes = [Node(h, {"PET_NNODES": str(count), "PET_NPROC_PER_NODE": str(nproc),
+                      "PET_NODE_RANK": str(i), "PET_MASTER_ADDR": f"{name}-node-0-0.{name}",
+                      "PET_MASTER_PORT": "29500"}, aliases=kubelet_aliases(h, name))
+             for i, h in enumerate(names)]
+    return PlatformJob(nodes, tuple(names))
+
+
+def indexed_job(job: str, count: int, subdomain: str) -> PlatformJob:
+    """An Indexed Job (§6): ``JOB_COMPLETION_INDEX``, hostname ``<job>-<i>``, subdomain."""
+    names = [f"{job}-{i}" for i in range(count)]
+    nodes = [Node(h, {"JOB_COMPLETION_INDEX": str(i)}, aliases=kubelet_aliases(h, subdomain))
+             for i, h in enumerate(names)]
+    return PlatformJob(nodes, tuple(names))
+
+
+def jobset(name: str, replicated_job: str, count: int) -> PlatformJob:
+    """A JobSet (§5.2): one replicated job of one Indexed Job; subdomain = the JobSet."""
+    names = [f"{name}-{replicated_job}-0-{i}" for i in range(count)]
+    nodes = [Node(h, {"JOB_COMPLETION_INDEX": str(i)}, aliases=kubelet_aliases(h, name))
+             for i, h in enumerate(names)]
+    return PlatformJob(nodes, tuple(names))
+
+
+def volcano(job: str, tasks: Sequence[Tuple[str, int]]) -> PlatformJob:
+    """A Volcano Job with the svc and env plugins (§7.2): ``VC_<TASK>_HOSTS``/``_NUM`` on
+    every pod, ``VC_TASK_INDEX`` (and ``VK_TASK_INDEX``) its index within its task; pods
+    ``<job>-<task>-<i>`` reached as ``<pod>.<job>``."""
+    shared: Dict[str, str] = {}
+    for task, replicas in tasks:
+        stem = task.upper().replace("-", "_")
+        shared[f"VC_{stem}_HOSTS"] = ",".join(f"{job}-{task}-{i}.{job}" for i in range(replicas))
+        shared[f"VC_{stem}_NUM"] = str(replicas)
+    nodes: List[Node] = []
+    order: List[str] = []
+    for task, replicas in tasks:
+        for i in range(replicas):
+            hostname = f"{job}-{task}-{i}"
+            env = dict(shared, VC_TASK_INDEX=str(i), VK_TASK_INDEX=str(i))
+            nodes.append(Node(hostname, env, aliases=kubelet_aliases(hostname, job)))
+            order.append(hostname)
+    return PlatformJob(nodes, tuple(order))
