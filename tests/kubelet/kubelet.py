@@ -24,6 +24,7 @@ from tests.kubelet.api import KubeApi, items, owner_job
 from tests.kubelet.lifecycle import PodServices
 from tests.kubelet.nodes import NodeKeeper, NodeShape, node_address
 from tests.kubelet.podspec import pod_hostname
+from tests.kubelet.volumes import refresh_pod_volumes
 from tests.kubelet.worker import PodWorker
 
 RELIST_S = 30.0
@@ -226,6 +227,7 @@ class TestKubelet:
                 return
         if worker is not None:
             worker.update(pod)
+            refresh_pod_volumes(self._services, worker, pod)
 
     def _worker_done(self, worker: PodWorker) -> None:
         with self._lock:

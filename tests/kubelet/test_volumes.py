@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 import stat
 
 import pytest
@@ -140,3 +141,29 @@ def test_every_volume_of_a_pod(dirs):
                               {"name": "b", "configMap": {"name": "job"}}]),
                          "127.10.0.1", "10.11.0.1", {})
     assert sorted(materialise_volumes(context, API, dirs)) == ["a", "b"]
+
+
+def test_downward_files_follow_the_pods_annotations(dirs):
+    from tests.kubelet.volumes import refresh_downward_volumes
+
+    volume = {"name": "control", "downwardAPI": {"items": [
+        {"path": "requests", "fieldRef": {"fieldPath": "metadata.annotations['x.io/r']"}},
+        {"path": "meta/labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}}
+    before = pod([volume])
+    site = materialise_volume(PodContext(before, "127.10.0.1", "10.11.0.1", {}), API, volume,
+                              dirs)
+    requests = os.path.join(site.path, "requests")
+    assert files(site.path)["requests"] == (b"", 0o644)
+    inode = os.stat(requests).st_ino
+    with open(requests, "rb") as reader:          # a reader of the old file keeps it whole
+        after = pod([volume])
+        after["metadata"]["annotations"] = {"x.io/r": '[{"seq":1}]'}
+        context = PodContext(after, "127.10.0.1", "10.11.0.1", {})
+        assert refresh_downward_volumes(context, dirs) == [requests]
+        assert reader.read() == b""
+    assert files(site.path) == {"requests": (b'[{"seq":1}]', 0o644),
+                                "meta/labels": (b'a="1"\nb="2"', 0o644)}
+    assert os.stat(requests).st_ino != inode     # renamed over: the change shows in a stat
+    assert refresh_downward_volumes(context, dirs) == []    # nothing changed: nothing written
+    shutil.rmtree(site.path)                      # the pod was cleaned up: left alone
+    assert refresh_downward_volumes(context, dirs) == [] and not os.path.exists(site.path)

@@ -7,13 +7,21 @@ mount outlives the kubelet. Volumes backed by storage outside the pod (``persist
 pod that names the same claim, export or path; without it the pod fails with a clear
 ``FailedMount`` message. Never the real host path: a test must not write over this machine.
 
-Not emulated: ConfigMap/Secret updates after start (files are written once), ``sizeLimit``,
-``csi``, ``ephemeral``, ``clusterTrustBundle``, ``image`` volumes.
+``downwardAPI`` volumes follow the pod: when a running pod's labels or annotations change,
+the kubelet's watch calls :func:`refresh_pod_volumes`, which rewrites each file whose content
+changed by renaming a new file over it (a reader sees the old content or the new, never a
+mix, as with a real kubelet's ``..data`` symlink swap). A real kubelet does this within its
+sync period (about a minute by default); this one at once.
+
+Not emulated: ConfigMap/Secret updates after start (files are written once), downward-API
+sources inside ``projected`` volumes after start, ``sizeLimit``, ``csi``, ``ephemeral``,
+``clusterTrustBundle``, ``image`` volumes.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
@@ -192,3 +200,56 @@ def materialise_volumes(context: PodContext, source: ObjectSource,
     volumes = (context.pod.get("spec") or {}).get("volumes") or []
     return {volume["name"]: materialise_volume(context, source, volume, dirs)
             for volume in volumes}
+
+
+def _fs_group(pod: Mapping[str, Any]) -> Optional[int]:
+    group = ((pod.get("spec") or {}).get("securityContext") or {}).get("fsGroup")
+    return None if group is None else int(group)
+
+
+def refresh_downward_volumes(context: PodContext, dirs: VolumeDirs) -> List[str]:
+    """Bring every ``downwardAPI`` volume of a prepared pod up to date with ``context.pod``
+    (its labels and annotations as the API server now has them); the paths rewritten.
+    Volumes whose directory is gone (the pod was cleaned up) are left alone."""
+    rewritten = []
+    for volume in (context.pod.get("spec") or {}).get("volumes") or []:
+        if "downwardAPI" not in volume:
+            continue
+        spec = volume["downwardAPI"] or {}
+        root = os.path.join(dirs.pod_dir, "volumes", volume["name"])
+        if not os.path.isdir(root):
+            continue
+        default_mode = int(spec.get("defaultMode", DEFAULT_FILE_MODE))
+        for relative, content, mode in _downward_files(context, spec.get("items") or [],
+                                                       default_mode):
+            path = os.path.join(root, relative)
+            try:
+                with open(path, "rb") as f:
+                    if f.read() == content:
+                        continue
+            except OSError:
+                pass
+            head, tail = posixpath.split(relative)
+            staged = posixpath.join(head, f"..{tail}.new")
+            _write_file(root, staged, content, mode, _fs_group(context.pod))
+            os.replace(os.path.join(root, staged), path)
+            rewritten.append(path)
+    return rewritten
+
+
+def refresh_pod_volumes(services: Any, worker: Any, pod: Dict[str, Any]) -> List[str]:
+    """:func:`refresh_downward_volumes` for ``worker``'s pod, once it is prepared, with the
+    kubelet's ``services`` (a :class:`tests.kubelet.lifecycle.PodServices`); the paths
+    rewritten. A pod still being prepared is skipped: its next update (or the kubelet's
+    periodic relist) catches up."""
+    if worker.prepared is None:
+        return []
+    uid = pod["metadata"]["uid"]
+    node = (pod.get("spec") or {}).get("nodeName", "")
+    context = PodContext(pod, worker.address, services.host_ip(node), services.allocatable)
+    dirs = VolumeDirs(services.pod_dir(uid), services.memory_pod_dir(uid),
+                      services.volume_dir)
+    try:
+        return refresh_downward_volumes(context, dirs)
+    except (OSError, PrepareError):
+        return []
