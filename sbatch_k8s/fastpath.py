@@ -46,30 +46,17 @@ def start_server(path: str) -> None:
     """Start the command server in the background (it exits by itself when idle)."""
     if os.environ.get("SBATCH_K8S_SERVER") == "0":
         return
+    from sbatch_k8s.daemon import start_detached
+
     directory = os.path.dirname(path)
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        pid = os.fork()
     except OSError:
         return
-    if pid:
-        os.waitpid(pid, 0)
-        return
-    try:
-        os.setsid()
-        if os.fork():
-            os._exit(0)
-        log = os.open(os.path.join(directory, "server.log"),
-                      os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.execv(sys.executable, [sys.executable, "-c",
-                                  f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
-                                  "from sbatch_k8s.server import main; main()", path])
-    finally:
-        os._exit(1)
+    start_detached([sys.executable, "-c",
+                    f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
+                    "from sbatch_k8s.server import main; main()", path],
+                   os.path.join(directory, "server.log"))
 
 
 def run(command: str) -> None:

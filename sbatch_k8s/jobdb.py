@@ -2,7 +2,9 @@
 
 SQLite under the state directory (``$SBATCH_K8S_STATE_DIR``, else
 ``$XDG_STATE_HOME/sbatch-k8s``, else ``~/.local/state/sbatch-k8s``), in WAL mode with a busy
-timeout so concurrent commands and supervisors never corrupt or lose a write. sqlite-utils
+timeout so concurrent commands and the scheduler never corrupt or lose a write. The database
+is the truth the local scheduler (:mod:`sbatch_k8s.backends.local.scheduler`) works from:
+a pending job is a row, nothing more. sqlite-utils
 creates and migrates the schema (once per schema version, tracked in ``user_version``); the
 hot paths — sbatch, squeue — use plain SQL through :mod:`sqlite3` to stay fast.
 """
@@ -15,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.paths import make_state_dir
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 30000
 
 JOB_COLUMNS: Dict[str, type] = {
@@ -29,7 +31,7 @@ JOB_COLUMNS: Dict[str, type] = {
     "cancelled_by": int,
     "dependency": str, "kill_on_invalid_dep": int, "hold": int, "begin_time": float,
     "priority": int, "nice": int, "work_dir": str, "command": str, "stdout": str,
-    "stderr": str, "stdin": str, "job_dir": str, "supervisor_pid": int, "node0_pid": int,
+    "stderr": str, "stdin": str, "job_dir": str, "node0_pid": int, "node_pids": str,
     "array_spec": str, "array_max_running": int, "comment": str, "exclusive": str,
     "submit_host": str, "features": str, "requeue": int, "port": int, "batch_cpus": int,
 }
@@ -54,6 +56,7 @@ def _create_schema(path: str) -> None:
         if column not in jobs.columns_dict:
             jobs.add_column(column, kind)
     jobs.create_index(["state"], if_not_exists=True)
+    jobs.create_index(["state", "hold"], if_not_exists=True)
     jobs.create_index(["array_job_id"], if_not_exists=True)
     jobs.create_index(["end_time"], if_not_exists=True)
     db.execute("INSERT OR IGNORE INTO counters (name, value) VALUES ('job_id', 0)")

@@ -34,14 +34,18 @@ class LocalBackend(Backend):
     def job_records(self, include_finished: bool, now: int) -> List[JobRecord]:
         from sbatch_k8s import jobdb
         from sbatch_k8s.backends.local.records import active_records
+        from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 
-        return active_records(jobdb.connect(self.environ), include_finished, now)
+        conn = jobdb.connect(self.environ)
+        ensure_scheduler(self.environ, nudge=False, conn=conn)
+        return active_records(conn, include_finished, now)
 
     def accounting_records(self, start: int, end: int,
                            job_ids: Optional[List[int]]) -> List[JobRecord]:
         from sbatch_k8s import jobdb
         from sbatch_k8s.backends.local.layout import job_dir_of
         from sbatch_k8s.backends.local.records import accounting_records
+        from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 
         clauses = ["(end_time IS NULL OR end_time >= ?)", "submit_time < ?"]
         params: list = [start, end]
@@ -49,7 +53,9 @@ class LocalBackend(Backend):
             marks = ", ".join("?" for _ in job_ids)
             clauses.append(f"(job_id IN ({marks}) OR array_job_id IN ({marks}))")
             params += list(job_ids) + list(job_ids)
-        return accounting_records(jobdb.connect(self.environ), " AND ".join(clauses), params,
+        conn = jobdb.connect(self.environ)
+        ensure_scheduler(self.environ, nudge=False, conn=conn)
+        return accounting_records(conn, " AND ".join(clauses), params,
                                   self.config.cluster_name,
                                   lambda job_id: job_dir_of(self.environ, job_id))
 
@@ -70,6 +76,10 @@ class LocalBackend(Backend):
             return FINISHED
         jobdb.update_job(conn, job_id, hold=1 if reason else 0, reason=reason or "None",
                          eligible_time=None if reason else time.time())
+        if not reason:
+            from sbatch_k8s.backends.local.wakeup import ensure_scheduler
+
+            ensure_scheduler(self.environ, conn=conn)
         return DONE
 
     def active_elements(self) -> List[JobRecord]:

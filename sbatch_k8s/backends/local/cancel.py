@@ -8,6 +8,8 @@ from typing import Mapping, Optional
 from parsers.records import CANCELLED, PENDING, RUNNING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.control import send_to_node0
+from sbatch_k8s.backends.local.wakeup import ensure_scheduler, wake_waiters
+from sbatch_k8s.paths import state_dir
 
 
 def cancel_job(environ: Mapping[str, str], job_id: int, uid: int,
@@ -27,10 +29,12 @@ def cancel_job(environ: Mapping[str, str], job_id: int, uid: int,
     if row["state"] == PENDING:
         if signum is not None:
             return "done"
-        conn.execute("UPDATE jobs SET state=?, end_time=?, cancelled_by=? "
-                     "WHERE job_id=? AND state=?", (CANCELLED, time.time(), uid, job_id,
-                                                    PENDING))
-        if conn.total_changes:
+        if conn.execute("UPDATE jobs SET state=?, end_time=?, cancelled_by=? "
+                        "WHERE job_id=? AND state=?", (CANCELLED, time.time(), uid, job_id,
+                                                       PENDING)).rowcount:
+            # Jobs depending on it, and whoever waits for it, learn now.
+            ensure_scheduler(environ, conn=conn)
+            wake_waiters(state_dir(environ))
             return "done"
         row = jobdb.get_job(conn, job_id)
     if row["state"] != RUNNING:
@@ -38,6 +42,7 @@ def cancel_job(environ: Mapping[str, str], job_id: int, uid: int,
     if signum is None:
         jobdb.update_job(conn, job_id, cancelled_by=uid)
     request = {"type": "cancel", "signal": signum, "batch": batch, "full": full}
+    ensure_scheduler(environ, nudge=False, conn=conn)  # someone must record the end
     return "done" if send_to_node0(row, request) else "finished"
 
 

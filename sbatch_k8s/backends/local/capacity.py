@@ -3,21 +3,19 @@
 Capacity (``[local]`` in the configuration): ``cpus`` (default: 4 per core, at least 16 — the
 local backend oversubscribes like an emulated cluster), ``gpus`` (default 0; ids
 ``0..gpus-1``, handed out as ``CUDA_VISIBLE_DEVICES``), ``memory_mb`` (default: none enforced).
-Starting a job reserves its CPUs and GPUs in the job database inside one ``BEGIN IMMEDIATE``
-transaction, so concurrent supervisors never overbook.
+Running jobs hold what their rows say (``cpus``, ``gpu_ids``, memory); the one scheduler
+(:mod:`~sbatch_k8s.backends.local.scheduler`) adds up the RUNNING rows before it decides, so
+nothing is ever overbooked. A job that asked for no memory counts none.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
-import time
-from typing import List, Optional, Tuple
+from typing import Any, Iterable, List, Mapping, Optional, Tuple
 
 from parsers.allocation import Allocation, NodeShape
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec
-from parsers.records import RUNNING
 from translators.config import LocalConfig
 
 
@@ -35,39 +33,53 @@ def local_shape(config: LocalConfig) -> NodeShape:
                      memory_mb=config.memory_mb)
 
 
-def _free_gpus(conn: sqlite3.Connection, total: int) -> List[int]:
-    used = set()
-    for (ids,) in conn.execute("SELECT gpu_ids FROM jobs WHERE state=? AND gpu_ids != ''",
-                               (RUNNING,)):
-        used.update(int(x) for x in ids.replace(";", ",").split(",") if x)
-    return [i for i in range(total) if i not in used]
+def job_memory_mb(row: Mapping[str, Any]) -> int:
+    """Memory a job holds on this machine: its memory per node (the ``mem_mb`` column, which
+    :mod:`~sbatch_k8s.backends.local.submit` fills from the allocation's per-node amount)
+    times its nodes; 0 when it asked for none (not counted)."""
+    return int(row["mem_mb"] or 0) * int(row["node_count"] or 1)
 
 
-def try_reserve(conn: sqlite3.Connection, job_id: int, cpus: int, gpus_per_node: int,
-                nodes: int, config: LocalConfig) -> Optional[List[List[int]]]:
-    """Mark the job RUNNING if its CPUs and GPUs fit now; its GPU ids per node, or None."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        row = conn.execute("SELECT state FROM jobs WHERE job_id=?", (job_id,)).fetchone()
-        if row is None or row[0] != "PENDING":
-            conn.execute("ROLLBACK")
+class Capacity:
+    """What running jobs leave free: CPUs, GPU ids and (when configured) memory.
+
+    Built from the RUNNING rows; :meth:`take` hands a job its share or says it does not fit
+    now. Only the scheduler starts jobs, so this view stays true while it decides."""
+
+    def __init__(self, config: LocalConfig, running: Iterable[Mapping[str, Any]]) -> None:
+        self.memory_mb = config.memory_mb
+        used_gpus = set()
+        used_cpus = used_mem = 0
+        for row in running:
+            used_cpus += int(row["cpus"] or 0)
+            used_mem += job_memory_mb(row)
+            ids = row["gpu_ids"] or ""
+            used_gpus.update(int(x) for x in ids.replace(";", ",").split(",") if x)
+        self.free_cpus = local_cpus(config) - used_cpus
+        self.free_gpus = [i for i in range(config.gpus) if i not in used_gpus]
+        self.free_memory_mb = (config.memory_mb - used_mem) if config.memory_mb else None
+
+    def take(self, row: Mapping[str, Any]) -> Optional[List[List[int]]]:
+        """Reserve the job's CPUs, GPUs and memory if they fit now; its GPU ids per node,
+        or None (nothing reserved)."""
+        cpus = int(row["cpus"] or 1)
+        per_node, nodes = int(row["gpus"] or 0), int(row["node_count"] or 1)
+        memory = job_memory_mb(row)
+        if cpus > self.free_cpus or per_node * nodes > len(self.free_gpus):
             return None
-        used = conn.execute("SELECT COALESCE(SUM(cpus), 0) FROM jobs WHERE state=?",
-                            (RUNNING,)).fetchone()[0]
-        free_gpus = _free_gpus(conn, config.gpus)
-        wanted_gpus = gpus_per_node * nodes
-        if used + cpus > local_cpus(config) or wanted_gpus > len(free_gpus):
-            conn.execute("ROLLBACK")
+        if self.free_memory_mb is not None and memory > self.free_memory_mb:
             return None
-        ids = [free_gpus[i * gpus_per_node:(i + 1) * gpus_per_node] for i in range(nodes)]
-        flat = ";".join(",".join(str(g) for g in node) for node in ids)
-        conn.execute("UPDATE jobs SET state=?, reason='None', start_time=?, gpu_ids=? "
-                     "WHERE job_id=?", (RUNNING, time.time(), flat, job_id))
-        conn.execute("COMMIT")
+        ids = [self.free_gpus[i * per_node:(i + 1) * per_node] for i in range(nodes)]
+        self.free_gpus = self.free_gpus[per_node * nodes:]
+        self.free_cpus -= cpus
+        if self.free_memory_mb is not None:
+            self.free_memory_mb -= memory
         return ids
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+
+
+def gpu_ids_text(ids: List[List[int]]) -> str:
+    """GPU ids per node as the ``gpu_ids`` column keeps them: ``0,1;2,3``."""
+    return ";".join(",".join(str(g) for g in node) for node in ids)
 
 
 #: Where the capacity is configured, for the reasons below.
@@ -95,6 +107,10 @@ def check_fits(job: JobSpec, allocation: Allocation, config: LocalConfig) -> Non
     Slurm's "Requested node configuration is not available"."""
     ok, reason = fits_ever(sum(allocation.cpus_per_node),
                            allocation.gpus_per_node * allocation.node_count, config)
+    memory = (allocation.mem_per_node_mb or 0) * allocation.node_count
+    if ok and config.memory_mb and memory > config.memory_mb:
+        ok, reason = False, (f"the job needs {memory} MB of memory in all; this machine "
+                             f"offers {config.memory_mb} MB (memory_mb = N {_CONFIGURE})")
     if ok and not config.gpus and any(g.name == "gpu" and g.type for g in job.gres):
         ok, reason = False, (f"the job asks for typed GPUs; this machine offers none (pretend "
                              f"GPUs for local jobs: gpus = N {_CONFIGURE})")

@@ -3,7 +3,8 @@
 Node *i* is ``<runtime> node --contract local --index i`` bound to ``127.0.0.<i+2>`` on a port
 free on every node address; each runs in its own session with its log in the job directory.
 When node 0 ends, its ``result.json`` and ``steps.jsonl`` become the job's row and its steps;
-the other nodes get KillWait to follow, then their process groups are killed.
+the other nodes get KillWait to follow, then their process groups are killed. Nothing here
+blocks: the one scheduler watches every running job this way.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import socket
 import sqlite3
 import subprocess
 import time
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Optional
 
 from parsers.records import COMPLETED, FAILED
 from parsers.values.hostlist import compress_hostlist
@@ -25,7 +26,6 @@ from sbatch_k8s.runtime.step_log import read_step_log
 from sbatch_k8s.runtime.contract import local_address
 from sbatch_k8s.runtime.shims import runtime_invocation
 from sbatch_k8s.runtime.stdio import batch_paths
-from translators.config import ClusterConfig
 
 PORT_RANGE = (20000, 60000)
 #: How long the other nodes get to exit after node 0 (beyond KillWait).
@@ -51,31 +51,84 @@ def free_port(addresses: List[str]) -> int:
     raise RuntimeError("no free port on the local node addresses")
 
 
-class ElementRun:
-    """The running node processes of one job (or array element)."""
+class NodeProcess:
+    """One node process of a running job: a child of this scheduler (``popen``), or one
+    adopted after a scheduler restart, known by its pid and recognised by its spool
+    directory in its environment (so a reused pid is never mistaken for it)."""
 
-    def __init__(self, job_id: int, directory: str, processes: List[subprocess.Popen],
+    def __init__(self, pid: int, spool: str, popen: Optional[subprocess.Popen] = None) -> None:
+        self.pid = pid
+        self.spool = spool
+        self.popen = popen
+
+    def alive(self) -> bool:
+        if self.popen is not None:
+            return self.popen.poll() is None
+        return node_alive(self.pid, self.spool)
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self.popen.returncode if self.popen is not None else None
+
+    def kill(self) -> None:
+        """SIGKILL the node's session (its tasks too)."""
+        if self.pid <= 0:
+            return
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.popen is not None:
+            try:
+                self.popen.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def node_alive(pid: int, spool: str) -> bool:
+    """Whether ``pid`` is a live (not zombie) node process of the spool ``spool``."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            if f"SBATCH_K8S_SPOOL={spool}\0".encode() not in f.read():
+                return False
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+class ElementRun:
+    """The running node processes of one job (or array element), watched without blocking:
+    the job is over once node 0 has exited and the other nodes have followed — or were
+    killed, KillWait plus :data:`FOLLOW_S` after node 0."""
+
+    def __init__(self, job_id: int, directory: str, processes: List[NodeProcess],
                  kill_wait_s: float) -> None:
         self.job_id = job_id
         self.directory = directory
         self.processes = processes
         self.kill_wait_s = kill_wait_s
+        self.node0_end: Optional[float] = None
 
-    def poll(self) -> bool:
-        """True once node 0 has exited."""
-        return self.processes[0].poll() is not None
+    def poll(self, now: float) -> bool:
+        """True once the job is over (every node process gone)."""
+        if self.node0_end is None:
+            if self.processes[0].alive():
+                return False
+            self.node0_end = now
+        others = [p for p in self.processes[1:] if p.alive()]
+        if not others:
+            return True
+        if now < self.node0_end + self.kill_wait_s + FOLLOW_S:
+            return False
+        for process in others:
+            process.kill()
+        return True
 
-    def _stop_others(self) -> None:
-        deadline = time.time() + self.kill_wait_s + FOLLOW_S
-        for process in self.processes[1:]:
-            try:
-                process.wait(max(0.0, deadline - time.time()))
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                process.wait()
+    @property
+    def adopted(self) -> bool:
+        """Whether its processes are not children of this process (watched by polling)."""
+        return self.processes[0].popen is None
 
     def result(self) -> Dict[str, Any]:
         """Node 0's verdict, or a failure when it died without one."""
@@ -91,7 +144,6 @@ class ElementRun:
 
     def finish(self, conn: sqlite3.Connection) -> None:
         """Record the job's end and its steps."""
-        self._stop_others()
         result = self.result()
         row = jobdb.get_job(conn, self.job_id)
         end = time.time()
@@ -103,7 +155,7 @@ class ElementRun:
                                                         "steps.jsonl"), result, end)
         jobdb.update_job(conn, self.job_id, state=state, reason=result.get("reason", "None"),
                          exit_code=code, exit_signal=signum, derived_exit_code=derived,
-                         end_time=end, node0_pid=None)
+                         end_time=end, node0_pid=None, node_pids=None)
 
 
 def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapping[str, Any],
@@ -141,42 +193,51 @@ def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapp
     return max(codes + [int(result["exit_code"] or 0)])
 
 
-def start_element(conn: sqlite3.Connection, environ: Mapping[str, str],
-                  config: ClusterConfig, directory: str, desc: Mapping[str, Any]) -> ElementRun:
-    """Start the node processes of one job; record where it runs."""
+#: The submitter's variables a job's node processes are started with (kept per job in
+#: ``launch.json``: one scheduler starts the jobs of many commands).
+LAUNCH_SETTINGS = ("PATH", "SBATCH_K8S_KILL_WAIT", "SBATCH_K8S_NODE_WAIT",
+                   "SBATCH_K8S_SECONDS_PER_MINUTE", "SBATCH_K8S_RUNTIME_PYZ",
+                   "SBATCH_K8S_RUNTIME_PYTHON")
+
+
+def start_element(conn: sqlite3.Connection, settings: Mapping[str, str], directory: str,
+                  desc: Mapping[str, Any]) -> ElementRun:
+    """Start the node processes of one job (``settings``: its :data:`LAUNCH_SETTINGS`);
+    record where it runs."""
     count = int(desc["node_count"])
     names = [local_address(i) for i in range(count)]
     port = free_port(names)
-    kill_wait = float(environ.get("SBATCH_K8S_KILL_WAIT", 30))
+    kill_wait = float(settings.get("SBATCH_K8S_KILL_WAIT", 30))
     paths = batch_paths(desc, names[0])
     jobdb.update_job(conn, int(desc["job_id"]), node_list=compress_hostlist(names),
                      batch_host=names[0], port=port, stdout=paths.stdout, stderr=paths.stderr)
     invocation = runtime_invocation()
-    if environ.get("SBATCH_K8S_RUNTIME_PYZ"):
+    if settings.get("SBATCH_K8S_RUNTIME_PYZ"):
         # Run the zipapp pods run, with the interpreter given (e.g. to test Python 3.8).
-        invocation = [environ.get("SBATCH_K8S_RUNTIME_PYTHON", "python3"),
-                      environ["SBATCH_K8S_RUNTIME_PYZ"]]
+        invocation = [settings.get("SBATCH_K8S_RUNTIME_PYTHON", "python3"),
+                      settings["SBATCH_K8S_RUNTIME_PYZ"]]
     processes = []
     for index in range(count):
         spool = os.path.join(directory, f"node-{index}")
         os.makedirs(spool, exist_ok=True)
         env = {
-            "PATH": environ.get("PATH", os.defpath),
+            "PATH": settings.get("PATH", os.defpath),
             "SBATCH_K8S_JOB_DIR": directory,
             "SBATCH_K8S_TOKEN_FILE": os.path.join(directory, "token"),
             "SBATCH_K8S_SPOOL": spool,
             "SBATCH_K8S_RUNTIME_PORT": str(port),
             "SBATCH_K8S_KILL_WAIT": str(kill_wait),
-            "SBATCH_K8S_NODE_WAIT": environ.get("SBATCH_K8S_NODE_WAIT", "30"),
+            "SBATCH_K8S_NODE_WAIT": settings.get("SBATCH_K8S_NODE_WAIT", "30"),
         }
-        if environ.get("SBATCH_K8S_SECONDS_PER_MINUTE"):
+        if settings.get("SBATCH_K8S_SECONDS_PER_MINUTE"):
             # Testing knob: how long a "minute" of --time and --signal lasts.
-            env["SBATCH_K8S_SECONDS_PER_MINUTE"] = environ["SBATCH_K8S_SECONDS_PER_MINUTE"]
+            env["SBATCH_K8S_SECONDS_PER_MINUTE"] = settings["SBATCH_K8S_SECONDS_PER_MINUTE"]
         with open(os.path.join(directory, f"node-{index}.log"), "ab") as log:
-            processes.append(subprocess.Popen(
+            popen = subprocess.Popen(
                 invocation + ["node", "--contract", "local", "--index", str(index)],
                 env=env, cwd=spool, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                start_new_session=True))
-    jobdb.update_job(conn, int(desc["job_id"]), node0_pid=processes[0].pid)
+                start_new_session=True)
+        processes.append(NodeProcess(popen.pid, spool, popen))
+    jobdb.update_job(conn, int(desc["job_id"]), node0_pid=processes[0].pid,
+                     node_pids=",".join(str(p.pid) for p in processes))
     return ElementRun(int(desc["job_id"]), directory, processes, kill_wait)
-

@@ -23,6 +23,8 @@ from parsers.sbatch import build_job, split_command_line
 from translators.config import ClusterConfig
 
 FOLLOW_INTERVAL_S = 0.02
+#: How often the job's state is read without a wake-up from the scheduler.
+CHECK_INTERVAL_S = 0.5
 
 
 def allocation_argv(argv: Sequence[str], job_dir_hint: str) -> List[str]:
@@ -81,22 +83,21 @@ def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, st
     script = BatchScript(f"#!/bin/sh\n# created by srun outside an allocation\n{wrap}\n", None,
                          (), "wrap")
     job, _ = build_job(command_line, environ, script)
-    job_id, lock = create_job(job, config, environ, command="srun")
-    assert lock is not None
-    return _follow(job_id, lock, spool, fifo, environ)
+    job_id = create_job(job, config, environ, command="srun")
+    return _follow(job_id, spool, fifo, environ)
 
 
-def _follow(job_id: int, lock: IO[bytes], spool: str, fifo: str,
-            environ: Mapping[str, str]) -> int:
-    import fcntl
+def _follow(job_id: int, spool: str, fifo: str, environ: Mapping[str, str]) -> int:
     import threading
 
     from sbatch_k8s import jobdb
     from sbatch_k8s.backends.local.cancel import signal_batch_shell
+    from sbatch_k8s.backends.local.waiting import unfinished
+    from sbatch_k8s.backends.local.wakeup import Waiter, ensure_scheduler
 
     def feed_stdin() -> None:
-        # Opened only now (after the supervisor was forked, so no other process holds a
-        # writer): the job sees end-of-file when our stdin ends.
+        # Opened only now, in this process alone: the job sees end-of-file when our stdin
+        # ends (a scheduler this process starts later never keeps a copy: it is exec'd).
         stdin_pipe = os.open(fifo, os.O_WRONLY)
         try:
             while True:
@@ -119,20 +120,23 @@ def _follow(job_id: int, lock: IO[bytes], spool: str, fifo: str,
         signal.signal(signum, interrupt)
     followers = [Follower(os.path.join(spool, "srun.out"), sys.stdout.buffer),
                  Follower(os.path.join(spool, "srun.err"), sys.stderr.buffer)]
-    lock_path = lock.name
-    lock.close()
-    with open(lock_path, "rb") as handle:
+    conn = jobdb.connect(environ)
+    waiter = Waiter(environ)
+    checked = 0.0
+    try:
         while True:
             for follower in followers:
                 follower.pump()
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-                break
-            except OSError:
-                time.sleep(FOLLOW_INTERVAL_S)
+            if waiter.wait(FOLLOW_INTERVAL_S) or time.time() - checked > CHECK_INTERVAL_S:
+                checked = time.time()
+                if not unfinished(conn, job_id):
+                    break
+                ensure_scheduler(environ, nudge=False, conn=conn)
+    finally:
+        waiter.close()
     for follower in followers:
         follower.pump()
-    row = jobdb.get_job(jobdb.connect(environ), job_id)
+    row = jobdb.get_job(conn, job_id)
     if row is None:
         return 1
     if row["exit_signal"]:

@@ -1,10 +1,12 @@
-"""``sbatch`` on the local backend: record the job, start its supervisor, print the id.
+"""``sbatch`` on the local backend: record the job, wake the scheduler, print the id.
 
 The job directory (``<state>/jobs/<id>/``) gets the script, the job's token and the job
 description: ``job.json``, and beside the token its private part (``environment.json``: the
-exported environment, which may hold secrets), all mode 0600. The database gets one row per
-job (per element for arrays, all PENDING); a detached supervisor is forked to run it.
-``--wait`` blocks on the supervisor's lock (no polling) and returns the job's exit code (1 for
+exported environment, which may hold secrets) and the settings its node processes start with
+(``launch.json``), all mode 0600. The database gets one row per job (per element for arrays,
+all PENDING) — that is all a pending job costs; the state directory's one scheduler
+(:mod:`~sbatch_k8s.backends.local.scheduler`, started if none runs) starts it when it may.
+``--wait`` sleeps until the scheduler says jobs ended and returns the job's exit code (1 for
 a signal, the highest for arrays).
 """
 
@@ -14,7 +16,7 @@ import os
 import secrets
 import sys
 import time
-from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
@@ -23,7 +25,9 @@ from parsers.records import PENDING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.capacity import check_fits, local_shape
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
+from sbatch_k8s.backends.local.supervisor import write_launch_settings
 from sbatch_k8s.backends.local.waiting import wait_for_job
+from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.submit import plan, submit_context
 from translators.config import ClusterConfig
@@ -110,11 +114,9 @@ def _print_submitted(job_id: int, submit: SubmitOptions) -> None:
 
 def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
                test_only: bool = False, quiet: bool = False, command: str = "sbatch"
-               ) -> Tuple[int, Optional[IO[bytes]]]:
-    """Record ``job`` and fork its supervisor; the job id and the supervisor's lock (None
-    with ``test_only``, which only says where the job would run)."""
-    from sbatch_k8s.backends.local.supervisor import spawn_supervisor
-
+               ) -> int:
+    """Record ``job`` and wake the scheduler; the job id (with ``test_only`` nothing is
+    recorded: it only says where the job would run)."""
     partition, allocation = plan(job, config, local_shape(config.local))
     if not quiet:
         for note in allocation.warnings:
@@ -134,7 +136,7 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
             sys.stderr.write(f"sbatch: Job {base_id} to start at {start} using "
                              f"{sum(allocation.cpus_per_node)} processors on nodes {nodes} "
                              f"in partition {partition.name}\n")
-        return base_id, None
+        return base_id
     workdir = _workdir(job, context)
     environment = job_environment(job, dict(context.environment),
                                   drop=_runtime_variables(dict(context.environment)))
@@ -149,9 +151,13 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     public, private = split_description(desc)
     write_private(os.path.join(job_dir, ENVIRONMENT_KEY), description_to_json(private).encode())
     write_private(os.path.join(job_dir, "job.json"), description_to_json(public).encode())
+    write_launch_settings(job_dir, environ)
     jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    ensure_scheduler(environ, conn=conn)
     conn.close()
-    return base_id, spawn_supervisor(environ, base_id, config)
+    return base_id
 
 
 LOCAL_IGNORED = (
@@ -169,11 +175,10 @@ def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
         for field, message in LOCAL_IGNORED:
             if getattr(job, field):
                 sys.stderr.write(f"sbatch: warning: {message}\n")
-    job_id, lock = create_job(job, config, environ, submit.test_only, submit.quiet)
-    if lock is None:
+    job_id = create_job(job, config, environ, submit.test_only, submit.quiet)
+    if submit.test_only:
         return 0
     _print_submitted(job_id, submit)
     if not submit.wait:
-        lock.close()
         return 0
-    return wait_for_job(jobdb.connect(environ), lock, job_id)
+    return wait_for_job(environ, job_id)

@@ -1,9 +1,16 @@
-"""The detached supervisor of one local job (or one job array).
+"""Running jobs under the local scheduler: launching one, and taking running ones over.
 
-Forked by sbatch with the job's lock held (``sbatch --wait`` waits on that lock). It loops:
-pending elements that are eligible and fit are started (their CPUs/GPUs reserved atomically),
-running ones are watched; when an element's node 0 exits, its result and steps go into the
-database. It exits when nothing is pending or running — which releases the lock.
+A job the scheduler marked RUNNING gets its directory (array elements: a copy of the array's
+script, token and private environment), its ``job.json`` with its GPU ids, and its node
+processes (:func:`~sbatch_k8s.backends.local.nodes.start_element`), started with the
+submitter's settings kept in the array's ``launch.json``. Nothing else runs for it: a
+running job costs its node processes, and a pending one nothing but its row.
+
+A scheduler that starts while jobs are RUNNING in the database (its predecessor was killed)
+takes them over (:func:`adopt_running`): node processes still alive are watched by pid; a
+job whose nodes have all ended is recorded from what node 0 left; a job that was marked
+RUNNING but never launched (no node log) goes back to PENDING — it never ran, so it is not
+run twice.
 """
 
 from __future__ import annotations
@@ -11,132 +18,92 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
-import time
-from typing import IO, Any, Dict, List, Mapping
+import sqlite3
+from typing import Any, Dict, List, Mapping
 
-from parsers.records import CANCELLED, PENDING
+from parsers.records import PENDING, RUNNING
 from sbatch_k8s import jobdb
-from sbatch_k8s.backends.local.capacity import try_reserve
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
-from sbatch_k8s.backends.local.nodes import ElementRun, start_element
-from sbatch_k8s.backends.local.waiting import NEVER, eligibility, hold_lock
-from translators.config import ClusterConfig
+from sbatch_k8s.backends.local.nodes import (
+    LAUNCH_SETTINGS,
+    ElementRun,
+    NodeProcess,
+    node_alive,
+    start_element,
+)
 from translators.storage import ENVIRONMENT_KEY
 
-POLL_MIN_S = 0.01
-POLL_MAX_S = 0.5
+LAUNCH_FILE = "launch.json"
 
 
-def spawn_supervisor(environ: Mapping[str, str], job_id: int,
-                     config: ClusterConfig) -> IO[bytes]:
-    """Fork the supervisor of ``job_id``; returns the lock handle sbatch may wait on."""
-    directory = job_dir_of(environ, job_id)
-    lock = hold_lock(os.path.join(directory, "lock"))
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        return lock
-    code = 0
+def write_launch_settings(job_dir: str, environ: Mapping[str, str]) -> None:
+    """Keep the submitter's :data:`LAUNCH_SETTINGS` beside the job (mode 0600)."""
+    settings = {k: environ[k] for k in LAUNCH_SETTINGS if k in environ}
+    write_private(os.path.join(job_dir, LAUNCH_FILE), json.dumps(settings).encode())
+
+
+def _launch_settings(base_dir: str, environ: Mapping[str, str]) -> Dict[str, str]:
     try:
-        os.setsid()
-        log = os.open(os.path.join(directory, "supervisor.log"),
-                      os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        Supervisor(dict(environ), job_id, config).run()
-    except BaseException as e:  # the supervisor must never return into sbatch's code
-        sys.stderr.write(f"supervisor of job {job_id} failed: {type(e).__name__}: {e}\n")
-        code = 1
-    finally:
-        os._exit(code)
+        with open(os.path.join(base_dir, LAUNCH_FILE)) as f:
+            return dict(json.load(f))
+    except (OSError, ValueError):  # a job submitted before launch.json existed
+        return {k: environ[k] for k in LAUNCH_SETTINGS if k in environ}
 
 
-class Supervisor:
-    """Runs the elements of one submission to their end."""
+def launch(conn: sqlite3.Connection, environ: Mapping[str, str], row: sqlite3.Row,
+           gpu_ids: List[List[int]]) -> ElementRun:
+    """Start the node processes of a job the scheduler just marked RUNNING."""
+    job_id = row["job_id"]
+    base_dir = job_dir_of(environ, row["array_job_id"] or job_id)
+    directory = job_dir_of(environ, job_id)
+    with open(os.path.join(base_dir, "job.json")) as f:
+        template: Dict[str, Any] = json.load(f)
+    if directory != base_dir:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        for name in ("script", "token", ENVIRONMENT_KEY):
+            shutil.copyfile(os.path.join(base_dir, name), os.path.join(directory, name))
+            os.chmod(os.path.join(directory, name), 0o600)
+    desc = dict(template, job_id=job_id, array_job_id=row["array_job_id"],
+                array_task_id=row["array_task_id"], gpu_ids=gpu_ids)
+    write_private(os.path.join(directory, "job.json"),
+                  json.dumps(desc, sort_keys=True, indent=1).encode())
+    return start_element(conn, _launch_settings(base_dir, environ), directory, desc)
 
-    def __init__(self, environ: Dict[str, str], job_id: int, config: ClusterConfig) -> None:
-        self.environ = environ
-        self.job_id = job_id
-        self.config = config
-        self.conn = jobdb.connect(environ)
-        self.base_dir = job_dir_of(environ, job_id)
-        with open(os.path.join(self.base_dir, "job.json")) as f:
-            self.template: Dict[str, Any] = json.load(f)
-        self.pending: List[int] = [r["job_id"] for r in jobdb.select_jobs(
-            self.conn, "job_id=? OR array_job_id=?", (job_id, job_id))]
-        self.running: Dict[int, ElementRun] = {}
 
-    def _limit(self) -> int:
-        row = jobdb.get_job(self.conn, self.job_id)
-        limit = row["array_max_running"] if row is not None else None
-        return int(limit) if limit else len(self.pending) + len(self.running)
+def _find_nodes(directory: str, count: int) -> List[int]:
+    """Pids of live node processes of the job in ``directory`` (a search of /proc, for a
+    job whose pids were never recorded), in node order; [] when node 0 is not among them."""
+    found: Dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        for index in range(count):
+            if node_alive(int(name), os.path.join(directory, f"node-{index}")):
+                found[index] = int(name)
+    return [found[i] for i in sorted(found)] if 0 in found else []
 
-    def _try_start(self, now: float) -> bool:
-        """Start what may start; True when something changed."""
-        changed = False
-        limit = self._limit()
-        for job_id in list(self.pending):
-            if len(self.running) >= limit:
-                break
-            row = jobdb.get_job(self.conn, job_id)
-            if row is None or row["state"] != PENDING:
-                self.pending.remove(job_id)
-                changed = True
-                continue
-            ok, reason = eligibility(self.conn, row, now)
-            if not ok:
-                if reason == NEVER and row["kill_on_invalid_dep"]:
-                    jobdb.update_job(self.conn, job_id, state=CANCELLED, reason=reason,
-                                     end_time=now)
-                elif reason != row["reason"]:
-                    jobdb.update_job(self.conn, job_id, reason=reason)
-                break
-            gpu_ids = try_reserve(self.conn, job_id, row["cpus"], row["gpus"] or 0,
-                                  row["node_count"], self.config.local)
-            if gpu_ids is None:
-                if row["reason"] != "Resources":
-                    jobdb.update_job(self.conn, job_id, reason="Resources")
-                break
-            self.pending.remove(job_id)
-            self.running[job_id] = self._start(row, gpu_ids)
-            changed = True
-        return changed
 
-    def _start(self, row: Any, gpu_ids: List[List[int]]) -> ElementRun:
+def adopt_running(conn: sqlite3.Connection, environ: Mapping[str, str]
+                  ) -> Dict[int, ElementRun]:
+    """Take over the jobs the database says are RUNNING (see the module's docstring)."""
+    runs: Dict[int, ElementRun] = {}
+    for row in jobdb.select_jobs(conn, "state=?", (RUNNING,)):
         job_id = row["job_id"]
-        directory = job_dir_of(self.environ, job_id)
-        if directory != self.base_dir:
-            os.makedirs(directory, mode=0o700, exist_ok=True)
-            for name in ("script", "token", ENVIRONMENT_KEY):
-                shutil.copyfile(os.path.join(self.base_dir, name),
-                                os.path.join(directory, name))
-                os.chmod(os.path.join(directory, name), 0o600)
-        desc = dict(self.template, job_id=job_id, array_job_id=row["array_job_id"],
-                    array_task_id=row["array_task_id"], gpu_ids=gpu_ids)
-        write_private(os.path.join(directory, "job.json"),
-                      json.dumps(desc, sort_keys=True, indent=1).encode())
-        return start_element(self.conn, self.environ, self.config, directory, desc)
-
-    def _reap(self) -> bool:
-        changed = False
-        for job_id, run in list(self.running.items()):
-            if run.poll():
-                run.finish(self.conn)
-                del self.running[job_id]
-                changed = True
-        return changed
-
-    def run(self) -> None:
-        """Supervise until every element has ended."""
-        idle = 0
-        while self.pending or self.running:
-            now = time.time()
-            changed = self._reap()
-            changed = self._try_start(now) or changed
-            idle = 0 if changed else idle + 1
-            time.sleep(min(POLL_MIN_S * (1.3 ** idle), POLL_MAX_S))
-        self.conn.close()
+        directory = job_dir_of(environ, job_id)
+        count = int(row["node_count"] or 1)
+        pids = [int(p) for p in (row["node_pids"] or "").split(",") if p]
+        if len(pids) != count:
+            pids = _find_nodes(directory, count)
+        if not pids and not os.path.exists(os.path.join(directory, "node-0.log")):
+            conn.execute("UPDATE jobs SET state=?, reason='None', start_time=NULL, "
+                         "gpu_ids='', node_list='', batch_host='', port=NULL "
+                         "WHERE job_id=? AND state=?", (PENDING, job_id, RUNNING))
+            continue
+        spools = [os.path.join(directory, f"node-{i}") for i in range(count)]
+        processes = [NodeProcess(pid, spool) for pid, spool in zip(pids, spools)]
+        if not processes:
+            processes = [NodeProcess(0, spools[0])]  # all gone: recorded at the next watch
+        kill_wait = float(_launch_settings(job_dir_of(environ, row["array_job_id"] or job_id),
+                                           environ).get("SBATCH_K8S_KILL_WAIT", 30))
+        runs[job_id] = ElementRun(job_id, directory, processes, kill_wait)
+    return runs

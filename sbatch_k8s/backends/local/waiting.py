@@ -8,9 +8,9 @@ cancelled with ``--kill-on-invalid-dep=yes``).
 
 from __future__ import annotations
 
-import fcntl
 import sqlite3
-from typing import IO, List, Optional, Tuple
+from functools import lru_cache
+from typing import Any, List, Mapping, Optional, Tuple
 
 from parsers.records import COMPLETED, PENDING, RUNNING
 from sbatch_k8s import jobdb
@@ -71,13 +71,19 @@ def _target_state(kind: str, job: sqlite3.Row, delay_min: int, now: float) -> st
     return "ok"
 
 
+@lru_cache(maxsize=4096)
+def _parsed(expression: str) -> Any:
+    """A ``--dependency`` expression, parsed once per scheduler (they repeat)."""
+    from parsers.values.dependency import parse_dependency
+
+    return parse_dependency(expression)
+
+
 def dependency_state(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> str:
     """``ok``, ``wait`` or ``never`` for the job's whole ``--dependency`` expression."""
     if not row["dependency"]:
         return "ok"
-    from parsers.values.dependency import parse_dependency
-
-    spec = parse_dependency(row["dependency"])
+    spec = _parsed(row["dependency"])
     states = [_clause_state(conn, row, clause, now) for clause in spec.clauses]
     if spec.require_all:
         return "never" if "never" in states else ("wait" if "wait" in states else "ok")
@@ -99,21 +105,13 @@ def eligibility(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> Tuple
     return True, "None"
 
 
-def hold_lock(lock_path: str) -> IO[bytes]:
-    """Open and exclusively lock the supervisor's lock file (inherited by the child)."""
-    handle = open(lock_path, "wb")
-    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-    return handle
+#: How often a waiter looks at the database without a wake-up (the scheduler may have died).
+WAIT_LOOK_S = 1.0
 
 
-def wait_for_job(conn: sqlite3.Connection, lock: IO[bytes], job_id: int) -> int:
-    """Block until the supervisor of ``job_id`` is gone; the job's exit code as sbatch --wait
-    returns it (signal → 1; arrays: the highest)."""
-    path = lock.name
-    lock.close()
-    with open(path, "rb") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
-    rows = jobdb.select_jobs(conn, "job_id=? OR array_job_id=?", (job_id, job_id))
+def exit_code_of(rows: List[sqlite3.Row]) -> int:
+    """sbatch --wait's exit code for these finished jobs: the job's (a signal → 1), for an
+    array the highest."""
     codes = []
     for row in rows:
         code = int(row["exit_code"] or 0)
@@ -121,3 +119,30 @@ def wait_for_job(conn: sqlite3.Connection, lock: IO[bytes], job_id: int) -> int:
             code = 1
         codes.append(code)
     return max(codes) if codes else 0
+
+
+def unfinished(conn: sqlite3.Connection, job_id: int) -> bool:
+    """Whether the job (or an element of the array) ``job_id`` is still pending or running."""
+    marks = ", ".join("?" for _ in TERMINAL)
+    return bool(conn.execute(
+        f"SELECT EXISTS(SELECT 1 FROM jobs WHERE (job_id=? OR array_job_id=?) AND state NOT "
+        f"IN ({marks}))", (job_id, job_id, *TERMINAL)).fetchone()[0])
+
+
+def wait_for_job(environ: Mapping[str, str], job_id: int) -> int:
+    """Block until the job (every element of the array) ``job_id`` has ended; the exit code
+    sbatch --wait returns. Woken by the scheduler when jobs end; it also looks every
+    :data:`WAIT_LOOK_S` and restarts the scheduler if it died."""
+    from sbatch_k8s.backends.local.wakeup import Waiter, ensure_scheduler
+
+    conn = jobdb.connect(environ)
+    waiter = Waiter(environ)
+    try:
+        while unfinished(conn, job_id):
+            ensure_scheduler(environ, nudge=False, conn=conn)
+            waiter.wait(WAIT_LOOK_S)
+        return exit_code_of(jobdb.select_jobs(conn, "job_id=? OR array_job_id=?",
+                                              (job_id, job_id)))
+    finally:
+        waiter.close()
+        conn.close()

@@ -1,0 +1,118 @@
+"""One look of the local scheduler at the pending jobs: which start now, why the others wait.
+
+Pending jobs are taken in priority order (Slurm's priority/basic: submission order, which is
+job id order). A job starts when it is eligible (not held, its begin time reached, its
+dependencies satisfied — :func:`~sbatch_k8s.backends.local.waiting.eligibility`), its
+array's ``%`` limit allows one more element, and its CPUs, GPUs and memory fit beside the
+running jobs (:class:`~sbatch_k8s.backends.local.capacity.Capacity`). A job that does not
+fit does not stop smaller jobs behind it from starting; the elements of one array start in
+index order (the first that cannot start holds back the rest of its array).
+
+Deciding reads the database; starting is one short write transaction in which each chosen
+row goes from PENDING to RUNNING only if it is still PENDING and not held — a job cancelled
+or held meanwhile is left alone, and no job is ever started twice.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+from parsers.records import CANCELLED, PENDING, RUNNING
+from sbatch_k8s.backends.local.capacity import Capacity, gpu_ids_text
+from sbatch_k8s.backends.local.waiting import BEGIN_TIME, NEVER, eligibility
+from translators.config import LocalConfig
+
+RESOURCES = "Resources"
+#: Columns a look needs of the running jobs.
+RUNNING_COLUMNS = "job_id, array_job_id, cpus, gpu_ids, mem_mb, node_count"
+
+
+@dataclass
+class Look:
+    """What one look decided."""
+
+    #: Rows now RUNNING in the database, with their GPU ids per node: to launch.
+    started: List[Tuple[sqlite3.Row, List[List[int]]]] = field(default_factory=list)
+    #: Jobs cancelled because their dependencies can never be satisfied.
+    cancelled: List[int] = field(default_factory=list)
+    #: The earliest begin time still ahead (when to look again without news).
+    next_due: Optional[float] = None
+
+
+def _running(conn: sqlite3.Connection) -> List[sqlite3.Row]:
+    return list(conn.execute(f"SELECT {RUNNING_COLUMNS} FROM jobs WHERE state=?", (RUNNING,)))
+
+
+def _decide(conn: sqlite3.Connection, config: LocalConfig, now: float, look: Look
+            ) -> Tuple[List[Tuple[sqlite3.Row, List[List[int]]]], Dict[int, str]]:
+    """The jobs to start and the reasons that change, from one read of the database."""
+    running = _running(conn)
+    capacity = Capacity(config, running)
+    per_array: Dict[int, int] = {}
+    for row in running:
+        if row["array_job_id"] is not None:
+            per_array[row["array_job_id"]] = per_array.get(row["array_job_id"], 0) + 1
+    held_back: Set[int] = set()
+    chosen: List[Tuple[sqlite3.Row, List[List[int]]]] = []
+    reasons: Dict[int, str] = {}
+    pending = conn.execute("SELECT * FROM jobs WHERE state=? AND hold=0 ORDER BY job_id",
+                           (PENDING,))
+    for row in pending:
+        base = row["array_job_id"]
+        if base is not None:
+            limit = row["array_max_running"]
+            if base in held_back or (limit and per_array.get(base, 0) >= limit):
+                held_back.add(base)
+                continue
+        ok, reason = eligibility(conn, row, now)
+        gpu_ids = capacity.take(row) if ok else None
+        if gpu_ids is None:
+            reason = reason if not ok else RESOURCES
+            if reason == NEVER and row["kill_on_invalid_dep"]:
+                look.cancelled.append(row["job_id"])
+            elif reason != row["reason"]:
+                reasons[row["job_id"]] = reason
+            if reason == BEGIN_TIME:
+                due = float(row["begin_time"])
+                look.next_due = due if look.next_due is None else min(look.next_due, due)
+            if base is not None:
+                held_back.add(base)
+            continue
+        chosen.append((row, gpu_ids))
+        if base is not None:
+            per_array[base] = per_array.get(base, 0) + 1
+    return chosen, reasons
+
+
+def look_once(conn: sqlite3.Connection, config: LocalConfig) -> Look:
+    """Decide, then record: RUNNING for the jobs that start, the new reasons of the others,
+    CANCELLED for those ``--kill-on-invalid-dep`` ends."""
+    look = Look()
+    now = time.time()
+    chosen, reasons = _decide(conn, config, now, look)
+    if not chosen and not reasons and not look.cancelled:
+        return look
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for row, gpu_ids in chosen:
+            changed = conn.execute(
+                "UPDATE jobs SET state=?, reason='None', start_time=?, gpu_ids=? "
+                "WHERE job_id=? AND state=? AND hold=0",
+                (RUNNING, now, gpu_ids_text(gpu_ids), row["job_id"], PENDING)).rowcount
+            if changed:
+                look.started.append((row, gpu_ids))
+        conn.executemany("UPDATE jobs SET reason=? WHERE job_id=? AND state=? AND hold=0",
+                         [(reason, job_id, PENDING) for job_id, reason in reasons.items()])
+        for job_id in list(look.cancelled):
+            if not conn.execute("UPDATE jobs SET state=?, reason=?, end_time=? "
+                                "WHERE job_id=? AND state=?",
+                                (CANCELLED, NEVER, now, job_id, PENDING)).rowcount:
+                look.cancelled.remove(job_id)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return look
