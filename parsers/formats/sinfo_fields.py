@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
-from parsers.formats.cells import convert_num_unit
+from parsers.formats.cells import convert_num_unit, format_timestamp
 from parsers.values.hostlist import compress_hostlist_sorted, compress_hostlist_unique
 from parsers.values.time import format_elapsed
 
@@ -40,6 +40,20 @@ class NodeInfo:
     state_suffix: str = ""
     #: The node's host name (sinfo ``%n``), when it differs from its Slurm name.
     hostname: str = ""
+    #: What ``scontrol show node`` adds: memory and GPUs our jobs hold, the node's machine
+    #: (``Arch``, ``NodeAddr``, ``OS``, daemon ``Version``; empty when unknown), times as
+    #: epochs (None: unknown) and who set the reason (None: unknown).
+    alloc_memory_mb: int = 0
+    alloc_gpus: int = 0
+    arch: str = ""
+    address: str = ""
+    os: str = ""
+    version: str = ""
+    boot_time: Optional[int] = None
+    start_time: Optional[int] = None
+    last_busy: Optional[int] = None
+    reason_time: Optional[int] = None
+    reason_user: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,10 @@ class PartitionInfo:
     root_only: bool = False
     groups: Optional[str] = None
     oversubscribe: str = "NO"
+    #: ``DefaultTime`` in minutes (None: ``NONE``) and ``DefMemPerCPU`` in MiB (None: the
+    #: partition sets none, ``DefMemPerNode=UNLIMITED``), for ``scontrol show partition``.
+    default_time_min: Optional[int] = None
+    def_mem_per_cpu_mb: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +168,19 @@ def _or_null(text: str) -> Optional[str]:
     return text or None
 
 
+def _reason_time(row: "SinfoRow") -> str:
+    """``_print_timestamp``: when the reason was set, ``Unknown`` when not known."""
+    node = row.nodes[0] if row.nodes else None
+    return format_timestamp(node.reason_time if node else None)
+
+
+def _reason_user(row: "SinfoRow") -> str:
+    """``_print_user`` (and ``_print_user_long``): who set the reason, ``Unknown`` when not
+    known (nodes carry a user name only, so the long form has no ``(uid)``)."""
+    node = row.nodes[0] if row.nodes else None
+    return node.reason_user if node is not None and node.reason_user else "Unknown"
+
+
 def _nodes_stat(get: Callable[[NodeInfo], int], suffix: bool = True) -> RowGetter:
     return lambda row: _min_max([get(n) for n in row.nodes], suffix) if row.nodes else "0"
 
@@ -202,6 +233,9 @@ SINFO_FIELDS: Tuple[SinfoField, ...] = (
                lambda n: (n.state, n.state_suffix)),
     SinfoField("Threads", "Z", "THREADS", _nodes_stat(lambda n: n.threads), lambda n: n.threads),
     SinfoField("Time", "l", "TIMELIMIT", _time),
+    SinfoField("Timestamp", "H", "TIMESTAMP", _reason_time, lambda n: n.reason_time),
+    SinfoField("User", "u", "USER", _reason_user, lambda n: n.reason_user),
+    SinfoField("UserLong", "U", "USER", _reason_user, lambda n: n.reason_user),
     SinfoField("Weight", "w", "WEIGHT", _nodes_stat(lambda n: n.weight, False),
                lambda n: n.weight),
 )

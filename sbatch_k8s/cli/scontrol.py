@@ -1,4 +1,4 @@
-"""``scontrol``: ``show job|hostnames|hostlist|hostlistsorted|partition``, ``hold``,
+"""``scontrol``: ``show job|node|partition|hostnames|hostlist|hostlistsorted``, ``hold``,
 ``uhold``, ``release`` on the configured backend, in Slurm's formats. Other scontrol commands are
 administrative and answer with one line saying they are not available here."""
 
@@ -37,6 +37,44 @@ def _show_jobs(value: Optional[str], environ: Mapping[str, str], oneliner: bool)
     if not records:
         return "No jobs in the system\n"
     return format_show_jobs(records, now, oneliner)
+
+
+def _show_nodes_or_partitions(entity: str, value: Optional[str], environ: Mapping[str, str],
+                              oneliner: bool) -> int:
+    """``show node [NAMES]`` (a host list, each name in turn, ``Node X not found`` for a name
+    no partition has) or ``show partition [NAME]``; the exit status."""
+    from parsers.formats.scontrol_nodes import (
+        format_show_nodes,
+        format_show_partitions,
+        nodes_of,
+    )
+    from parsers.values.hostlist import expand_hostlist
+    from sbatch_k8s.backends import open_backend
+    from sbatch_k8s.cli.sinfo import partition_infos
+
+    backend = open_backend(environ)
+    partitions = partition_infos(backend.config, backend.partition_nodes())
+    if entity == "partitions":
+        chosen = [p for p in partitions if value is None or p.name == value]
+        if not chosen:
+            sys.stdout.write(f"Partition {value} not found\n")
+            return 1
+        sys.stdout.write(format_show_partitions(chosen, oneliner))
+        return 0
+    nodes = nodes_of(partitions)
+    now = int(time.time())
+    if value is None:
+        sys.stdout.write(format_show_nodes(nodes, now, oneliner))
+        return 0
+    by_name = {node.name: (node, names) for node, names in nodes}
+    code = 0
+    for name in expand_hostlist(value):
+        if name in by_name:
+            sys.stdout.write(format_show_nodes([by_name[name]], now, oneliner))
+        else:
+            sys.stdout.write(f"Node {name} not found\n")
+            code = 1
+    return code
 
 
 def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int:
@@ -79,6 +117,9 @@ def _run(request: "ScontrolRequest", environ: Mapping[str, str]) -> int:
     if request.command == "show" and request.entity == "jobs":
         sys.stdout.write(_show_jobs(request.value, environ, request.oneliner))
         return 0
+    if request.command == "show" and request.entity in ("nodes", "partitions"):
+        return _show_nodes_or_partitions(request.entity, request.value, environ,
+                                         request.oneliner)
     if request.command in HOLD_COMMANDS:
         return _hold(request.command, request.words, environ)
     what = request.command if request.command != "show" else f"show {request.entity}"

@@ -7,51 +7,62 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.cli.common import exit_with, run_command
 
 if TYPE_CHECKING:
-    from parsers.formats.sinfo_fields import NodeInfo
+    from parsers.formats.sinfo_fields import NodeInfo, PartitionInfo
     from parsers.report_options.sinfo import SinfoQuery
+    from translators.config import ClusterConfig
 
 COMMAND = "sinfo"
 
 
 def _node_listed(node: "NodeInfo", query: "SinfoQuery") -> bool:
-    """The node filters: ``-n`` names, ``-t`` states, ``-d`` (only non-responding)."""
+    """The node filters: ``-n`` names, ``-t`` states, ``-d`` (only non-responding nodes),
+    ``-r`` (only responding ones)."""
     from parsers.formats.sinfo_reasons import node_state_matches
 
-    if query.dead:
+    responding = "*" not in node.state_suffix
+    if (query.dead and responding) or (query.responding and not responding):
         return False
     if query.nodes is not None and node.name not in query.nodes:
         return False
-    return query.states is None or any(node_state_matches(node.state, s)
-                                       for s in query.states)
+    return query.states is None or any(node_state_matches(node, s) for s in query.states)
+
+
+def partition_infos(config: "ClusterConfig", by_partition: Mapping[str, Sequence["NodeInfo"]],
+                    wanted: Optional[Sequence[str]] = None,
+                    listed: Callable[["NodeInfo"], bool] = lambda node: True
+                    ) -> List["PartitionInfo"]:
+    """The configured partitions (those ``wanted``, all when None) in configuration order,
+    each with its nodes that pass ``listed``, as sinfo and scontrol show them."""
+    from parsers.formats.sinfo_fields import PartitionInfo
+
+    return [PartitionInfo(p.name, tuple(n for n in by_partition.get(p.name, ()) if listed(n)),
+                          p.name == config.default_partition, max_time_min=p.max_time_min,
+                          default_time_min=p.default_time_min,
+                          def_mem_per_cpu_mb=p.def_mem_per_cpu_mb)
+            for p in config.partitions if wanted is None or p.name in wanted]
 
 
 def _listing(query: "SinfoQuery", environ: Mapping[str, str]) -> str:
     """One listing (``-i`` prints one per period)."""
     from parsers.formats.sinfo import format_sinfo
-    from parsers.formats.sinfo_fields import PartitionInfo
     from parsers.formats.sinfo_reasons import NO_RESERVATIONS, format_reasons
     from sbatch_k8s.backends import open_backend
 
     if query.reservation:
         return NO_RESERVATIONS
-    if query.list_reasons:
-        return format_reasons(query.long, not query.noheader)
     backend = open_backend(environ)
-    config = backend.config
-    by_partition = backend.partition_nodes()
-    partitions = [PartitionInfo(p.name, tuple(n for n in by_partition.get(p.name, ())
-                                              if _node_listed(n, query)),
-                                p.name == config.default_partition,
-                                max_time_min=p.max_time_min)
-                  for p in config.partitions
-                  if query.partitions is None or p.name in query.partitions]
+    partitions = partition_infos(backend.config, backend.partition_nodes(), query.partitions,
+                                 lambda node: _node_listed(node, query))
+    now = int(time.time())
+    if query.list_reasons:
+        return format_reasons(partitions, query.long, not query.noheader, now)
     return format_sinfo(partitions, query.format, query.format_is_long, query.summarize,
-                        query.node_oriented, query.long, not query.noheader, int(time.time()))
+                        query.node_oriented, query.long, not query.noheader, now)
 
 
 def _main(argv: List[str]) -> int:
