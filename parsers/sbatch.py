@@ -44,7 +44,9 @@ from parsers.script import (
 )
 
 COMMAND_LINE = "command line"
-_RESET = "\0reset"
+#: The raw value of an option its input environment variable resets (a flag variable set to
+#: a false value, e.g. ``SBATCH_REQUEUE=no``): readers drop what earlier sources set.
+RESET = "\0reset"
 _JOB_FIELDS = field_names(JobSpec)
 _SUBMIT_FIELDS = field_names(SubmitOptions)
 
@@ -100,7 +102,7 @@ def first_pass(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None
     """
     if environ is not None:
         for given in early_env_options(environ):
-            if given.raw != _RESET:
+            if given.raw != RESET:
                 read_value(given.option, given.raw)
     seen: List[GivenOption] = []
     try:
@@ -131,7 +133,7 @@ def env_options(environ: Mapping[str, str], command: str = SBATCH) -> Tuple[Give
         if option.arg == NO_ARG:
             # A flag's value only sets or resets it; -v's (SBATCH_DEBUG) is then its count.
             if not env_flag_is_set(text):
-                raw = _RESET
+                raw = RESET
             elif option.kind != "count":
                 raw = None
         elif option.arg == OPTIONAL and text == "":
@@ -206,7 +208,7 @@ def _merge(ordered: Sequence[GivenOption]) -> _Merged:
         field = option.field or option.long
         from_env = given.source.isupper() and "." not in given.source and ":" not in given.source
         records.append(OptionRecord(option.long, given.raw, given.source))
-        if given.raw == _RESET:
+        if given.raw == RESET:
             values.pop(field, None)
             set_by.pop(field, None)
             continue

@@ -20,7 +20,7 @@ from parsers.errors import SlurmInputError, fatal
 from parsers.getopt import GivenOption, parse_args
 from parsers.option_values import read_value
 from parsers.options import SRUN
-from parsers.sbatch import env_options
+from parsers.sbatch import RESET, env_options
 
 #: ``srun`` reports its own errors with exit status 1.
 EXIT_SRUN_ERROR = 1
@@ -117,7 +117,7 @@ def _read_all(given: Sequence[GivenOption]) -> Tuple[Dict[str, object], Dict[str
     for item in given:
         option = item.option
         name = option.field or option.long
-        if item.raw == "\0reset":
+        if item.raw == RESET:
             values.pop(name, None)
             continue
         value = read_value(option, item.raw)

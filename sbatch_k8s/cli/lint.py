@@ -21,7 +21,8 @@ from parsers.getopt import GivenOption
 from parsers.jobspec import BatchScript, JobSpec, SubmitOptions
 from parsers.option_values import read_value
 from parsers.options import REJECTED, SBATCH
-from parsers.sbatch import COMMAND_LINE, CommandLine, build_job, env_options, script_options
+from parsers.sbatch import COMMAND_LINE, RESET, CommandLine, build_job, env_options, \
+    script_options
 from translators.config import ClusterConfig, PartitionConfig
 
 INVALID = "invalid"
@@ -40,7 +41,7 @@ def _row(given: GivenOption) -> Tuple[str, str, str, str]:
     level = option.level(SBATCH) or REJECTED
     note = option.note
     try:
-        if given.raw != "\0reset":
+        if given.raw != RESET:
             read_value(option, given.raw)
     except SlurmInputError as e:
         level, note = INVALID, " ".join(e.lines)
