@@ -76,6 +76,11 @@ class PlatformFacts(NamedTuple):
             raise ContractError(f"node index {index} is outside 0..{count - 1} "
                                 f"({count} nodes)")
         names, addresses = self.peers(count)
+        short = hostname.split(".")[0]
+        if names[index] != short:
+            where = f"node {names.index(short)}" if short in names else "no node of the job"
+            raise ContractError(f"the platform makes this container node {index} "
+                                f"({names[index]}), but its hostname {short} is {where}")
         return NodeIdentity(index, count, names, addresses, pod_bind_host(hostname, resolve))
 
 

@@ -209,11 +209,15 @@ def start(options: RunOptions, environ: Mapping[str, str]) -> int:
     if index == 0 and environ.get("SBATCH_K8S_SERVER") != "0":
         server = start_step_server(settings.spool)
     try:
-        return fresh_loop().run_until_complete(
+        code = fresh_loop().run_until_complete(
             run_node(settings, environ, desc, identity, server.path if server else None))
     finally:
         if server is not None:
             server.stop()
+    if code != 0 and index != 0:
+        say(f"error: run: job {job_id}: this node ends with exit code {code} (the batch "
+            f"output is in the log of node 0, {identity.names[0]})")
+    return code
 
 
 def main(argv: List[str], environ: Mapping[str, str]) -> int:

@@ -1,0 +1,69 @@
+"""Incomplete or inconsistent contracts end with one clear line on every container, within
+the bound (``run --wait``), never a hang."""
+
+from __future__ import annotations
+
+import re
+
+from tests.platform import oracles
+from tests.platform.harness import Node, PlatformCluster
+
+SCRIPT = "#!/bin/bash\n#SBATCH --nodes=2\necho ran >> bad-ran.txt\nsrun true\n"
+WAIT_S = 8
+#: The bound a test allows: the wait, plus the start and exit of the containers.
+BOUND_S = 90
+ERROR_LINE = re.compile(r"^sbatch-k8s: error: .+$", re.MULTILINE)
+
+
+def run_bad(cluster: PlatformCluster, nodes, *args: str):
+    cluster.write("bad.sh", SCRIPT)
+    outcome = cluster.run(nodes, ["--wait", str(WAIT_S)] + list(args) + ["bad.sh"],
+                          timeout_s=BOUND_S)
+    assert None not in outcome.codes, ("a container hung", outcome.logs)
+    assert all(code != 0 for code in outcome.codes), outcome.logs
+    for log in outcome.logs:
+        # Node 0 writes its error to its log and to the batch output, both its stdout here.
+        assert len(set(ERROR_LINE.findall(log))) == 1, log
+        assert "Traceback" not in log, log
+    assert cluster.read("bad-ran.txt") == ""
+    return outcome
+
+
+def test_rank_outside_the_count(cluster: PlatformCluster) -> None:
+    made = oracles.pytorchjob("out", 2, 1)
+    made.nodes[1].env.update(RANK="5", PET_NODE_RANK="5")
+    outcome = run_bad(cluster, made.nodes)
+    assert "node index 5 is outside 0..1 (2 nodes)" in outcome.logs[1]
+    assert f"nodes did not answer within {WAIT_S} s: out-worker-0" in outcome.logs[0]
+
+
+def test_two_nodes_claiming_one_rank(cluster: PlatformCluster) -> None:
+    made = oracles.pytorchjob("twice", 3, 1)
+    made.nodes[2].env.update(RANK="1", PET_NODE_RANK="1")
+    outcome = run_bad(cluster, made.nodes)
+    assert ("the platform makes this container node 1 (twice-worker-0), but its hostname "
+            "twice-worker-1 is node 2") in outcome.logs[2]
+
+
+def test_no_contract_at_all(cluster: PlatformCluster) -> None:
+    nodes = [Node("plain-0", {}), Node("plain-1", {})]
+    outcome = run_bad(cluster, nodes)
+    for log in outcome.logs:
+        assert "no platform contract recognised in this container" in log
+
+
+def test_unknown_contract_name(cluster: PlatformCluster) -> None:
+    made = oracles.indexed_job("named", 2, "named")
+    outcome = run_bad(cluster, made.nodes, "--contract", "slurmd")
+    for log in outcome.logs:
+        assert "unknown contract 'slurmd'" in log
+
+
+def test_a_bad_directive_fails_every_node(cluster: PlatformCluster) -> None:
+    made = oracles.indexed_job("directive", 2, "directive")
+    cluster.write("bad-directive.sh", "#!/bin/bash\n#SBATCH --nodes=2 --time=bogus\ntrue\n")
+    outcome = cluster.run(made.nodes, ["--wait", str(WAIT_S), "bad-directive.sh"],
+                          timeout_s=BOUND_S)
+    for code, log in zip(outcome.codes, outcome.logs):
+        assert code not in (None, 0)
+        assert log.strip().splitlines()[-1] == "sbatch: error: Invalid --time specification"
