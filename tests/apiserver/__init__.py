@@ -37,6 +37,9 @@ Emulated (real-server semantics, checked with the real client in ``test_*.py``):
   warning), finalizers, preconditions, graceful deletion of bound running pods (the kubelet
   completes it), namespaces terminating then emptied, deletecollection; pods/binding and
   pods/eviction.
+- ``pods/log``: proxied to the kubelet of the pod's node (its preferred address and
+  ``daemonEndpoints`` port, HTTPS without verification) and streamed back, with ``follow``
+  (:mod:`pod_logs`).
 - Bearer-token authentication (401), a deny list giving RBAC-shaped 403s, fault injection
   (status codes, delays, connection resets), a request log.
 
@@ -53,15 +56,15 @@ Control loops (threads; woken by store events, with a short poll as backstop):
   real message. No pod (anti-)affinity, topology spread, preemption or gang scheduling.
 - Garbage collector and namespace loops (:mod:`garbage_collector`).
 
-Not emulated: TLS, real RBAC evaluation (roles are stored, not enforced), admission webhooks,
-OpenAPI schemas and CRD schema validation/pruning, server-side apply (apply patches merge),
-protobuf, managedFields, resourceVersion semantics on get/list (always the latest), list
-snapshots for ``continue`` (served from the current state), Table output, aggregated
-discovery, pod logs (``pods/log`` answers empty), Events from the controllers, DNS, the node
-lifecycle controller (no taints from missing heartbeats, no eviction), the operators behind
-the custom resources (JobSets, PyTorchJobs... are stored, nothing acts on them), and any
-kubelet (pods stay Pending on their node until a test kubelet runs them, and deleted bound
-pods stay Terminating until it deletes them with ``gracePeriodSeconds=0``).
+Not emulated: TLS (towards clients), real RBAC evaluation (roles are stored, not enforced),
+admission webhooks, OpenAPI schemas and CRD schema validation/pruning, server-side apply
+(apply patches merge), protobuf, managedFields, resourceVersion semantics on get/list (always
+the latest), list snapshots for ``continue`` (served from the current state), Table output,
+aggregated discovery, Events from the controllers, DNS, the node lifecycle controller (no
+taints from missing heartbeats, no eviction), the operators behind the custom resources
+(JobSets, PyTorchJobs... are stored, nothing acts on them), and any kubelet (pods stay Pending
+on their node until a test kubelet runs them, and deleted bound pods stay Terminating until it
+deletes them with ``gracePeriodSeconds=0``).
 """
 
 from tests.apiserver.cluster import EmulatedCluster

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, NamedTuple, Optional
 
-from tests.apiserver import discovery, errors, routing, verbs, watch_stream
+from tests.apiserver import discovery, errors, pod_logs, routing, verbs, watch_stream
 from tests.apiserver.auth import Access
 from tests.apiserver.faults import Faults
 from tests.apiserver.registry import Api
@@ -134,12 +134,17 @@ class Handler(BaseHTTPRequestHandler):
             self._stream(lambda write: watch_stream.serve(
                 api.store, res, route.namespace, query, matches, write))
             return None
+        if route.subresource == "log" and verb == "get" and route.namespace:
+            answer = pod_logs.open_log(pod_logs.log_location(api, route.namespace,
+                                                             route.name or "", query))
+            self._stream(lambda write: pod_logs.relay(answer, write), "text/plain")
+            return None
         content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
         return verbs.execute(api, verb, route, query, body, content_type)
 
-    def _stream(self, produce: Any) -> None:
+    def _stream(self, produce: Any, content_type: str = "application/json") -> None:
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-cache, private")
         self.end_headers()

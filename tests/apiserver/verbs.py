@@ -1,6 +1,5 @@
 """The verbs behind the URLs: create, get, list, update, patch, delete, deletecollection,
-and the pod subresources ``binding`` and ``eviction`` (``log`` answers as a server whose
-kubelet has no logs to give).
+and the pod subresources ``binding`` and ``eviction`` (``log`` streams: :mod:`.pod_logs`).
 """
 
 from __future__ import annotations
@@ -78,8 +77,6 @@ def execute(api: Api, verb: str, route: Route, query: Dict[str, str], body: Any,
         pod_name = ((body or {}).get("metadata") or {}).get("name", "")
         return _pod_action(api, Route(api.resources.lookup("", "v1", "pods"), ns, pod_name,
                                       "binding", False), body)
-    if sub == "log":
-        return _pod_log(api, route)
     if verb == "create":
         dry = _dry_run(query, body)
         return Reply(201, api.create(res, ns, body, dry_run=dry))
@@ -211,10 +208,3 @@ def set_condition(obj: Obj, kind: str, status: str, reason: Optional[str],
     wanted["lastTransitionTime"] = metadata.rfc3339()
     conditions.append(wanted)
     return True
-
-
-def _pod_log(api: Api, route: Route) -> Reply:
-    pod = api.get(route.resource, route.namespace or "", route.name or "")
-    if not (pod.get("spec") or {}).get("nodeName"):
-        raise errors.bad_request(f"pod {route.name} does not have a host assigned")
-    return Reply(200, "")

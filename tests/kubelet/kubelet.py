@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from tests.kubelet.addresses import AddressPool, HostsRegistry
 from tests.kubelet.api import KubeApi, items, owner_job
 from tests.kubelet.lifecycle import PodServices
+from tests.kubelet.log_server import LogServer
 from tests.kubelet.nodes import NodeKeeper, NodeShape, node_address
 from tests.kubelet.podspec import pod_hostname
 from tests.kubelet.volumes import refresh_pod_volumes
@@ -67,6 +68,7 @@ class TestKubelet:
                                          daemon=True)
         self._nodes: Optional[NodeKeeper] = None
         self._services: Optional[PodServices] = None
+        self.log_server: Optional[LogServer] = None
 
     # life
     def start(self) -> "TestKubelet":
@@ -79,7 +81,9 @@ class TestKubelet:
             memory_dir=self.memory_dir, volume_dir=self.volume_dir,
             server=self.api.server_address(), host_ip=self.host_ip,
             allocatable=allocatable, on_worker_done=self._worker_done)
-        self._nodes = NodeKeeper(self.api, self.node_names, self.shape)
+        self.log_server = LogServer(self.worker_of, self.root_dir).start()
+        self._nodes = NodeKeeper(self.api, self.node_names,
+                                 self.shape._replace(kubelet_port=self.log_server.port))
         self._nodes.register()
         self._watcher.start()
         return self
@@ -99,6 +103,8 @@ class TestKubelet:
             self._nodes.unregister()
         if self.api is not None:
             self.api.close()
+        if self.log_server is not None:
+            self.log_server.stop()
         self.pool.close()
         shutil.rmtree(self.memory_dir, ignore_errors=True)
         if self._own_root:
@@ -116,11 +122,15 @@ class TestKubelet:
         index = self.node_names.index(node_name) if node_name in self.node_names else 0
         return node_address(index)
 
+    def worker_of(self, namespace: str, name: str) -> Optional[PodWorker]:
+        """The worker of pod ``name`` if it runs here."""
+        with self._lock:
+            return next((w for w in self._workers.values()
+                         if (w.namespace, w.name) == (namespace, name)), None)
+
     def pod_address(self, namespace: str, name: str) -> Optional[str]:
         """The loopback address pod ``name`` really uses (``127.10.x.y``), if it runs here."""
-        with self._lock:
-            worker = next((w for w in self._workers.values()
-                           if (w.namespace, w.name) == (namespace, name)), None)
+        worker = self.worker_of(namespace, name)
         return None if worker is None else worker.address
 
     def log_path(self, namespace: str, name: str, container: Optional[str] = None

@@ -4,7 +4,9 @@ Each node is registered with its capacity (= allocatable), the standard labels a
 condition, then renewed every :data:`HEARTBEAT_S` seconds: the node's Lease in
 ``kube-node-lease`` (what the node lifecycle controller watches) and the conditions'
 ``lastHeartbeatTime``. A server without the coordination API or the namespace just gets no
-Lease. Addresses are fake non-loopback ones (``10.11.0.<i+1>``), like the pods' IPs.
+Lease. The InternalIP addresses are fake non-loopback ones (``10.11.0.<i+1>``, the pods'
+``hostIP``), like the pods' IPs; the Hostname address, ``localhost``, and the kubelet port
+(``daemonEndpoints``) are where the API server reaches the log endpoint (:mod:`.log_server`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import time
 from typing import Any, Dict, List, NamedTuple
 
 from tests.kubelet.api import KubeApi
+from tests.kubelet.log_server import ADVERTISED_HOST
 from tests.kubelet.status import rfc3339
 
 HEARTBEAT_S = 5.0
@@ -32,6 +35,7 @@ class NodeShape(NamedTuple):
     memory: str = "16Gi"
     gpus: int = 0
     pods: int = 110
+    kubelet_port: int = 10250
 
 
 def node_address(index: int) -> str:
@@ -65,19 +69,19 @@ def node_manifest(name: str, index: int, shape: NodeShape, now: float) -> Dict[s
             "sbatch-k8s.io/test-kubelet": "true"},
             "annotations": {"node.alpha.kubernetes.io/ttl": "0"}},
         "spec": {},
-        "status": node_status(index, resources, now, now),
+        "status": node_status(index, resources, now, now, shape.kubelet_port),
     }
 
 
 def node_status(index: int, resources: Dict[str, str], now: float,
-                since: float) -> Dict[str, Any]:
+                since: float, kubelet_port: int = 10250) -> Dict[str, Any]:
     """The status a kubelet reports for its node."""
     return {
         "capacity": dict(resources), "allocatable": dict(resources),
         "conditions": node_conditions(now, since),
         "addresses": [{"type": "InternalIP", "address": node_address(index)},
-                      {"type": "Hostname", "address": f"node-{index}"}],
-        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                      {"type": "Hostname", "address": ADVERTISED_HOST}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet_port}},
         "nodeInfo": {"machineID": "", "systemUUID": "", "bootID": "",
                      "kernelVersion": platform.release(), "osImage": "sbatch-k8s test kubelet",
                      "containerRuntimeVersion": "test-kubelet://1", "kubeletVersion": "v1.33.0",
