@@ -135,6 +135,27 @@ def _test_only_line(job_id: int, allocation: Allocation, names: Sequence[str],
 def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
                       environ: Mapping[str, str], client: KubeClient) -> int:
     """``sbatch`` against the cluster; sbatch's exit code."""
+    created = create_on_cluster(job, submit, config, environ, client)
+    if created is None:
+        return 0
+    namespace, job_ids = created
+    if not submit.quiet:
+        sys.stdout.write(f"{job_ids[0]}\n" if submit.parsable else
+                         f"Submitted batch job {job_ids[0]}\n")
+        sys.stdout.flush()
+    if not submit.wait:
+        return 0
+    from sbatch_k8s.backends.kubernetes.waiting import wait_for_jobs
+
+    return wait_for_jobs(client, namespace, job_ids)
+
+
+def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
+                      environ: Mapping[str, str], client: KubeClient, command: str = "sbatch"
+                      ) -> Optional[Tuple[str, List[int]]]:
+    """Create the job's objects: their namespace and the job ids (None with
+    ``--test-only``, which has the server check them and prints where the job would run).
+    ``command`` names who warns (``srun`` creating a job for a step)."""
     from sbatch_k8s.backends.kubernetes.ids import COUNTER_NAME, allocate_job_ids
     from sbatch_k8s.backends.kubernetes.records import record_config_map
     from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
@@ -145,7 +166,7 @@ def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     partition, allocation = plan(job, config)
     if not submit.quiet:
         for note in allocation.warnings:
-            print_warning("sbatch", note)
+            print_warning(command, note)
     namespace = partition.namespace or client.target.namespace
     state_namespace = config.state_namespace or client.target.namespace
     context = submit_context(environ)
@@ -169,11 +190,11 @@ def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
         kubernetes_minor=minor))
     if not submit.quiet:
         for note in result.warnings:
-            print_warning("sbatch", note)
+            print_warning(command, note)
     units = _units(result.manifests)
     if submit.test_only:
-        return _dry_run(client, namespace, units, job, allocation, partition.name, base_id,
-                        submit)
+        _dry_run(client, namespace, units, job, allocation, partition.name, base_id, submit)
+        return None
     submission = Submission(client, namespace)
     now = int(time.time())
     indices: Sequence[Optional[int]] = job.array.indices() if job.array else (None,)
@@ -193,15 +214,7 @@ def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     except BaseException:
         submission.roll_back()
         raise
-    if not submit.quiet:
-        sys.stdout.write(f"{base_id}\n" if submit.parsable else
-                         f"Submitted batch job {base_id}\n")
-        sys.stdout.flush()
-    if not submit.wait:
-        return 0
-    from sbatch_k8s.backends.kubernetes.waiting import wait_for_jobs
-
-    return wait_for_jobs(client, namespace, [base_id + k for k in range(len(indices))])
+    return namespace, [base_id + k for k in range(len(indices))]
 
 
 #: Options this backend cannot honour yet: refused rather than silently dropped (a dependent
