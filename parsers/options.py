@@ -11,6 +11,13 @@ command:
 * ``ignored`` — accepted so scripts keep working, with a warning that it has no effect;
 * ``rejected`` — refused with an error, because running without it would mislead.
 
+A row may say that one backend does less than the others (``kubernetes=("R", why)``): the
+parser applies the row's own level, and that backend applies its own — it refuses what the
+table rejects there and warns about what it ignores or approximates there (see
+:mod:`parsers.backend_support`). srun runs inside jobs with the same runtime on every backend,
+so only sbatch's level varies per backend. ``tests/unit/option_effects`` proves that every
+option honoured or approximated on a backend changes what that backend does.
+
 The getopt parser, ``--help``, ``sbatch --k8s-lint`` and the README's compatibility matrix are all
 derived from this table. Rows follow Slurm's ``slurm_opt.c`` (26.05) plus the pyxis container
 options and our ``--k8s-*`` extensions.
@@ -37,6 +44,11 @@ SBATCH = "sbatch"
 SRUN = "srun"
 COMMANDS = (SBATCH, SRUN)
 
+#: The backends that run jobs: this machine, or a Kubernetes cluster.
+LOCAL = "local"
+KUBERNETES = "kubernetes"
+BACKENDS = (LOCAL, KUBERNETES)
+
 _LEVEL_CODES = {"H": HONOURED, "A": APPROXIMATED, "I": IGNORED, "R": REJECTED, "-": None}
 _ARG_CODES = {"0": NO_ARG, "1": REQUIRED, "?": OPTIONAL}
 
@@ -46,7 +58,7 @@ class Option:
 
     __slots__ = (
         "long", "short", "arg", "kind", "field", "support", "env", "note", "aliases", "const",
-        "hidden",
+        "hidden", "on_backend",
     )
 
     def __init__(
@@ -62,6 +74,7 @@ class Option:
         aliases: Tuple[str, ...] = (),
         const: object = None,
         hidden: bool = False,
+        on_backend: Optional[Dict[str, Tuple[str, str]]] = None,
     ) -> None:
         self.long = long
         self.short = short
@@ -74,10 +87,25 @@ class Option:
         self.aliases = aliases
         self.const = const
         self.hidden = hidden
+        #: backend → (sbatch's level there, why), where that backend does less.
+        self.on_backend: Dict[str, Tuple[str, str]] = dict(on_backend or {})
 
-    def level(self, command: str) -> Optional[str]:
-        """Support level for ``command``, or None when the command has no such option."""
+    def level(self, command: str, backend: Optional[str] = None) -> Optional[str]:
+        """Support level for ``command`` (on ``backend`` when given), or None when the command
+        has no such option."""
+        if backend is not None and command == SBATCH and backend in self.on_backend:
+            return self.on_backend[backend][0]
         return self.support.get(command)
+
+    def note_on(self, backend: Optional[str] = None) -> str:
+        """What the option becomes (on ``backend`` when given)."""
+        if backend is not None and backend in self.on_backend:
+            return self.on_backend[backend][1]
+        return self.note
+
+    def differs_on(self, backend: str) -> bool:
+        """Whether ``backend`` does less with the option than the row's own level says."""
+        return backend in self.on_backend
 
     def spelled(self) -> str:
         """``-t, --time`` as help text shows it."""
@@ -99,15 +127,31 @@ def _row(
     aliases: Tuple[str, ...] = (),
     const: object = None,
     hidden: bool = False,
+    local: Optional[Tuple[str, str]] = None,
+    kubernetes: Optional[Tuple[str, str]] = None,
 ) -> Option:
     """Build a row from a compact spelling: ``names`` is ``"time/t"``, ``levels`` is two codes
-    (sbatch, srun) from ``H A I R -``, the env strings are space-separated variable names."""
+    (sbatch, srun) from ``H A I R -``, the env strings are space-separated variable names;
+    ``local``/``kubernetes`` are ``(code, why)`` where that backend does less with sbatch's
+    option."""
     long, _, short = names.partition("/")
     support = {SBATCH: _LEVEL_CODES[levels[0]], SRUN: _LEVEL_CODES[levels[1]]}
     env = {SBATCH: tuple(sbatch_env.split()), SRUN: tuple(srun_env.split())}
+    on_backend = {backend: (_LEVEL_CODES[code], why) for backend, (code, why) in
+                  ((LOCAL, local or ("", "")), (KUBERNETES, kubernetes or ("", ""))) if code}
     return Option(long, short or None, _ARG_CODES[arg], kind, field, support, env, note,
-                  aliases, const, hidden)
+                  aliases, const, hidden, on_backend)
 
+
+#: Why an option works on the local backend only, for now: running without it would mislead
+#: (a dependent job started at once runs a chain out of order).
+_NOT_ON_KUBERNETES_YET = ("not applied on Kubernetes yet, and running without it would "
+                          "mislead; it works with SBATCH_K8S_BACKEND=local")
+
+#: Why the local backend does less with an option.
+_LOCAL_NODES = "the local backend's nodes are processes on this machine, not chosen by name"
+_LOCAL_NO_CONTAINER = "jobs run on this machine, not in a container"
+_LOCAL_NO_OBJECTS = "the local backend creates no Kubernetes objects (--k8s-print does)"
 
 # Kinds (value readers) are defined in parsers.option_values. Notes say what the option
 # becomes on Kubernetes / in the runtime; for ignored options, why it has no effect there.
@@ -133,7 +177,8 @@ OPTIONS: Tuple[Option, ...] = (
          "the executable is not copied; nodes share the image"),
     _row("bcast-exclude", "1", "string", "bcast_exclude", "-I", "see --bcast"),
     _row("begin/b", "1", "begin", "begin", "AA",
-         "the runtime holds the job (and its pods) until the begin time"),
+         "the job stays pending (reason BeginTime) until the begin time",
+         kubernetes=("R", _NOT_ON_KUBERNETES_YET)),
     _row("cluster-constraint", "1", "string", "cluster_constraint", "II",
          "one cluster only", "SBATCH_CLUSTER_CONSTRAINT", "SLURM_CLUSTER_CONSTRAINT"),
     _row("chdir/D", "1", "string", "chdir", "HH",
@@ -178,7 +223,7 @@ OPTIONS: Tuple[Option, ...] = (
          "SBATCH_DELAY_BOOT", "SLURM_DELAY_BOOT"),
     _row("dependency/d", "1", "dependency", "dependency", "HH",
          "the job stays pending until its dependencies are satisfied",
-         srun_env="SLURM_DEPENDENCY"),
+         srun_env="SLURM_DEPENDENCY", kubernetes=("R", _NOT_ON_KUBERNETES_YET)),
     _row("disable-status/X", "0", "flag", "disable_status", "-H",
          "Ctrl-C forwards SIGINT at once", srun_env="SLURM_DISABLE_STATUS"),
     _row("distribution/m", "1", "distribution", "distribution", "HH",
@@ -191,7 +236,8 @@ OPTIONS: Tuple[Option, ...] = (
     _row("exact", "0", "flag", "exact", "-H", "step gets exactly the CPUs it asked for",
          srun_env="SLURM_EXACT"),
     _row("exclude/x", "1", "hostlist", "exclude", "HH",
-         "node anti-affinity on kubernetes.io/hostname / step placement"),
+         "node anti-affinity on kubernetes.io/hostname / step placement",
+         local=("I", _LOCAL_NODES)),
     _row("exclusive", "?", "exclusive", "exclusive", "AH",
          "whole nodes: pods request the partition's node_cpus and node_gpus (only the job's "
          "own request where they are not set) and keep other jobs' pods off their nodes",
@@ -199,16 +245,17 @@ OPTIONS: Tuple[Option, ...] = (
     _row("export", "1", "export", "export", "HH",
          "environment of the batch script and tasks", "SBATCH_EXPORT",
          "SLURM_EXPORT_ENV SRUN_EXPORT_ENV"),
-    _row("export-file", "1", "string", "export_file", "H-",
-         "variables read from the file are added to the job's environment"),
+    _row("export-file", "1", "string", "export_file", "I-",
+         "the file is not read yet: give the variables with --export"),
     _row("external", "0", "flag", "external", "R-", "no external jobs on Kubernetes"),
     _row("external-launcher", "?", "flag", "external_launcher", "-H",
          "mpirun's own launcher step; runs like --overlap",
          srun_env="SLURM_EXTERNAL_LAUNCHER"),
     _row("extra", "1", "string", "extra", "II", "no node extra-data matching"),
     _row("extra-node-info/B", "1", "string", "extra_node_info", "II", "no socket layout in pods"),
-    _row("get-user-env", "?", "string", "get_user_env", "A-",
-         "the login environment is the submission environment", "SBATCH_GET_USER_ENV"),
+    _row("get-user-env", "?", "string", "get_user_env", "I-",
+         "the job gets the submission environment (as --export says), never a fresh login "
+         "environment", "SBATCH_GET_USER_ENV"),
     _row("gid", "1", "string", "gid", "R-", "jobs run as the submitting user only"),
     _row("gpu-bind", "1", "string", "gpu_bind", "II", "GPU binding is per pod",
          "SBATCH_GPU_BIND", "SLURM_GPU_BIND"),
@@ -253,7 +300,8 @@ OPTIONS: Tuple[Option, ...] = (
     _row("kill-on-bad-exit/K", "?", "int0", "kill_on_bad_exit", "-H",
          "a task failing ends the whole step", srun_env="SLURM_KILL_BAD_EXIT"),
     _row("kill-on-invalid-dep", "1", "yesno", "kill_on_invalid_dep", "H-",
-         "a job whose dependency can never be met is cancelled"),
+         "a job whose dependency can never be met is cancelled",
+         kubernetes=("I", "dependencies are not applied on Kubernetes yet")),
     _row("label/l", "0", "flag", "label", "-H", "prefix output lines with the task rank",
          srun_env="SLURM_LABELIO"),
     _row("licenses/L", "1", "string", "licenses", "II", "no license counting"),
@@ -286,9 +334,11 @@ OPTIONS: Tuple[Option, ...] = (
          "a lost pod always ends the job on Kubernetes", "SBATCH_NO_KILL", "SLURM_NO_KILL"),
     _row("no-requeue", "0", "flag", "requeue", "H-",
          "backoffLimit 0: a failed pod fails the job", "SBATCH_NO_REQUEUE", const=False),
-    _row("nodefile/F", "1", "string", "nodefile", "HH", "node names read from the file"),
+    _row("nodefile/F", "1", "string", "nodefile", "II",
+         "the file is not read yet: name the nodes with --nodelist"),
     _row("nodelist/w", "1", "hostlist", "nodelist", "HH",
-         "node affinity on kubernetes.io/hostname / step placement"),
+         "node affinity on kubernetes.io/hostname / step placement",
+         local=("A", "the job gets as many nodes as the list names; " + _LOCAL_NODES)),
     _row("nodes/N", "1", "nodes", "nodes", "HH",
          "pods of the job (completions = parallelism = nodes)",
          srun_env="SLURM_JOB_NUM_NODES"),
@@ -316,18 +366,21 @@ OPTIONS: Tuple[Option, ...] = (
          "more tasks than it has CPUs", "SBATCH_OVERCOMMIT", "SLURM_OVERCOMMIT"),
     _row("overlap", "?", "flag", "overlap", "-H", "the step shares resources with other steps",
          srun_env="SLURM_OVERLAP"),
-    _row("oversubscribe/s", "0", "flag", "oversubscribe", "HH",
-         "Kubernetes nodes are shared unless --exclusive"),
+    _row("oversubscribe/s", "0", "flag", "oversubscribe", "IH",
+         "nodes are always shared unless --exclusive (which it does not undo); steps may "
+         "share CPUs"),
     _row("parsable", "0", "flag", "parsable", "HI", "prints only the job id"),
     _row("partition/p", "1", "string", "partition", "HI",
          "namespace, queue, node selector, image and volumes from the partition config",
          "SBATCH_PARTITION", "SLURM_PARTITION"),
     _row("prefer", "1", "string", "prefer", "AI",
-         "preferred node affinity on feature labels"),
+         "preferred node affinity on feature labels",
+         local=("I", "this machine has no node features")),
     _row("preserve-env/E", "0", "flag", "preserve_env", "-H",
          "SLURM_NNODES/SLURM_NTASKS passed to tasks unchanged"),
-    _row("priority", "1", "string", "priority", "AI",
-         "recorded; Kubernetes priority comes from --qos / the partition"),
+    _row("priority", "1", "string", "priority", "II",
+         "priority comes from --qos and the partition (Kubernetes) or submission order "
+         "(local)"),
     _row("profile", "1", "string", "profile", "II", "no HDF5 profiling",
          "SBATCH_PROFILE", "SLURM_PROFILE"),
     _row("prolog", "1", "string", "prolog", "-H", "run by srun before the step",
@@ -381,7 +434,8 @@ OPTIONS: Tuple[Option, ...] = (
          "activeDeadlineSeconds; tasks get SIGTERM then SIGKILL at the limit",
          "SBATCH_TIMELIMIT", "SLURM_TIMELIMIT"),
     _row("time-min", "1", "time", "time_min_min", "II", "no backfill scheduling"),
-    _row("tmp", "1", "memory", "tmp_mb", "HH", "ephemeral-storage request per pod"),
+    _row("tmp", "1", "memory", "tmp_mb", "HH", "ephemeral-storage request per pod",
+         local=("I", "no disk space is set aside on this machine")),
     _row("treewidth", "1", "int", "treewidth", "-I", "launch fan-out is fixed"),
     _row("tres-bind", "1", "string", "tres_bind", "II", "no TRES binding",
          "SBATCH_TRES_BIND", "SLURM_TRES_BIND"),
@@ -400,8 +454,8 @@ OPTIONS: Tuple[Option, ...] = (
     _row("version/V", "0", "flag", "version", "HH", "prints the version"),
     _row("wait/W", "0", "flag", "wait", "H-",
          "sbatch waits for the job to end and exits with its exit code", "SBATCH_WAIT"),
-    _row("wait-all-nodes", "1", "wait_all_nodes", "wait_all_nodes", "H-",
-         "the runtime always waits for every pod before running the script",
+    _row("wait-all-nodes", "1", "wait_all_nodes", "wait_all_nodes", "I-",
+         "the runtime always waits for every node before running the script",
          "SBATCH_WAIT_ALL_NODES"),
     _row("wait-for-children", "0", "flag", "wait_for_children", "-I",
          "task ends with its main process"),
@@ -416,31 +470,33 @@ OPTIONS: Tuple[Option, ...] = (
          srun_env="SLURM_WAIT"),
     # pyxis (NVIDIA's SPANK plugin) container options: sbatch (pyxis >= 0.12) and srun.
     _row("container-image", "1", "string", "container_image", "HH",
-         "the pods' image (sbatch); a step asking for another image than the job's fails"),
+         "the pods' image (sbatch); a step asking for another image than the job's fails",
+         local=("I", "jobs run on this machine, not in a container image")),
     _row("container-mounts", "1", "mounts", "container_mounts", "HH",
-         "volumes from the partition's volume config mounted at the given paths"),
+         "volumes from the partition's volume config mounted at the given paths",
+         local=("I", "jobs run on this machine; nothing is mounted")),
     _row("container-workdir", "1", "string", "container_workdir", "HH",
-         "working directory inside the container"),
-    _row("container-name", "1", "string", "container_name", "AA",
-         "each job has one container; the name is recorded"),
+         "working directory inside the container", local=("I", _LOCAL_NO_CONTAINER)),
+    _row("container-name", "1", "string", "container_name", "II",
+         "each job has one container; named containers are not kept between steps"),
     _row("container-writable", "0", "flag", "container_writable", "HH",
-         "container filesystems are writable"),
+         "container filesystems are writable", local=("I", _LOCAL_NO_CONTAINER)),
     _row("container-readonly", "0", "flag", "container_writable", "AA",
-         "the root filesystem is read-only", const=False),
+         "the root filesystem is read-only", const=False, local=("I", _LOCAL_NO_CONTAINER)),
     _row("container-mount-home", "0", "flag", "container_mount_home", "II",
          "home is mounted only through the partition's volumes"),
-    _row("no-container-mount-home", "0", "flag", "container_mount_home", "HH",
-         "home is not mounted unless the partition mounts it", const=False),
+    _row("no-container-mount-home", "0", "flag", "container_mount_home", "II",
+         "home is mounted exactly when the partition's volumes mount it", const=False),
     _row("container-remap-root", "0", "flag", "container_remap_root", "II",
          "the image's user is used"),
-    _row("no-container-remap-root", "0", "flag", "container_remap_root", "HH",
-         "the image's user is used", const=False),
+    _row("no-container-remap-root", "0", "flag", "container_remap_root", "II",
+         "the image's user is always used", const=False),
     _row("container-env", "1", "string", "container_env", "II",
          "the job's environment always wins over the image's"),
     _row("container-entrypoint", "0", "flag", "container_entrypoint", "II",
          "the runtime is the entrypoint"),
-    _row("no-container-entrypoint", "0", "flag", "container_entrypoint", "HH",
-         "the image's entrypoint is not run", const=False),
+    _row("no-container-entrypoint", "0", "flag", "container_entrypoint", "II",
+         "the image's entrypoint is never run (the runtime is the entrypoint)", const=False),
     _row("container-save", "1", "string", "container_save", "RR",
          "container filesystems are not saved"),
     # sbatch-k8s's own extensions.
@@ -449,11 +505,13 @@ OPTIONS: Tuple[Option, ...] = (
          "then the job's objects (=objects: the job's objects only)"),
     _row("k8s-lint", "0", "flag", "k8s_lint", "H-",
          "print how each directive maps to Kubernetes and submit nothing"),
-    _row("k8s-target", "1", "k8s_target", "k8s_target", "H-", targets_in_words()),
+    _row("k8s-target", "1", "k8s_target", "k8s_target", "H-", targets_in_words(),
+         local=("I", _LOCAL_NO_OBJECTS)),
     _row("k8s-job-id", "1", "int", "k8s_job_id", "H-", "job id to use with --k8s-print"),
     _row("k8s-kubernetes-version", "1", "k8s_version", "k8s_kubernetes_version", "H-",
          "Kubernetes version (1.N) the manifests are for: version-dependent fields follow it "
-         "(default with --k8s-print 1.29; when submitting, the server's)"),
+         "(default with --k8s-print 1.29; when submitting, the server's)",
+         local=("I", _LOCAL_NO_OBJECTS)),
 )
 
 

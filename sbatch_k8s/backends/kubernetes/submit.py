@@ -162,7 +162,7 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     from sbatch_k8s.submit import now_iso, plan, submit_context
     from translators import RenderInputs, render
 
-    refuse_lifecycle_options(job)
+    check_backend_support(job, submit)
     partition, allocation = plan(job, config)
     if not submit.quiet:
         for note in allocation.warnings:
@@ -217,20 +217,19 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     return namespace, [base_id + k for k in range(len(indices))]
 
 
-#: Options this backend cannot honour yet: refused rather than silently dropped (a dependent
-#: job that started at once would run a chain out of order).
-NOT_YET: Tuple[Tuple[str, str], ...] = (
-    ("dependency", "--dependency"), ("begin", "--begin"),
-)
+def check_backend_support(job: JobSpec, submit: SubmitOptions) -> None:
+    """What the option table says about this backend: a Slurm-worded refusal of the options
+    it rejects here (never a dependent job started at once), warnings about those it ignores
+    here (unless ``-Q``). The table alone decides: :mod:`parsers.backend_support`."""
+    from parsers.backend_support import backend_refusal, backend_warnings
+    from parsers.options import KUBERNETES
 
-
-def refuse_lifecycle_options(job: JobSpec) -> None:
-    """Slurm-worded refusal of the options the Kubernetes backend does not apply yet."""
-    for field, option in NOT_YET:
-        if getattr(job, field) is not None:
-            raise submission_failed(
-                f"{option} is not available on the Kubernetes backend yet (it works with "
-                "SBATCH_K8S_BACKEND=local)")
+    refusal = backend_refusal(job.given, KUBERNETES)
+    if refusal is not None:
+        raise submission_failed(refusal)
+    if not submit.quiet:
+        for note in backend_warnings(job.given, KUBERNETES):
+            print_warning("sbatch", note)
 
 
 def submit_minor(submit: SubmitOptions, client: KubeClient) -> int:

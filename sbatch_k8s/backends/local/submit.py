@@ -70,15 +70,40 @@ def _workdir(job: JobSpec, context: SubmitContext) -> str:
     return context.cwd
 
 
+def _begin_time(job: JobSpec, now: float) -> Optional[float]:
+    """``--begin`` as a moment (what the scheduler waits for), or None."""
+    if job.begin is None:
+        return None
+    import datetime
+
+    from parsers.values.begin import resolve_begin
+
+    return resolve_begin(job.begin, datetime.datetime.fromtimestamp(now)).timestamp()
+
+
+def _begin_epoch(job: JobSpec, now: float) -> Optional[float]:
+    """``--begin`` as seconds since the epoch (the scheduler starts the job no sooner)."""
+    if job.begin is None:
+        return None
+    import datetime
+
+    from parsers.values.begin import resolve_begin
+
+    moment = resolve_begin(job.begin, datetime.datetime.fromtimestamp(int(now)))
+    return moment.timestamp()
+
+
 def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id: int,
           job_dir: str, workdir: str, desc: Mapping[str, Any]) -> List[Dict[str, Any]]:
     now = time.time()
+    begin_time = _begin_time(job, now)
     indices: Sequence[Optional[int]] = job.array.indices() if job.array else (None,)
     common: Dict[str, Any] = {
         "name": job.job_name, "user": context.user, "uid": context.uid, "grp": context.group,
         "gid": context.gid, "partition": desc["partition"], "account": desc.get("account"),
         "qos": job.qos or "normal", "state": PENDING, "reason": initial_reason(job),
-        "submit_time": now, "eligible_time": None if job.hold else now,
+        "submit_time": now, "begin_time": begin_time,
+        "eligible_time": None if job.hold else (begin_time or now),
         "time_limit_min": job.time_limit_min, "node_count": allocation.node_count,
         "node_list": "", "cpus": sum(allocation.cpus_per_node),
         "batch_cpus": allocation.cpus_per_node[0],
@@ -87,6 +112,7 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
         "mem_mb": allocation.mem_per_node_mb or job.mem_per_cpu_mb,
         "mem_per_cpu": 1 if job.mem_per_cpu_mb is not None else 0,
         "dependency": desc.get("dependency") or "", "hold": 1 if job.hold else 0,
+        "begin_time": _begin_epoch(job, now),
         "kill_on_invalid_dep": 1 if job.kill_on_invalid_dep else 0,
         "priority": 1, "nice": job.nice or 0, "work_dir": workdir,
         "command": job.script.path and os.path.abspath(job.script.path) or "",
@@ -160,21 +186,15 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     return base_id
 
 
-LOCAL_IGNORED = (
-    ("container_image", "--container-image: the local backend runs jobs on this machine, not "
-                        "in a container image"),
-    ("container_mounts", "--container-mounts: the local backend runs jobs on this machine; "
-                         "nothing is mounted"),
-)
-
-
 def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
                  environ: Mapping[str, str]) -> int:
     """``sbatch`` on this machine; sbatch's exit code."""
-    if not submit.quiet:
-        for field, message in LOCAL_IGNORED:
-            if getattr(job, field):
-                sys.stderr.write(f"sbatch: warning: {message}\n")
+    if not submit.quiet:  # what the option table says this backend ignores
+        from parsers.backend_support import backend_warnings
+        from parsers.options import LOCAL
+
+        for note in backend_warnings(job.given, LOCAL):
+            print_warning("sbatch", note)
     job_id = create_job(job, config, environ, submit.test_only, submit.quiet)
     if submit.test_only:
         return 0
