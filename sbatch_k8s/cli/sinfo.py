@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 COMMAND = "sinfo"
 
 
-def _node_listed(node: "NodeInfo", query: "SinfoQuery") -> bool:
+def node_listed(node: "NodeInfo", query: "SinfoQuery") -> bool:
     """The node filters: ``-n`` names, ``-t`` states, ``-d`` (only non-responding nodes),
     ``-r`` (only responding ones)."""
     from parsers.formats.sinfo_reasons import node_state_matches
@@ -57,7 +57,7 @@ def _listing(query: "SinfoQuery", environ: Mapping[str, str]) -> str:
         return NO_RESERVATIONS
     backend = open_backend(environ)
     partitions = partition_infos(backend.config, backend.partition_nodes(), query.partitions,
-                                 lambda node: _node_listed(node, query))
+                                 lambda node: node_listed(node, query))
     now = int(time.time())
     if query.list_reasons:
         return format_reasons(partitions, query.long, not query.noheader, now)

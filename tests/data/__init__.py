@@ -15,5 +15,7 @@ CRDS_DIR = DATA_DIR / "crds"
 TORCHRUN_SCRIPT = DATA_DIR / "llm-torchrun.sh"
 #: a 2-node × 2-task job's SLURM_* environment as real Slurm 22.05 gave it
 REAL_SLURM_RECORDINGS = DATA_DIR / "real-slurm"
+#: sinfo and scontrol show node/partition of real Slurm 22.05 with one node drained
+REAL_SLURM_SINFO = REAL_SLURM_RECORDINGS / "sinfo-drained"
 #: the option and input-variable lists of the project's Slurm reference
 SLURM_SPEC_EXCERPT = DATA_DIR / "slurm-spec" / "options-excerpt.md"
