@@ -7,9 +7,9 @@ passed in: user names to uids, a ``-w`` node file to its host names.
 
 scancel follows ``_filter_job_records`` and ``_verify_job_ids`` of ``src/scancel/scancel.c``
 (Slurm 22.05): filters compare exactly (``xstrcmp``); only pending, running and suspended
-jobs can match; ``-w`` selects jobs whose nodes intersect the list. sbatch-k8s jobs have no
-reservation and no workload characterization key, so ``--reservation``/``--wckey`` match no
-job (as Slurm's filters match no job without one).
+jobs can match; ``-w`` selects jobs whose nodes intersect the list; ``--reservation`` and
+``--wckey`` compare with the record's own fields (sbatch-k8s jobs have neither today, so
+they match no job, as Slurm's filters match no job without one).
 """
 
 from __future__ import annotations
@@ -27,9 +27,6 @@ if TYPE_CHECKING:
 
 #: The states scancel's filters can select (``_filter_job_records``).
 SCANCEL_STATES = (PENDING, RUNNING, SUSPENDED)
-#: A job's reservation and wckey: sbatch-k8s jobs have neither.
-NO_RESERVATION = ""
-NO_WCKEY = ""
 
 
 def hosts_of(node_list: str) -> FrozenSet[str]:
@@ -62,14 +59,14 @@ def scancel_selects(record: JobRecord, request: "ScancelRequest",
         return False
     exact = ((request.account, record.account), (request.name, record.name),
              (request.partition, record.partition), (request.qos, record.qos),
-             (request.reservation, NO_RESERVATION), (request.state, record.state))
+             (request.reservation, record.reservation), (request.state, record.state))
     if any(wanted is not None and wanted != value for wanted, value in exact):
         return False
     if uid is not None and record.uid != uid:
         return False
     if hosts is not None and not (hosts_of(record.node_list) & set(hosts)):
         return False
-    if request.wckey is not None and not _wckey_matches(NO_WCKEY, request.wckey):
+    if request.wckey is not None and not _wckey_matches(record.wckey, request.wckey):
         return False
     return True
 
@@ -118,8 +115,9 @@ def sacct_selects(record: JobRecord, query: "SacctQuery",
 
     ``uids``: the users to list (None: everyone); ``hosts``: the expanded ``-N`` list.
     Names compare exactly, ``-C`` as a substring of the job's constraints, ``-R`` against
-    the job's (last) reason, ``-g`` against the group name or gid. Jobs have no wckey and
-    no association id here, so ``-W``/``-x`` select none.
+    the job's (last) reason, ``-g`` against the group name or gid, ``-W`` against the job's
+    wckey (a default one's ``*`` ignored). Jobs have no association id here, so ``-x``
+    selects none.
     """
     if uids is not None and record.uid not in uids:
         return False
@@ -137,7 +135,10 @@ def sacct_selects(record: JobRecord, query: "SacctQuery",
     if query.constraints is not None and not any(c in record.features
                                                  for c in query.constraints):
         return False
-    if query.wckeys is not None or query.associations is not None:
+    if query.wckeys is not None and not any(_wckey_matches(record.wckey, w)
+                                            for w in query.wckeys):
+        return False
+    if query.associations is not None:
         return False
     if hosts is not None and not (hosts_of(record.node_list) & set(hosts)):
         return False

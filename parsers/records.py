@@ -119,6 +119,11 @@ class JobRecord:
     submit_line: str = ""
     #: CPUs on the batch host (the ``batch`` step's AllocCPUS).
     batch_cpus: int = 1
+    #: The reservation the job runs in ("" for none: sbatch-k8s has no reservations).
+    reservation: str = ""
+    #: The workload characterization key (``*name`` when it is the user's default; "" for
+    #: none: sbatch-k8s keeps none).
+    wckey: str = ""
 
     @property
     def job_id_text(self) -> str:

@@ -78,7 +78,9 @@ def select_jobs(records: Sequence[JobRecord], query: "SqueueQuery", now: int,
         if not (_names_match(job.account, query.accounts) and _names_match(job.qos, query.qos)
                 and _names_match(job.name, query.names)):
             continue
-        if query.licenses is not None or query.reservation is not None:
+        if query.licenses is not None:
+            continue
+        if query.reservation is not None and job.reservation != query.reservation:
             continue
         if not query.all_states:
             allowed = query.states if query.states is not None else SQUEUE_DEFAULT_STATES

@@ -6,6 +6,7 @@ alone. Semantics follow Slurm 22.05 (``scancel -v`` lines were compared with a r
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import pytest
@@ -50,6 +51,14 @@ def test_scancel_field_filters(matching: list, other: list) -> None:
 def test_scancel_wckey_and_reservation_match_no_job() -> None:
     # sbatch-k8s jobs have neither; Slurm's filters select no job without one.
     assert not _cancels(["--wckey=key"]) and not _cancels(["--reservation=maint"])
+
+
+def test_scancel_wckey_and_reservation_compare_the_jobs_fields() -> None:
+    keyed = replace(ALPHA, reservation="maint", wckey="*key")
+    assert _cancels(["--reservation=maint"], keyed)
+    assert not _cancels(["--reservation=other"], keyed)
+    assert _cancels(["--wckey=key"], keyed) and _cancels(["--wckey=*key"], keyed)
+    assert not _cancels(["--wckey=other"], keyed)
 
 
 def test_scancel_user_filter_compares_uids() -> None:
@@ -128,6 +137,12 @@ def test_sacct_wckeys_and_associations_select_nothing() -> None:
     assert not _lists(["-W", "key"]) and not _lists(["-x", "7"])
 
 
+def test_sacct_wckeys_compare_the_jobs_wckey() -> None:
+    keyed = replace(ALPHA, wckey="*key")
+    assert _lists(["-W", "other,key"], record=keyed)
+    assert not _lists(["-W", "other"], record=keyed)
+
+
 @pytest.mark.parametrize("command", ["scancel", "squeue", "sacct", "sinfo", "scontrol"])
 def test_every_report_option_is_applied_or_refused(command: str) -> None:
     from parsers.report_options.help import command_tables, report_help
@@ -166,3 +181,14 @@ def test_scontrol_cluster_option_is_kept() -> None:
     from parsers.report_options.scontrol import parse_scontrol_args
 
     assert parse_scontrol_args(["-M", "other", "show", "job"]).clusters == "other"
+
+
+def test_squeue_reservation_compares_the_jobs_reservation() -> None:
+    from parsers.formats.squeue_select import select_jobs
+    from parsers.report_options.squeue import parse_squeue_args
+
+    inside = replace(ALPHA, job_id=13, reservation="maint")
+    query = parse_squeue_args(["--reservation=maint"], {})
+    assert [j.job_id for j in select_jobs([ALPHA, inside], query, NOW)] == [13]
+    query = parse_squeue_args(["-R", "other"], {})
+    assert select_jobs([ALPHA, inside], query, NOW) == []
