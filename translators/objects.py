@@ -41,13 +41,33 @@ def description_parts(plan: "JobPlan", unit: "Unit") -> Tuple[Dict[str, Any], Di
     return split_description(description)
 
 
+def script_bytes(text: str) -> bytes:
+    """The script as the file held it: sbatch reads scripts as bytes and keeps any byte that
+    is not UTF-8 as a lone surrogate (``surrogateescape``)."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def job_config_map(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
     """ConfigMap ``<name>``: the batch script and ``job.json`` (nothing exported: see
-    :mod:`translators.job_description`)."""
+    :mod:`translators.job_description`).
+
+    A ConfigMap's ``data`` holds UTF-8 text only, so a script with other bytes (a Latin-1
+    comment, a payload after ``exit``) goes into ``binaryData``, base64-encoded; the mounted
+    file holds the same bytes either way."""
     public, _ = description_parts(plan, unit)
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(plan, unit),
-            "data": {SCRIPT_KEY: plan.job.script.text,
-                     DESCRIPTION_KEY: description_to_json(public)}}
+    raw = script_bytes(plan.job.script.text)
+    data: Dict[str, str] = {}
+    binary: Dict[str, str] = {}
+    try:
+        data[SCRIPT_KEY] = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        binary[SCRIPT_KEY] = base64.b64encode(raw).decode("ascii")
+    data[DESCRIPTION_KEY] = description_to_json(public)
+    manifest: Dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": _meta(plan, unit), "data": data}
+    if binary:
+        manifest["binaryData"] = binary
+    return manifest
 
 
 def _base64(text: str) -> str:
