@@ -1,7 +1,9 @@
 """``sbatch --k8s-lint``: how each option of a script maps to Kubernetes.
 
 One line per option occurrence (``#SBATCH`` directives, ``SBATCH_*`` variables, command-line
-options): where it came from, the option as written, its support level, and what it becomes.
+options): where it came from, the option as written, its support level on the backend
+``sbatch`` would use (the option table's level there; the other backend's in brackets where it
+differs), and what it becomes.
 Values that Slurm would refuse are reported as ``invalid`` with Slurm's message.
 
 When every option is usable, the report ends with what submission would say: the same checks
@@ -13,14 +15,14 @@ exit status is 0 when nothing is rejected, invalid or refused.
 
 from __future__ import annotations
 
-from typing import List, Mapping, Tuple
+from typing import List, Mapping, Optional, Tuple
 
 from parsers.allocation import Allocation
 from parsers.errors import SlurmInputError
 from parsers.getopt import GivenOption
 from parsers.jobspec import BatchScript, JobSpec, SubmitOptions
 from parsers.option_values import read_value
-from parsers.options import REJECTED, SBATCH
+from parsers.options import BACKENDS, REJECTED, SBATCH
 from parsers.sbatch import COMMAND_LINE, RESET, CommandLine, build_job, env_options, \
     script_options
 from translators.config import ClusterConfig, PartitionConfig
@@ -33,13 +35,33 @@ def _where(source: str) -> str:
     return source.split(": ", 1)[0] if source != COMMAND_LINE else source
 
 
-def _row(given: GivenOption) -> Tuple[str, str, str, str]:
+def _backend_of(environ: Mapping[str, str]) -> Optional[str]:
+    """The backend ``sbatch`` would submit to, or None when the configuration cannot tell
+    (its error is then the report's last line)."""
+    from sbatch_k8s.config import choose_backend, load_config
+    from sbatch_k8s.errors import SbatchK8sError
+
+    try:
+        config, path = load_config(environ)
+        return choose_backend(environ, config, path)
+    except SbatchK8sError:
+        return None
+
+
+def _row(given: GivenOption, backend: Optional[str]) -> Tuple[str, str, str, str]:
+    """One line of the report: where, the option as written, its level on ``backend`` (the
+    row's own level when None) and what it becomes there, with the other backend's level
+    where it differs."""
     option = given.option
     written = given.spelled
     if given.raw is not None and given.source != COMMAND_LINE and "=" not in written:
         written = f"--{option.long}={given.raw}"
-    level = option.level(SBATCH) or REJECTED
-    note = option.note
+    level = option.level(SBATCH, backend) or REJECTED
+    note = option.note_on(backend)
+    others = [f"{b}: {option.level(SBATCH, b)}" for b in BACKENDS
+              if b != backend and option.level(SBATCH, b) != level]
+    if others:
+        note = f"{note} [{'; '.join(others)}]"
     try:
         if given.raw != RESET:
             read_value(option, given.raw)
@@ -48,9 +70,20 @@ def _row(given: GivenOption) -> Tuple[str, str, str, str]:
     return _where(given.source), written, level, note
 
 
+def _table(rows: List[Tuple[str, str, str, str]]) -> List[str]:
+    """The rows under their titles, columns two spaces apart."""
+    from tabulate import tabulate
+
+    titles = ("WHERE", "OPTION", "SUPPORT", "WHAT IT BECOMES")
+    # Titles as the first row: tabulate pads header cells by two more characters.
+    return tabulate([titles] + rows, tablefmt="plain", disable_numparse=True).splitlines()
+
+
 def lint_report(command_line: CommandLine, environ: Mapping[str, str],
                 script: BatchScript) -> Tuple[str, bool]:
-    """The report text and whether the job could be submitted as is."""
+    """The report text and whether the job could be submitted as is, by the levels of the
+    backend ``sbatch`` would use."""
+    backend = _backend_of(environ)
     rows: List[Tuple[str, str, str, str]] = []
     notes: List[str] = []
     try:
@@ -62,13 +95,11 @@ def lint_report(command_line: CommandLine, environ: Mapping[str, str],
                      "", INVALID, " ".join(e.lines)))
     for given in from_script + env_options(environ) + command_line.options:
         if not given.option.long.startswith("k8s-"):
-            rows.append(_row(given))
-    widths = [max([len(r[i]) for r in rows] + [len(h)]) for i, h in
-              enumerate(("WHERE", "OPTION", "SUPPORT"))]
-    lines = [f"{'WHERE':<{widths[0]}}  {'OPTION':<{widths[1]}}  {'SUPPORT':<{widths[2]}}  "
-             "ON KUBERNETES"]
-    lines += [f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}"
-              for r in rows]
+            rows.append(_row(given, backend))
+    lines = _table(rows)
+    if backend is not None:
+        lines.append(f"note: support levels of the {backend} backend, the one sbatch would "
+                     "use")
     lines += [f"note: {n}" for n in notes]
     ok = not any(r[2] in (REJECTED, INVALID) for r in rows)
     if ok:
