@@ -94,3 +94,16 @@ def volcano(job: str, tasks: Sequence[Tuple[str, int]]) -> PlatformJob:
             nodes.append(Node(hostname, env, aliases=kubelet_aliases(hostname, job)))
             order.append(hostname)
     return PlatformJob(nodes, tuple(order))
+
+
+def aistation(job: str, count: int, gpus: int, rdzv_id: str) -> PlatformJob:
+    """AIStation Master/Worker (seed 003): the platform sets ``MASTER_ADDR`` (here a
+    service name of the master container) and ``MASTER_PORT``; the user's form sets
+    ``NNODES``, ``NPROC_PER_NODE`` and ``RDZV_ID``. Nothing says which container is which:
+    the expected order is the master, then the workers by hostname (the runtime's rule)."""
+    env = {"MASTER_ADDR": f"{job}-master", "MASTER_PORT": "29500", "NNODES": str(count),
+           "NPROC_PER_NODE": str(gpus), "RDZV_ID": rdzv_id}
+    master = Node(f"{job}-master-0", dict(env), aliases=(f"{job}-master",))
+    workers = [Node(f"{job}-worker-{i}", dict(env)) for i in range(count - 1)]
+    order = (master.hostname,) + tuple(sorted(w.hostname for w in workers))
+    return PlatformJob([master] + workers, order)

@@ -67,3 +67,35 @@ def test_a_bad_directive_fails_every_node(cluster: PlatformCluster) -> None:
     for code, log in zip(outcome.codes, outcome.logs):
         assert code not in (None, 0)
         assert log.strip().splitlines()[-1] == "sbatch: error: Invalid --time specification"
+
+
+def test_aistation_count_never_arrives(cluster: PlatformCluster) -> None:
+    made = oracles.aistation("short", 3, 1, "r-1")
+    outcome = run_bad(cluster, made.nodes[:2])
+    message = "rendezvous at short-master:6819: 2 of 3 nodes (NNODES) arrived in time"
+    for log in outcome.logs:
+        assert message in log, log
+
+
+def test_aistation_container_of_another_run(cluster: PlatformCluster) -> None:
+    made = oracles.aistation("mixed", 3, 1, "r-1")
+    made.nodes[2].env["RDZV_ID"] = "r-0"
+    outcome = run_bad(cluster, made.nodes)
+    assert ("rendezvous id 'aistation/r-0' differs from the master's 'aistation/r-1': two "
+            "jobs share one master address") in outcome.logs[2]
+    assert "2 of 3 nodes (NNODES) arrived in time" in outcome.logs[0]
+    assert "2 of 3 nodes (NNODES) arrived in time" in outcome.logs[1]
+
+
+def test_aistation_one_container_too_many(cluster: PlatformCluster) -> None:
+    made = oracles.aistation("many", 3, 1, "r-1")
+    for node in made.nodes:
+        node.env["NNODES"] = "2"
+    cluster.write("many.sh", SCRIPT.replace("bad-ran", "many-ran"))
+    outcome = cluster.run(made.nodes, ["--wait", str(WAIT_S), "many.sh"], timeout_s=BOUND_S)
+    assert None not in outcome.codes, outcome.logs
+    assert cluster.read("many-ran.txt") == "ran\n"
+    refused = [log for code, log in zip(outcome.codes, outcome.logs) if code != 0]
+    assert len(refused) == 1, outcome.logs
+    assert ("more containers than NNODES=2 joined the rendezvous" in refused[0]
+            or "cannot reach the rendezvous at many-master:6819 in time" in refused[0])

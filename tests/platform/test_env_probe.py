@@ -33,7 +33,14 @@ JOBS: Dict[str, Callable[[], oracles.PlatformJob]] = {
     "indexed-job": lambda: oracles.indexed_job("llm-9", 3, "llm-9-svc"),
     "jobset": lambda: oracles.jobset("js", "node", 2),
     "volcano": lambda: oracles.volcano("vj", [("master", 1), ("worker", 2)]),
+    "aistation": lambda: oracles.aistation("ais", 3, 1, "run-1"),
+    # The master's container starts last: the workers retry until it listens.
+    "aistation-master-last": lambda: _reversed(oracles.aistation("late", 4, 1, "run-2")),
 }
+
+
+def _reversed(made: oracles.PlatformJob) -> oracles.PlatformJob:
+    return made._replace(nodes=made.nodes[::-1])
 
 
 def run_probe(cluster: PlatformCluster, made: oracles.PlatformJob, name: str,

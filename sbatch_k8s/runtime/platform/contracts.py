@@ -12,7 +12,7 @@ import re
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.platform import kube, kubeflow
+from sbatch_k8s.runtime.platform import aistation, kube, kubeflow
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts, subdomain_of
 
 Adapter = Callable[[Container], PlatformFacts]
@@ -65,6 +65,9 @@ CONTRACTS: Tuple[PlatformContract, ...] = (
                      check=lambda c: False, summary="AI Hub PyTorchJob"),
     PlatformContract("dlc", lambda c: kubeflow.pytorchjob(c, "dlc"), (),
                      check=lambda c: False, summary="PAI-DLC PyTorchJob"),
+    PlatformContract("aistation", aistation.aistation, ("MASTER_ADDR", "NNODES"),
+                     absent=("RANK", "PET_NODE_RANK"),
+                     summary="AIStation Master/Worker (ranks by rendezvous at MASTER_ADDR)"),
     PlatformContract("jobset", kube.jobset, ("JOB_COMPLETION_INDEX",), check=_jobset_hostname,
                      summary="JobSet (hostname <jobset>-<job>-<j>-<i>)"),
     PlatformContract("indexed-job", kube.indexed_job, ("JOB_COMPLETION_INDEX",),

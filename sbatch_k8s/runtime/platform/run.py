@@ -22,10 +22,12 @@ from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity
 from sbatch_k8s.runtime.node import NodeSettings, platform_environment, run_node, \
     settings_from, stage_script
+from sbatch_k8s.runtime.platform.aistation import is_master
 from sbatch_k8s.runtime.platform.contracts import contract_named, detect, signs_looked_for
 from sbatch_k8s.runtime.platform.description import Facts, parse_script, platform_job
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts, job_id_of, \
     this_container
+from sbatch_k8s.runtime.platform.rendezvous import agree_on_ranks
 from sbatch_k8s.runtime.protocol import fresh_loop
 from sbatch_k8s.runtime.step_server import start as start_step_server
 
@@ -174,21 +176,23 @@ def start(options: RunOptions, environ: Mapping[str, str]) -> int:
     text = _read_script(options.script)
     job_env = platform_environment(environ)
     count = _node_count(facts, options, text, job_env)
-    index = facts.index
-    if index is None:
-        raise RunError(f"the {facts.contract} contract gives no node index")
+    settings = settings_from(facts.contract, environ)
+    if options.wait_s is not None:
+        settings.wait_s = options.wait_s
+    if facts.index is None:
+        facts = agree_on_ranks(facts, container, settings.port, settings.wait_s,
+                               is_master(container, str(facts.master_addr)))
+    index = int(facts.index)  # type: ignore[arg-type]
     identity: NodeIdentity = facts.identity(count, index, container.hostname,
                                             container.resolve)
     job_id = job_id_of(facts.job_key)
     if options.verbose:
         say(f"run: node {index} of {count} ({identity.name}), job id {job_id} from "
             f"{facts.job_key}")
-    settings = settings_from(facts.contract, environ, index)
+    settings.index = index
     settings.job_dir = os.path.join(settings.spool, "job")
     settings.token_file = os.path.join(settings.job_dir, "token")
     settings.workers_exit_as_job = True
-    if options.wait_s is not None:
-        settings.wait_s = options.wait_s
     desc: Dict[str, Any] = {"job_id": job_id, "node_count": count}
     if text is None and index == 0:
         raise RunError(f"cannot read the batch script {options.script}")
