@@ -128,3 +128,28 @@ def test_sinfo_makes_the_same_api_calls_whatever_the_node_count(cluster: Any,
                        "status": {"allocatable": {"cpu": "2", "memory": "1Gi"}}}, None)
     assert "extra[0-19]" in _out(shaped, "sinfo")
     assert calls() == few == 2                 # one LIST of nodes, one of our pods
+
+
+def _pod_requests(kube: KubeSlurm, job: int) -> Any:
+    from sbatch_k8s.backends.kubernetes import kinds
+
+    workload = kube.objects(kinds.JOB, f"sbatch-k8s.io/job-id={job}")[0]
+    return workload["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+
+
+def test_exclusive_job_takes_the_nodes_read_from_the_cluster(shaped: KubeSlurm) -> None:
+    """Partition debug configures no node size: its Ready, schedulable nodes (a0, a1, b0)
+    have 4 CPUs, not all have GPUs. Partition gpu configures node_gpus = 4 only."""
+    done = shaped.run("sbatch", "--exclusive", "--hold", "-o", "/dev/null", "--wrap", "true")
+    assert done.returncode == 0, done.stderr
+    assert "its smallest Ready node of 3 offers 4 CPUs (read from the cluster), so each pod " \
+        "requests 4 CPUs and 0 GPUs" in done.stderr
+    requests = _pod_requests(shaped, submitted_id(done.stdout))
+    assert str(requests["cpu"]) == "4" and "nvidia.com/gpu" not in requests
+    done = shaped.run("sbatch", "-p", "gpu", "--exclusive", "--hold", "-o", "/dev/null",
+                      "--wrap", "true")
+    assert done.returncode == 0, done.stderr
+    assert "offers 4 CPUs and 4 GPUs (read from the cluster), so each pod requests 4 CPUs " \
+        "and 4 GPUs" in done.stderr
+    requests = _pod_requests(shaped, submitted_id(done.stdout))
+    assert (str(requests["cpu"]), str(requests["nvidia.com/gpu"])) == ("4", "4")

@@ -157,13 +157,14 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     ``--test-only``, which has the server check them and prints where the job would run).
     ``command`` names who warns (``srun`` creating a job for a step)."""
     from sbatch_k8s.backends.kubernetes.ids import COUNTER_NAME, allocate_job_ids
+    from sbatch_k8s.backends.kubernetes.node_shape import plan_on_cluster
     from sbatch_k8s.backends.kubernetes.records import record_config_map
     from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
-    from sbatch_k8s.submit import now_iso, plan, submit_context
+    from sbatch_k8s.submit import now_iso, submit_context
     from translators import RenderInputs, render
 
     check_backend_support(job, submit)
-    partition, allocation = plan(job, config)
+    partition, allocation = plan_on_cluster(job, config, client, environ)
     if not submit.quiet:
         for note in allocation.warnings:
             print_warning(command, note)

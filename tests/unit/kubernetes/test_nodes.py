@@ -278,3 +278,15 @@ def test_usage_counts_whole_cpus_per_pod_init_containers_and_limits() -> None:
     used = node_usage(pods, NOW)["n"]
     assert (used.cpus, used.memory_mb, used.extended, used.last_busy) == \
         (1 + 3 + 1, 768, {"nvidia.com/gpu": 2}, NOW)
+
+
+def test_whole_node_shape_is_the_smallest_usable_node() -> None:
+    from sbatch_k8s.backends.kubernetes.node_shape import ClusterShape, shape_of_nodes
+
+    config = _config()
+    debug, gpu = config.partitions
+    nodes = _shape_nodes(cordoned=("b1",))
+    nodes[2]["status"]["allocatable"]["cpu"] = "3500m"        # b0: 3 whole CPUs
+    assert shape_of_nodes(debug, nodes) == ClusterShape(3, None, 3)
+    assert shape_of_nodes(gpu, nodes) == ClusterShape(4, 4, 2)
+    assert shape_of_nodes(gpu, [_not_ready(n) for n in nodes[:2]]) is None
