@@ -239,8 +239,9 @@ OPTIONS: Tuple[Option, ...] = (
          "node anti-affinity on kubernetes.io/hostname / step placement",
          local=("I", _LOCAL_NODES)),
     _row("exclusive", "?", "exclusive", "exclusive", "AH",
-         "whole nodes: pods request the partition's node_cpus and node_gpus (only the job's "
-         "own request where they are not set) and keep other jobs' pods off their nodes",
+         "whole nodes: pods request the partition's node_cpus and node_gpus (where they are "
+         "not set, the CPUs and GPUs of its smallest Ready node, read from the cluster) and "
+         "keep other jobs' pods off their nodes",
          "SBATCH_EXCLUSIVE", "SLURM_EXCLUSIVE"),
     _row("export", "1", "export", "export", "HH",
          "environment of the batch script and tasks", "SBATCH_EXPORT",
