@@ -290,3 +290,32 @@ def test_whole_node_shape_is_the_smallest_usable_node() -> None:
     assert shape_of_nodes(debug, nodes) == ClusterShape(3, None, 3)
     assert shape_of_nodes(gpu, nodes) == ClusterShape(4, 4, 2)
     assert shape_of_nodes(gpu, [_not_ready(n) for n in nodes[:2]]) is None
+
+
+@pytest.mark.parametrize("make, pods, state, reason", [
+    (lambda: _not_ready(_node()), [], "State=DOWN+NOT_RESPONDING ", "Reason=Not responding ["),
+    (lambda: _not_ready(_cordon(_node())), [], "State=DOWN+DRAIN+NOT_RESPONDING ",
+     "Reason=cordoned [nobody@"),
+    (lambda: _cordon(_node()), [_pod("n", cpu="8")], "State=ALLOCATED+DRAIN ",
+     "Reason=cordoned [nobody@"),
+    (_node, [_pod("n", cpu="8")], "State=ALLOCATED ", None),
+])
+def test_scontrol_states_and_reasons(make: Any, pods: Sequence[Dict[str, Any]], state: str,
+                                     reason: Optional[str]) -> None:
+    config = ClusterConfig(partitions=(_partition(),), default_partition="p")
+    partitions = partition_infos(config, nodes_by_partition(config, [make()], pods, NOW))
+    text = format_show_nodes(nodes_of(partitions), NOW, one_liner=True)
+    assert state in text
+    assert (reason in text) if reason else ("Reason=" not in text)
+
+
+def test_sinfo_dead_and_responding_filters() -> None:
+    nodes = _shape_nodes()
+    _not_ready(nodes[2])                                        # b0 stops answering
+    assert renamed(_listing(["-d", "-h"], nodes)) == \
+        "debug*       up   infinite      1  down* n3\ngpu          up   infinite      0    n/a \n"
+    assert "n3" not in renamed(_listing(["-r", "-h"], nodes))
+    reasons = {line.split()[-1]: line for line in
+               renamed(_listing(["-R", "-h"], nodes)).splitlines()}
+    assert sorted(reasons) == ["n3", "n4"]
+    assert reasons["n3"].startswith("Not responding       Unknown   ")
