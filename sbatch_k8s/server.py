@@ -7,6 +7,14 @@ arguments, runs the command's ``main`` and reports the exit code; the parent rel
 the client forwards. One server per state directory (an exclusive lock); it exits when idle
 for :data:`IDLE_EXIT_S`, or when a source file it loaded changes (the next command then runs
 the new code and starts a fresh server).
+
+For the Kubernetes backend it also keeps a watch cache
+(:mod:`sbatch_k8s.backends.kubernetes.watch_cache`): the first Kubernetes command asks for
+it through the journal pipe (:mod:`sbatch_k8s.backends.kubernetes.watch_journal`), which
+also tells the server what every command wrote. Before forking a command that reads job
+state, the server drains that pipe and waits (briefly, bounded) until the cache holds every
+write of the commands that came before; the command then reads its forked copy of the
+cache and makes no API call. The cache stops when the server exits.
 """
 
 from __future__ import annotations
@@ -16,16 +24,21 @@ import os
 import socket
 import sys
 import time
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from sbatch_k8s.runtime.forkserver import ForkServer, Request, listen
+
+if TYPE_CHECKING:
+    from sbatch_k8s.backends.kubernetes.watch_cache import WatchCache
+    from sbatch_k8s.backends.kubernetes.watch_journal import JournalReader
 
 IDLE_EXIT_S = 900.0
 COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sacct", "scontrol", "sinfo")
 
 
-def preload() -> None:
-    """Import the commands and build the grammars: what every child then has for free."""
+def preload() -> bool:
+    """Import the commands and build the grammars: what every child then has for free.
+    True when the Kubernetes backend is configured (its client is then loaded too)."""
     import importlib
 
     for name in COMMANDS:
@@ -41,10 +54,10 @@ def preload() -> None:
     from parsers.values.grammar import build_all
 
     build_all()
-    _preload_backend()
+    return _preload_backend()
 
 
-def _preload_backend() -> None:
+def _preload_backend() -> bool:
     """With a cluster configured, the Kubernetes backend and its client library too (their
     import costs most of a command's time otherwise)."""
     import importlib
@@ -54,19 +67,34 @@ def _preload_backend() -> None:
     try:
         config, path = load_config(os.environ)
         if choose_backend(os.environ, config, path) != KUBERNETES:
-            return
+            return False
     except Exception:  # a broken configuration is reported by the command that reads it
-        return
+        return False
     for module in ("kubernetes.client", "kubernetes.config",
                    "sbatch_k8s.backends.kubernetes.backend",
                    "sbatch_k8s.backends.kubernetes.submit",
                    "sbatch_k8s.backends.kubernetes.cluster_jobs",
                    "sbatch_k8s.backends.kubernetes.records",
-                   "sbatch_k8s.backends.kubernetes.state"):
+                   "sbatch_k8s.backends.kubernetes.state",
+                   "sbatch_k8s.backends.kubernetes.cluster_reads"):
         importlib.import_module(module)
     from sbatch_k8s.runtime_bundle import build_bundle
 
     build_bundle()
+    return True
+
+
+def start_watch_cache(kubernetes: bool) -> Tuple["WatchCache", "JournalReader"]:
+    """The watch cache (idle until a command asks for it) and the journal pipe's reader;
+    with the Kubernetes backend configured, the reader drains the pipe from the start."""
+    from sbatch_k8s.backends.kubernetes import client, watch_cache, watch_journal
+
+    cache = watch_cache.install()
+    reader = watch_journal.JournalReader(watch_journal.open_journal(), cache.handle)
+    client.WRITE_OBSERVERS.append(watch_journal.note_write)
+    if kubernetes:
+        reader.start_thread()
+    return cache, reader
 
 
 def loaded_sources() -> Dict[str, float]:
@@ -98,23 +126,39 @@ class CommandServer(ForkServer):
     """The user commands, served until idle or until a loaded source file changes."""
 
     def __init__(self, listener: socket.socket, sources: Dict[str, float],
-                 lock: "object") -> None:
+                 lock: "object", cache: "WatchCache", journal: "JournalReader") -> None:
         super().__init__(listener)
         self.sources = sources
         self.lock = lock
         self.stale = False
+        self.cache = cache
+        self.journal = journal
 
     def accepts(self, request: Request) -> bool:
+        from sbatch_k8s.backends.kubernetes.watch_cache import READERS
+
         self.stale = self.stale or changed(self.sources)
-        return request.command in COMMANDS and super().accepts(request) and not self.stale
+        accepted = request.command in COMMANDS and super().accepts(request) and not self.stale
+        self._drain_journal()
+        if accepted and request.command in READERS:
+            self.cache.wait_caught_up()
+        return accepted
+
+    def _drain_journal(self) -> None:
+        """Take in what finished commands wrote; once anything came, drain continuously."""
+        self.journal.drain()
+        if self.cache.mirrors:
+            self.journal.start_thread()
 
     def done(self) -> bool:
+        self._drain_journal()
         idle = not self.children and time.time() - self.last_request > IDLE_EXIT_S
         return self.stale or idle
 
     def close_in_child(self) -> None:
         # Supervisors forked by sbatch must not keep the server lock (it would block restarts).
         self.lock.close()  # type: ignore[attr-defined]
+        os.close(self.journal.read_fd)  # only the server reads the journal
 
     def run_command(self, command: str, argv: List[str]) -> int:
         import importlib
@@ -131,12 +175,15 @@ def main(path: Optional[str] = None) -> None:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return
-    preload()
+    kubernetes = preload()
+    cache, journal = start_watch_cache(kubernetes)
     sources = loaded_sources()
     listener = listen(path)
     try:
-        CommandServer(listener, sources, lock).serve()
+        CommandServer(listener, sources, lock, cache, journal).serve()
     finally:
+        journal.stop()
+        cache.stop()
         listener.close()
         try:
             os.unlink(path)

@@ -28,6 +28,9 @@ TRANSIENT = frozenset({429, 500, 502, 503, 504})
 CONNECT_TIMEOUT_S = 5.0
 READ_TIMEOUT_S = 30.0
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+#: Called as ``observe(client, method, path, query, answer)`` after every successful write:
+#: how the command server's watch cache learns which resourceVersion a command wrote.
+WRITE_OBSERVERS: List[Any] = []
 
 
 class KubeError(BackendError):
@@ -127,7 +130,11 @@ class KubeClient:
             message, reason = _status_message(response.status, data or b"", method, path)
             raise KubeError(_explain(response.status, message, self.target), response.status,
                             reason)
-        return json.loads(data) if data else None
+        answer = json.loads(data) if data else None
+        if method != "GET":
+            for observe in WRITE_OBSERVERS:
+                observe(self, method, path, query or {}, answer)
+        return answer
 
     # -- verbs ------------------------------------------------------------------------------
 

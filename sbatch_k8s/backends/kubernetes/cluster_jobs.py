@@ -1,19 +1,29 @@
 """Jobs as the cluster knows them: records, workloads and pods read in a constant number of
-API calls, joined into Slurm records.
+API calls — none when the warm command server's watch cache answers — joined into Slurm
+records.
 
 One LIST of job records (ConfigMaps labelled ``sbatch-k8s.io/kind=record``), one LIST per
 workload kind the active records use, and one LIST of pods, per namespace, whatever the
-number of jobs. A job that has ended but whose record still says it is active is written back
+number of jobs; in a command forked by the command server each comes from its watch cache
+instead when that is usable (:mod:`.cluster_reads`, :mod:`.watch_cache`). A job that has
+ended but whose record still says it is active is written back
 (:func:`sbatch_k8s.backends.kubernetes.records.final_patch`): any command that looks
-reconciles what nobody recorded (a job killed by its deadline, a lost node).
+reconciles what nobody recorded (a job killed by its deadline, a lost node). What the cache
+would show as newly final is first confirmed by LISTs of those jobs (a mirror that lags
+behind another must not end a job), and only confirmed states are written back.
+
+A record whose workload and pods are missing is a job that vanished — unless it is younger
+than :data:`SUBMIT_GRACE_S`: sbatch creates the record before the workload, so a reader can
+come between the two.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.records import PENDING, JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
+from sbatch_k8s.backends.kubernetes.cluster_reads import LiveReads, memo_or, reads_for
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, POD, WORKLOADS, Kind
 
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
@@ -22,6 +32,9 @@ MANAGED_SELECTOR = "app.kubernetes.io/managed-by=sbatch-k8s"
 JOB_ID_LABEL = "sbatch-k8s.io/job-id"
 ARRAY_JOB_ID_LABEL = "sbatch-k8s.io/array-job-id"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+#: A record this young whose workload is not there yet is being submitted, not vanished
+#: (sbatch's requests, retried, take at most its retry budget).
+SUBMIT_GRACE_S = 60
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
@@ -47,40 +60,39 @@ class ClusterView:
 
 
 def look(client: KubeClient, namespace: str, active_only: bool,
-         job_ids: Optional[Sequence[int]] = None, array_job_id: Optional[int] = None
-         ) -> ClusterView:
+         job_ids: Optional[Sequence[int]] = None, array_job_id: Optional[int] = None,
+         reads: Optional[LiveReads] = None) -> ClusterView:
     """Records (active ones, or all, or those of ``job_ids``, or the elements of one array),
-    the workloads they name and our pods."""
+    the workloads they name and our pods (only those of the jobs asked for, when asked for
+    some), from ``reads`` (default: LISTs)."""
     from sbatch_k8s.backends.kubernetes.records import record_from_config_map
 
+    reads = reads or LiveReads(client)
     selector = ACTIVE_SELECTOR if active_only else RECORD_SELECTOR
     if job_ids is not None:
         selector += f",{JOB_ID_LABEL} in ({','.join(str(i) for i in sorted(job_ids))})"
     if array_job_id is not None:
         selector += f",{ARRAY_JOB_ID_LABEL}={array_job_id}"
-    maps, _ = client.list(CONFIG_MAP, namespace, selector)
     stored = []
-    for cm in maps:
+    for item in reads.items(CONFIG_MAP, namespace, selector, RECORD_SELECTOR):
         try:
-            record, ref = record_from_config_map(cm)
+            record, ref = memo_or(item, record_from_config_map)
         except ValueError:
             continue  # an unreadable record must not take squeue down with it
-        stored.append((record, ref, cm))
+        stored.append((record, ref, item[0]))
+    owned = MANAGED_SELECTOR
+    if job_ids is not None or array_job_id is not None:
+        ids: Set[int] = {r.job_id for r, _, _ in stored}
+        ids |= {r.array_job_id for r, _, _ in stored if r.array_job_id is not None}
+        owned += f",{JOB_ID_LABEL} in ({','.join(str(i) for i in sorted(ids)) or '0'})"
     kinds = {_kind_named(ref) for record, ref, _ in stored if ref}
     workloads: Dict[Tuple[str, str], Dict[str, Any]] = {}
-    for kind in kinds:
-        if kind is None:
-            continue
-        items, _ = client.list(kind, namespace, MANAGED_SELECTOR)
-        for item in items:
-            # list items carry no kind on a real API server: put it back for the readers
-            item.setdefault("kind", kind.kind)
-            item.setdefault("apiVersion", kind.api_version)
+    for kind in sorted(filter(None, kinds), key=lambda k: k.plural):
+        for item, _ in reads.items(kind, namespace, owned, MANAGED_SELECTOR):
             workloads[(kind.kind, item["metadata"]["name"])] = item
     pods: Dict[str, List[Dict[str, Any]]] = {}
     if any(not _final_state(r) for r, _, _ in stored):
-        items, _ = client.list(POD, namespace, MANAGED_SELECTOR)
-        for pod in items:
+        for pod, _ in reads.items(POD, namespace, owned, MANAGED_SELECTOR):
             pods.setdefault(_labels(pod).get(JOB_ID_LABEL, ""), []).append(pod)
     return ClusterView(stored, workloads, pods)
 
@@ -124,7 +136,11 @@ def joined_records(client: KubeClient, view: ClusterView, now: int,
                 continue
             record = live_record(stored, None, pods, now)
         else:
-            record = live_record(stored, workload, view.pods.get(str(stored.job_id), []), now)
+            pods = view.pods.get(str(stored.job_id), [])
+            if workload is None and not pods and _being_submitted(stored, now):
+                out.append(stored)
+                continue
+            record = live_record(stored, workload, pods, now)
         if reconcile and is_final(record):
             try:
                 client.merge_patch(CONFIG_MAP, cm["metadata"]["name"],
@@ -135,10 +151,34 @@ def joined_records(client: KubeClient, view: ClusterView, now: int,
     return out
 
 
+def _being_submitted(stored: JobRecord, now: int) -> bool:
+    """Whether a record without workload may still get one (see the module docstring)."""
+    return stored.submit_time is not None and now - stored.submit_time < SUBMIT_GRACE_S
+
+
 def _workload_finished(workload: Mapping[str, Any]) -> bool:
     conditions = (workload.get("status") or {}).get("conditions") or []
     return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
                for c in conditions)
+
+
+def _namespace_records(client: KubeClient, namespace: str, now: int,
+                       active_only: bool, **selection: Any) -> List[JobRecord]:
+    """Joined records of one namespace, read through the watch cache when there is one;
+    what the cache alone would end is confirmed (and written back) from LISTs."""
+    from sbatch_k8s.backends.kubernetes.records import is_final
+
+    reads = reads_for(client)
+    view = look(client, namespace, active_only, reads=reads, **selection)
+    joined = joined_records(client, view, now, reconcile=not reads.cached)
+    ending = {r.job_id for r, (stored, _, _) in zip(joined, view.stored)
+              if is_final(r) and not is_final(stored)}
+    if not reads.cached or not ending:
+        return joined
+    live = look(client, namespace, False, job_ids=sorted(ending))
+    confirmed = {r.job_id: r for r in joined_records(client, live, now)}
+    return [confirmed[r.job_id] if r.job_id in ending else r for r in joined
+            if r.job_id not in ending or r.job_id in confirmed]
 
 
 def cluster_records(client: KubeClient, namespaces: Iterable[str], now: int,
@@ -146,13 +186,14 @@ def cluster_records(client: KubeClient, namespaces: Iterable[str], now: int,
     """Joined records of every namespace, by job id."""
     records: List[JobRecord] = []
     for namespace in sorted(set(namespaces)):
-        records.extend(joined_records(client, look(client, namespace, active_only), now))
+        records.extend(_namespace_records(client, namespace, now, active_only))
     return sorted(records, key=lambda r: r.job_id)
 
 
 def find_job(client: KubeClient, namespaces: Iterable[str], job_id: int, now: int
              ) -> Optional[Tuple[JobRecord, Dict[str, str], str]]:
-    """One job's live record, its workload reference and its namespace (None: unknown)."""
+    """One job's live record, its workload reference and its namespace (None: unknown),
+    always from the API server: what scancel and scontrol hold act on."""
     for namespace in sorted(set(namespaces)):
         view = look(client, namespace, active_only=False, job_ids=[job_id])
         for record, (_, ref, _) in zip(joined_records(client, view, now), view.stored):
@@ -167,7 +208,6 @@ def records_of(client: KubeClient, namespaces: Iterable[str], job_id: int, now: 
     found: List[JobRecord] = []
     for namespace in sorted(set(namespaces)):
         for selection in ({"array_job_id": job_id}, {"job_ids": [job_id]}):
-            view = look(client, namespace, False, **selection)  # type: ignore[arg-type]
-            found.extend(joined_records(client, view, now))
+            found.extend(_namespace_records(client, namespace, now, False, **selection))
     unique = {r.job_id: r for r in found}
     return [unique[k] for k in sorted(unique)]

@@ -1,0 +1,240 @@
+"""One LIST+WATCH mirror of a collection (one kind, namespace and label selector), kept by a
+thread of the warm command server (:mod:`.watch_cache`).
+
+The loop is client-go's reflector, reduced: LIST (its ``resourceVersion`` is where the mirror
+stands), then WATCH from there with ``allowWatchBookmarks``; every event and bookmark moves
+:attr:`Reflector.rv` forward. A watch that ends by its ``timeoutSeconds`` is resumed from
+:attr:`rv` at once; one that fails (connection lost, 5xx) is resumed with exponential backoff,
+and the mirror is not :attr:`live` meanwhile (readers then ask the API server); 410 Gone (the
+history behind :attr:`rv` was compacted) means a fresh LIST. A kind the server does not serve
+(404 on LIST) is mirrored as empty, and asked again every :data:`ABSENT_RECHECK_S`.
+
+Every change to the mirror's fields happens under the shared lock and ends with
+``notify_all`` on the shared condition: the server forks commands while holding that lock,
+so a command always sees a whole mirror (see :mod:`.watch_cache`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+
+from sbatch_k8s.backends.kubernetes.client import CONNECT_TIMEOUT_S, KubeClient, KubeError
+from sbatch_k8s.backends.kubernetes.kinds import Kind
+
+#: The server ends each watch after this long (client-go picks 5–10 min); jittered.
+WATCH_TIMEOUT_S = 300
+#: First and largest pause between attempts after a failure.
+BACKOFF_FIRST_S = 0.2
+BACKOFF_MAX_S = 15.0
+#: How often a kind the server does not serve is asked for again.
+ABSENT_RECHECK_S = 30.0
+
+
+def rv_number(text: Any) -> Optional[int]:
+    """A resourceVersion as a number (etcd revisions are), or None when it is not one."""
+    value = str(text or "")
+    return int(value) if value.isdigit() else None
+
+
+class Gone(Exception):
+    """The watch's resourceVersion is too old (410): a fresh LIST is needed."""
+
+
+class Reflector:
+    """The mirror of one collection; see the module docstring. ``memo`` derives a value
+    from each stored object once, when it arrives (readers then need not)."""
+
+    def __init__(self, connect: Callable[[], KubeClient], kind: Kind, namespace: str,
+                 selector: str, condition: threading.Condition,
+                 memo: Optional[Callable[[Dict[str, Any]], Any]] = None) -> None:
+        self.connect = connect
+        self.kind = kind
+        self.namespace = namespace
+        self.selector = selector
+        self.condition = condition
+        self.memo = memo
+        #: name → (object, memo value); replaced whole on LIST, entry by entry on events.
+        self.objects: Dict[str, Tuple[Dict[str, Any], Any]] = {}
+        self.rv = 0
+        #: The least resourceVersion readers need (writes our own commands made).
+        self.required_rv = 0
+        self.synced = False
+        self.live = False
+        self.absent = False
+        self.last_error = ""
+        self.lists = 0
+        self.watches = 0
+        self._stop = threading.Event()
+        self._response: Any = None
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"reflector {kind.plural} {namespace}")
+
+    @property
+    def collection_path(self) -> str:
+        """The collection's URL path (what a write to it is matched by)."""
+        return self.kind.collection_path(self.namespace)
+
+    def start(self) -> "Reflector":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """End the loop (the open watch is shut down so the thread does not linger)."""
+        self._stop.set()
+        response = self._response
+        if response is not None:
+            try:
+                response.shutdown()
+            except Exception:  # already closed
+                pass
+
+    def join(self, timeout_s: float) -> None:
+        self._thread.join(timeout_s)
+
+    def usable(self) -> bool:
+        """Whether the mirror may answer a reader now (caller holds the lock or the mirror
+        is a forked command's frozen copy)."""
+        return self.synced and self.live and self.rv >= self.required_rv
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff = BACKOFF_FIRST_S
+        client: Optional[KubeClient] = None
+        need_list = True
+        while not self._stop.is_set():
+            try:
+                if client is None:
+                    client = self.connect()
+                if need_list:
+                    self._list(client)
+                    need_list = False
+                    if self.absent:
+                        self._stop.wait(ABSENT_RECHECK_S)
+                        need_list = True
+                        continue
+                self._watch(client)
+                backoff = BACKOFF_FIRST_S
+            except Gone:
+                need_list = True
+            except Exception as e:  # any failure: not live, back off, resume
+                self._set(live=False, last_error=str(e) or type(e).__name__)
+                if isinstance(e, KubeError) and e.status in (401, 403):
+                    client = None  # credentials may have been renewed in the kubeconfig
+                self._stop.wait(backoff * (0.5 + random.random()))
+                backoff = min(backoff * 2, BACKOFF_MAX_S)
+        self._set(live=False)
+
+    def _set(self, **fields: Any) -> None:
+        with self.condition:
+            for name, value in fields.items():
+                setattr(self, name, value)
+            self.condition.notify_all()
+
+    def _list(self, client: KubeClient) -> None:
+        items, rv_text = client.list(self.kind, self.namespace, self.selector)
+        self.lists += 1
+        if rv_text == "":  # 404: the kind is not served
+            self._set(objects={}, absent=True, synced=True, live=True, rv=0)
+            return
+        rv = rv_number(rv_text)
+        if rv is None:
+            raise KubeError(f"resourceVersion {rv_text!r} is not a number: no watch cache")
+        objects = {}
+        for item in items:
+            item.setdefault("kind", self.kind.kind)
+            item.setdefault("apiVersion", self.kind.api_version)
+            objects[item["metadata"]["name"]] = (item, self._memo(item))
+        self._set(objects=objects, rv=max(rv, self.rv if self.synced else 0), synced=True,
+                  live=True, absent=False, last_error="")
+
+    def _memo(self, obj: Dict[str, Any]) -> Any:
+        if self.memo is None:
+            return None
+        try:
+            return self.memo(obj)
+        except Exception as e:  # the reader reports it as it would for a listed object
+            return e
+
+    def _watch(self, client: KubeClient) -> None:
+        timeout_s = int(WATCH_TIMEOUT_S * (1 + random.random() * 0.2))
+        query = {"watch": "true", "resourceVersion": str(self.rv),
+                 "allowWatchBookmarks": "true", "timeoutSeconds": str(timeout_s)}
+        if self.selector:
+            query["labelSelector"] = self.selector
+        self.watches += 1
+        response = open_stream(client, self.kind.collection_path(self.namespace), query,
+                               read_timeout_s=timeout_s + 30.0)
+        self._response = response
+        try:
+            self._set(live=True, last_error="")
+            for event in watch_events(response):
+                if self._stop.is_set():
+                    return
+                self._apply(event)
+        finally:
+            self._response = None
+            response.release_conn()
+
+    def _apply(self, event: Dict[str, Any]) -> None:
+        kind = event.get("type")
+        obj = event.get("object") or {}
+        if kind == "ERROR":
+            if obj.get("code") == 410:
+                raise Gone(obj.get("message", "Gone"))
+            raise KubeError(str(obj.get("message") or obj), int(obj.get("code") or 0))
+        rv = rv_number((obj.get("metadata") or {}).get("resourceVersion"))
+        if rv is None:
+            raise KubeError("watch event without a numeric resourceVersion")
+        if kind == "BOOKMARK":
+            self._set(rv=max(self.rv, rv))
+            return
+        name = obj["metadata"]["name"]
+        value = None if kind == "DELETED" else (obj, self._memo(obj))
+        with self.condition:
+            if value is None:
+                self.objects.pop(name, None)
+            else:
+                self.objects[name] = value
+            self.rv = max(self.rv, rv)
+            self.condition.notify_all()
+
+
+def open_stream(client: KubeClient, path: str, query: Dict[str, str],
+                read_timeout_s: float) -> Any:
+    """A streaming GET through the client's ``ApiClient`` (its auth and TLS): the open
+    urllib3 response, or KubeError with the server's message (410 raises :class:`Gone`)."""
+    api = client.api_client
+    _, url, headers, _, _ = api.param_serialize(
+        method="GET", resource_path=path, query_params=list(query.items()),
+        header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+    try:
+        answer = api.call_api("GET", url, header_params=headers,
+                              _request_timeout=(CONNECT_TIMEOUT_S, read_timeout_s))
+    except Exception as e:
+        raise KubeError(f"watch {path}: {e}") from e
+    response = answer.response
+    if answer.status >= 300:
+        body = response.data or b""
+        response.release_conn()
+        if answer.status == 410:
+            raise Gone(body[:200].decode("utf-8", "replace"))
+        raise KubeError(f"watch {path}: HTTP {answer.status}: "
+                        f"{body[:200].decode('utf-8', 'replace')}", answer.status)
+    return response
+
+
+def watch_events(response: Any) -> Iterator[Dict[str, Any]]:
+    """The events of a watch stream (one JSON document a line), as they arrive."""
+    pending = b""
+    for chunk in response.stream(65536, decode_content=True):
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            if line.strip():
+                yield json.loads(line)
+    if pending.strip():
+        yield json.loads(pending)
