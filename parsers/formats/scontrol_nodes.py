@@ -6,7 +6,9 @@ blanks, a record ending in a blank line; with ``one_liner`` (``scontrol -o``) th
 separated by single blanks and a record is one line. A value we do not have prints as Slurm
 prints an unset one: ``CPULoad=N/A``, ``FreeMem=N/A``, ``BootTime=None``, ``Unknown`` times,
 and the optional groups (``Arch``, ``NodeAddr``…, ``OS``, ``Reason``) are left out as Slurm
-leaves them out. The energy lines are those of a cluster without an energy plugin.
+leaves them out; a reason whose author is unknown names ``nobody``, as ``uid_to_string`` does
+for an unknown uid. ``Port`` is never printed: nodes use the default port, which Slurm leaves
+out. The energy lines are those of a cluster without an energy plugin.
 """
 
 from __future__ import annotations
