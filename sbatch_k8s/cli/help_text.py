@@ -16,6 +16,14 @@ _SYNOPSIS = {
             "[ : [OPTIONS(N)...]] executable(N) [args(N)...]",
 }
 
+#: What ``--help`` says after the options, per command.
+_CLOSING = {
+    "srun": "Outside a job, srun creates a job for the step and streams its output. On the\n"
+            "Kubernetes backend that output is node 0's pod log, which merges stdout and\n"
+            "stderr: the tasks' stderr arrives on srun's stdout. stdin is not forwarded there\n"
+            "(the tasks read /dev/null).",
+}
+
 
 def usage_text(command: str) -> str:
     """The usage line."""
@@ -34,6 +42,8 @@ def help_text(command: str) -> str:
         level = option.level(command)
         tag = "" if level == HONOURED else f" [{level}]"
         lines.append(f"  {spelled:<34} {option.note}{tag}")
+    if command in _CLOSING:
+        lines += ["", _CLOSING[command]]
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,8 @@ namespace (``unshare``), with the pod's hostname, volumes bind-mounted at their 
 Modules: ``kubelet`` (watch, dispatch), ``worker`` (one pod's life), ``lifecycle`` (prepared
 pod, status), ``runner`` + ``podinit`` (the process in its namespaces), ``env``, ``fields``,
 ``volumes``, ``podspec`` (from manifest to process), ``addresses`` (addresses, hosts files),
-``nodes`` (registration, heartbeats), ``api`` (the calls made).
+``nodes`` (registration, heartbeats), ``log_server`` (the containers' logs over HTTPS, for the
+API server's ``pods/log``), ``api`` (the calls made).
 """
 
 from tests.kubelet.kubelet import TestKubelet

@@ -161,5 +161,6 @@ class KubernetesBackend(Backend):
         return partition_nodes(self.client, self.config, self.namespaces())
 
     def run_outside(self, argv: List[str]) -> int:
-        raise BackendError("srun outside a job is not available on the Kubernetes backend "
-                           "yet; submit the step in a batch script with sbatch")
+        from sbatch_k8s.backends.kubernetes.srun_outside import run_outside
+
+        return run_outside(argv, self.config, self.environ, self.client)

@@ -18,7 +18,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from sbatch_k8s.backends.kubernetes.kinds import Kind, kind_of
 from sbatch_k8s.errors import BackendError, ConfigurationError
@@ -136,6 +136,30 @@ class KubeClient:
                 observe(self, method, path, query or {}, answer)
         return answer
 
+    def stream(self, path: str, query: Optional[Mapping[str, str]] = None,
+               read_timeout_s: Optional[float] = None) -> "BodyStream":
+        """GET ``path`` with its body read as it arrives (a followed pod log); one try, no
+        retries (the caller knows what a broken stream means). KubeError as :meth:`request`."""
+        import urllib3
+
+        _, url, headers, _, _ = self.api_client.param_serialize(
+            method="GET", resource_path=path, query_params=list((query or {}).items()),
+            header_params={"Accept": "text/plain, */*"}, auth_settings=["BearerToken"])
+        self.calls += 1
+        try:
+            response = self.api_client.call_api(
+                "GET", url, header_params=headers,
+                _request_timeout=(CONNECT_TIMEOUT_S, read_timeout_s))
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise KubeError(f"cannot reach the Kubernetes API server at {self.target.server}: "
+                            f"{_connection_reason(e)}") from e
+        if response.status >= 300:
+            message, reason = _status_message(response.status, response.read() or b"", "GET",
+                                              path)
+            raise KubeError(_explain(response.status, message, self.target), response.status,
+                            reason)
+        return BodyStream(response.response)
+
     # -- verbs ------------------------------------------------------------------------------
 
     def create(self, manifest: Mapping[str, Any], namespace: Optional[str],
@@ -215,6 +239,38 @@ class KubeClient:
             minor = int("".join(c for c in str(doc.get("minor", "0")) if c.isdigit()) or 0)
             self._version = (major, minor)
         return self._version[1]
+
+
+class BodyStream:
+    """A response body read chunk by chunk as the server sends it; :meth:`abort` (from any
+    thread) ends the reading."""
+
+    CHUNK_BYTES = 65536
+
+    def __init__(self, response: Any) -> None:
+        self._response = response         # urllib3's HTTPResponse, body not yet read
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body's bytes as they arrive; ends with the body. KubeError when the
+        connection breaks or times out first."""
+        import urllib3
+
+        try:
+            for chunk in self._response.stream(self.CHUNK_BYTES, decode_content=True):
+                if chunk:
+                    yield chunk
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
+            raise KubeError(f"the stream from the API server broke: "
+                            f"{_connection_reason(e)}") from e
+        finally:
+            self._response.release_conn()
+
+    def abort(self) -> None:
+        """Stop the transfer: the reader sees the end of :meth:`chunks` or a KubeError."""
+        try:
+            self._response.shutdown()
+        except (AttributeError, OSError):   # urllib3 before 2.3 has no shutdown
+            self._response.close()
 
 
 def _same_origin(found: Mapping[str, Any], manifest: Mapping[str, Any]) -> bool:
