@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -26,6 +27,8 @@ from tests.kubelet.runner import ContainerProcess, ContainerSpec, Mount
 #: Where the containers' directories live: not under /tmp, which each container replaces.
 ROOT_PARENT = "/var/tmp"
 BIN_PATH = f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin"
+#: The runtime's agent port (``SBATCH_K8S_RUNTIME_PORT``'s default).
+AGENT_PORT = 6818
 #: The containers' python3: the oldest the runtime supports, when this machine has it.
 OLDEST_PYTHON = "/root/.pyenv/versions/3.8.18/bin/python3.8"
 CONTAINER_PYTHON = OLDEST_PYTHON if os.path.exists(OLDEST_PYTHON) else sys.executable
@@ -61,11 +64,17 @@ class PlatformCluster:
         self.python = python
         self.pool = AddressPool()
         self._runs = 0
+        self._created: List[str] = []
 
     def close(self) -> None:
         """Release the addresses and remove the scratch root."""
         self.pool.close()
         shutil.rmtree(self.root, ignore_errors=True)
+        for directory in reversed(self._created):
+            try:
+                os.removedirs(directory)
+            except OSError:
+                pass
 
     def write(self, name: str, text: str) -> Path:
         """A file in the shared working directory."""
@@ -78,12 +87,44 @@ class PlatformCluster:
         path = self.work / name
         return path.read_text() if path.exists() else ""
 
+    def _file_mounts(self, box: Path, files: Dict[str, str]) -> List[Mount]:
+        """The platform's files, by directory: each directory is mounted whole, so a
+        container without the file does not find an empty mount point in its place. Mount
+        points missing on this machine are created (empty) and removed by :meth:`close`."""
+        directories: Dict[str, Dict[str, str]] = {}
+        for path, text in files.items():
+            directories.setdefault(os.path.dirname(path), {})[os.path.basename(path)] = text
+        mounts = []
+        for n, (directory, content) in enumerate(sorted(directories.items())):
+            source = box / f"dir-{n}"
+            source.mkdir()
+            for name, text in content.items():
+                (source / name).write_text(text)
+            if not os.path.exists(directory):
+                self._created.append(directory)
+            mounts.append(Mount(str(source), directory, True))
+        return mounts
+
+    def _free_address(self) -> str:
+        """An address of the pool nobody listens on (a test kubelet that released its block
+        may leave pods behind that still hold their addresses for a moment)."""
+        while True:
+            address = self.pool.allocate()
+            probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                probe.bind((address, AGENT_PORT))
+                return address
+            except OSError:
+                continue
+            finally:
+                probe.close()
+
     def start(self, nodes: Sequence[Node], run_args: Sequence[str]) -> List[ContainerProcess]:
         """Start every container with ``python3 runtime.pyz run <run_args>``."""
         self._runs += 1
         run_dir = self.root / f"run-{self._runs}"
         run_dir.mkdir()
-        addresses = [self.pool.allocate() for _ in nodes]
+        addresses = [self._free_address() for _ in nodes]
         hosts = run_dir / "hosts"
         hosts.write_text("127.0.0.1\tlocalhost\n" + "".join(
             f"{address}\t{' '.join(node.aliases + (node.hostname,))}\n"
@@ -94,10 +135,7 @@ class PlatformCluster:
             (box / "tmp").mkdir(parents=True)
             mounts = [Mount(str(box / "tmp"), "/tmp", False),
                       Mount(str(hosts), "/etc/hosts", True)]
-            for n, (path, text) in enumerate(sorted(node.files.items())):
-                source = box / f"file-{n}"
-                source.write_text(text)
-                mounts.append(Mount(str(source), path, True))
+            mounts += self._file_mounts(box, node.files)
             env = {"PATH": BIN_PATH, "HOME": "/root"}
             env.update(node.env)
             argv = [self.python, str(self.bundle), "run"] + list(run_args)

@@ -7,6 +7,7 @@ the node order Slurm's view must show (hostnames, node 0 first).
 
 from __future__ import annotations
 
+import json
 from typing import Dict, List, NamedTuple, Sequence, Tuple
 
 from tests.platform.harness import Node
@@ -107,3 +108,42 @@ def aistation(job: str, count: int, gpus: int, rdzv_id: str) -> PlatformJob:
     workers = [Node(f"{job}-worker-{i}", dict(env)) for i in range(count - 1)]
     order = (master.hostname,) + tuple(sorted(w.hostname for w in workers))
     return PlatformJob([master] + workers, order)
+
+
+def task_training_pytorch(job: str, count: int, slots: int) -> PlatformJob:
+    """The task-training platform's PyTorch mode (seed 001): ``MASTER_ADDR`` (a name of the
+    rank-0 container), ``MASTER_PORT`` 2222, ``WORLD_SIZE`` (nodes, as its wrapper's
+    ``--nnodes``), ``RANK`` (node rank), ``SLOTS``; nothing names the other containers."""
+    nodes = []
+    for rank in range(count):
+        env = {"MASTER_ADDR": f"{job}-master", "MASTER_PORT": "2222",
+               "WORLD_SIZE": str(count), "RANK": str(rank), "SLOTS": str(slots)}
+        nodes.append(Node(f"{job}-{rank}", env,
+                          aliases=(f"{job}-master",) if rank == 0 else ()))
+    return PlatformJob(nodes, tuple(n.hostname for n in nodes))
+
+
+def task_training_deepspeed(job: str, count: int, slots: int) -> PlatformJob:
+    """PyTorch-DeepSpeed mode: the PyTorch mode's variables plus ``/job/hostfile``
+    (``server1 slots=4`` lines, the nodes in rank order)."""
+    made = task_training_pytorch(job, count, slots)
+    hostfile = "".join(f"{n.hostname} slots={slots}\n" for n in made.nodes)
+    nodes = [n._replace(files={"/job/hostfile": hostfile}) for n in made.nodes]
+    return PlatformJob(nodes, made.order)
+
+
+def tf_config(job: str, workers: int, chief: bool = False, namespace: str = "ns") -> PlatformJob:
+    """TF_CONFIG (§3; the task-training TensorFlow mode): the cluster's hosts
+    ``<job>-<type>-<i>.<ns>.svc:2222``, the task's type and index; AllReduce (no ps)."""
+    kinds = ([("chief", 1)] if chief else []) + [("worker", workers)]
+    cluster = {kind: [f"{job}-{kind}-{i}.{namespace}.svc:2222" for i in range(n)]
+               for kind, n in kinds}
+    nodes = []
+    for kind, n in kinds:
+        for i in range(n):
+            config = json.dumps({"cluster": cluster, "task": {"type": kind, "index": i},
+                                 "environment": "cloud"})
+            hostname = f"{job}-{kind}-{i}"
+            nodes.append(Node(hostname, {"TF_CONFIG": config},
+                              aliases=(f"{hostname}.{namespace}.svc",)))
+    return PlatformJob(nodes, tuple(n.hostname for n in nodes))

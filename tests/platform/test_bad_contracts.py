@@ -99,3 +99,21 @@ def test_aistation_one_container_too_many(cluster: PlatformCluster) -> None:
     assert len(refused) == 1, outcome.logs
     assert ("more containers than NNODES=2 joined the rendezvous" in refused[0]
             or "cannot reach the rendezvous at many-master:6819 in time" in refused[0])
+
+
+def test_task_training_two_containers_claim_one_rank(cluster: PlatformCluster) -> None:
+    made = oracles.task_training_pytorch("dup", 3, 1)
+    made.nodes[2].env["RANK"] = "1"
+    outcome = run_bad(cluster, made.nodes)
+    assert "two containers claim rank 1 (dup-1 and dup-2)" in outcome.logs[2]
+    assert "2 of 3 nodes (WORLD_SIZE) arrived in time" in outcome.logs[0]
+    assert "2 of 3 nodes (WORLD_SIZE) arrived in time" in outcome.logs[1]
+
+
+def test_tf_config_task_outside_its_replicas(cluster: PlatformCluster) -> None:
+    made = oracles.tf_config("tfbad", 2)
+    made.nodes[1].env["TF_CONFIG"] = made.nodes[1].env["TF_CONFIG"].replace(
+        '"index": 1', '"index": 2')
+    outcome = run_bad(cluster, made.nodes)
+    assert "TF_CONFIG's task worker 2 is outside its 2 worker replicas" in outcome.logs[1]
+    assert f"nodes did not answer within {WAIT_S} s: tfbad-worker-1" in outcome.logs[0]

@@ -33,6 +33,9 @@ JOBS: Dict[str, Callable[[], oracles.PlatformJob]] = {
     "indexed-job": lambda: oracles.indexed_job("llm-9", 3, "llm-9-svc"),
     "jobset": lambda: oracles.jobset("js", "node", 2),
     "volcano": lambda: oracles.volcano("vj", [("master", 1), ("worker", 2)]),
+    "task-training-pytorch": lambda: oracles.task_training_pytorch("ttp", 3, 1),
+    "task-training-deepspeed": lambda: oracles.task_training_deepspeed("ttd", 2, 2),
+    "tf-config": lambda: oracles.tf_config("tf", 2, chief=True),
     "aistation": lambda: oracles.aistation("ais", 3, 1, "run-1"),
     # The master's container starts last: the workers retry until it listens.
     "aistation-master-last": lambda: _reversed(oracles.aistation("late", 4, 1, "run-2")),

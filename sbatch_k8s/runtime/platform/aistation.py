@@ -54,4 +54,4 @@ def aistation(container: Container) -> PlatformFacts:
         raise ContractError("AIStation peers are known only after the rendezvous")
 
     return PlatformFacts("aistation", None, count, peers, gpus, master, port, key,
-                         tuple(evidence))
+                         tuple(evidence), rendezvous=True)

@@ -12,7 +12,7 @@ import re
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.platform import aistation, kube, kubeflow
+from sbatch_k8s.runtime.platform import aistation, kube, kubeflow, task_training
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts, subdomain_of
 
 Adapter = Callable[[Container], PlatformFacts]
@@ -53,6 +53,10 @@ def _jobset_hostname(container: Container) -> bool:
 
 
 CONTRACTS: Tuple[PlatformContract, ...] = (
+    PlatformContract("tf-config", task_training.tf_config, ("TF_CONFIG",),
+                     summary="TF_CONFIG (task-training TensorFlow mode, Kubeflow TFJob)"),
+    PlatformContract("task-training", task_training.task_training, ("SLOTS", "RANK"),
+                     summary="task-training platform, PyTorch or DeepSpeed mode"),
     PlatformContract("volcano", kube.volcano, ("VC_TASK_INDEX",), check=_has_volcano_hosts,
                      summary="Volcano Job (svc and env plugins)"),
     PlatformContract("trainjob", kubeflow.trainjob, ("PET_NODE_RANK", "PET_NNODES"),

@@ -67,6 +67,8 @@ class PlatformFacts(NamedTuple):
     master_port: Optional[int]
     job_key: str
     evidence: Tuple[str, ...]
+    #: Peers (and the index, when None) come from a rendezvous at the master address.
+    rendezvous: bool = False
 
     def identity(self, count: int, index: int, hostname: str,
                  resolve: Callable[[str], str]) -> NodeIdentity:

@@ -179,9 +179,10 @@ def start(options: RunOptions, environ: Mapping[str, str]) -> int:
     settings = settings_from(facts.contract, environ)
     if options.wait_s is not None:
         settings.wait_s = options.wait_s
-    if facts.index is None:
-        facts = agree_on_ranks(facts, container, settings.port, settings.wait_s,
-                               is_master(container, str(facts.master_addr)))
+    if facts.index is None or facts.rendezvous:
+        master = facts.index == 0 if facts.index is not None else \
+            is_master(container, str(facts.master_addr))
+        facts = agree_on_ranks(facts, container, settings.port, settings.wait_s, master)
     index = int(facts.index)  # type: ignore[arg-type]
     identity: NodeIdentity = facts.identity(count, index, container.hostname,
                                             container.resolve)
@@ -215,6 +216,9 @@ def start(options: RunOptions, environ: Mapping[str, str]) -> int:
     try:
         code = fresh_loop().run_until_complete(
             run_node(settings, environ, desc, identity, server.path if server else None))
+    except OSError as e:
+        raise RunError(f"cannot listen on {identity.bind_host}:{settings.port}: "
+                       f"{e.strerror or e}") from e
     finally:
         if server is not None:
             server.stop()
