@@ -46,6 +46,24 @@ def kill_job_error(selected: str, step: bool = False, signalled: bool = False,
                            exit_code=EXIT_SUBMIT_ERROR if step or signalled else 0)
 
 
+#: Slurm's error numbers for a refused kill (scancel exits with ``errno & 0xff``):
+#: ESLURM_ACCESS_DENIED for a job, ESLURM_USER_ID_MISSING for one step's cancel.
+ESLURM_ACCESS_DENIED = 2002
+ESLURM_USER_ID_MISSING = 2010
+
+
+def kill_refused_error(job_text: str, step_cancel: bool) -> SlurmInputError:
+    """scancel of another user's job: ``Kill job error on job id 12: Access/permission
+    denied`` (exit 210), printed for a cancel as for a signal; the cancel of one of its steps
+    names the job alone: ``Kill job error on job step id 12: Invalid user id`` (exit 218), as
+    Slurm 22.05 prints them. (Signalling another user's step is silent, exit 0, in 22.05.)"""
+    if step_cancel:
+        return SlurmInputError(f"Kill job error on job step id {job_text}: Invalid user id",
+                               exit_code=ESLURM_USER_ID_MISSING & 0xFF)
+    return SlurmInputError(f"Kill job error on job id {job_text}: Access/permission denied",
+                           exit_code=ESLURM_ACCESS_DENIED & 0xFF)
+
+
 def invalid_user_error(command: str, name: str) -> SlurmInputError:
     """An unknown user name: squeue warns ``Invalid user: x`` (and lists nothing for it,
     exit 0); scancel stops with ``Invalid user name: x`` (exit 1)."""

@@ -33,7 +33,7 @@ def _cancel_one(backend: "Backend", request: "ScancelRequest", targets: List[int
                 text: str, step: Optional[str]) -> int:
     """Cancel or signal what one id means (the jobs ``targets``, or a step of them); print
     Slurm's error when it fails; its status."""
-    from parsers.formats.messages import kill_job_error
+    from parsers.formats.messages import kill_job_error, kill_refused_error
     from parsers.report_options.scancel import verbose_line
     from sbatch_k8s.backends.base import REFUSED
 
@@ -49,8 +49,13 @@ def _cancel_one(backend: "Backend", request: "ScancelRequest", targets: List[int
                                number) for target in targets]
     if outcomes and all(o == "done" for o in outcomes):
         return 0
+    if REFUSED in outcomes:
+        if step is not None and request.signal is not None:
+            return 0
+        refused = kill_refused_error(text.split(".")[0], step is not None)
+        sys.stderr.write(refused.render(COMMAND))
+        return refused.exit_code
     reason = ("Invalid job id specified" if "unknown" in outcomes else
-              "Access/permission denied" if REFUSED in outcomes else
               "Job/step already completing or completed")
     error = kill_job_error(text, step is not None, request.signal is not None, reason)
     if error.exit_code or request.verbose > 0:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 from sbatch_k8s.runtime.agent import log
 
@@ -125,9 +125,11 @@ def _read(path: str) -> Optional[str]:
 async def watch_requests(path: str, deliver: Deliver, poll_s: float = POLL_S) -> None:
     """Carry out each new request in ``path`` (oldest first) with ``deliver``, until
     cancelled. Requests already in the file when the watch starts are new too: they were
-    written for this pod, which is this job's only node 0."""
+    written for this pod, which is this job's only node 0. A step is cancelled once (step
+    ids are never reused): a second ``scancel 12.3`` is a no-op, as in Slurm."""
     done = 0
     seen: Optional[Tuple[int, int, int, int]] = None
+    cancelled_steps: Set[int] = set()
     while True:
         signature = _signature(path)
         if signature is not None and signature != seen:
@@ -136,6 +138,10 @@ async def watch_requests(path: str, deliver: Deliver, poll_s: float = POLL_S) ->
                 if request["seq"] <= done:
                     continue
                 done = request["seq"]
+                if request["target"] == "step" and request["signal"] is None:
+                    if request["step"] in cancelled_steps:
+                        continue    # scancel again before the step ended: nothing more
+                    cancelled_steps.add(request["step"])
                 try:
                     deliver(cancel_message(request))
                 except Exception as e:  # a bad request must not end the job

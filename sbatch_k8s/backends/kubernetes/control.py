@@ -2,8 +2,14 @@
 
 Cancelling writes the record first (CANCELLED, by whom, when), then deletes the workload:
 Kubernetes deletes its pods, each pod's runtime gets SIGTERM, signals its tasks and kills
-what is left after KillWait, as slurmstepd does. Holding suspends the workload (no pods)
-and releasing resumes it; where the suspend field lives depends on the kind.
+what is left after KillWait, as slurmstepd does. Signalling (``--signal``, ``-b``, ``-f``)
+and cancelling one step (``scancel 12.3``) append a request to an annotation of the job's
+node-0 pod, which its runtime reads from a downward-API file and carries out as node 0 does
+for a local scancel (:mod:`sbatch_k8s.runtime.cancel_requests`): nobody needs to reach the
+pod, and the pod needs no API permissions. The kubelet refreshes that file within its sync
+period (about a minute on a default kubelet), so a signal arrives that much later.
+Holding suspends the workload (no pods) and releasing resumes it; where the suspend field
+lives depends on the kind.
 """
 
 from __future__ import annotations
@@ -11,14 +17,16 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from parsers.records import CANCELLED, PENDING, JobRecord, with_changes
+from parsers.records import CANCELLED, PENDING, RUNNING, JobRecord, with_changes
 from sbatch_k8s.backends.base import DONE, FINISHED
-from sbatch_k8s.backends.kubernetes.client import KubeClient
+from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, POD, WORKLOADS, Kind
 from sbatch_k8s.backends.kubernetes.workload_view import SUSPEND_FIELD
 from sbatch_k8s.errors import BackendError
-from translators.metadata import HOLD
+from translators.metadata import HOLD, JOB_ID, SCANCEL_REQUESTS
 
+#: Times scancel reads node 0's pod again when another writer changed it first.
+ANNOTATE_ATTEMPTS = 5
 
 
 def _kind(ref: Mapping[str, str]) -> Optional[Kind]:
@@ -35,14 +43,14 @@ def _write_record(client: KubeClient, record: JobRecord, namespace: str) -> None
 def cancel_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
                       namespace: str, uid: int, signum: Optional[int], batch: bool,
                       full: bool, step: Optional[int]) -> str:
-    """Cancel one job: ``done`` or ``finished``."""
+    """Cancel one job, or (``signum``, ``step``) signal it or cancel one of its steps:
+    ``done`` or ``finished``."""
     from sbatch_k8s.backends.kubernetes.records import is_final
 
-    if signum is not None or step is not None or batch:
-        raise BackendError("signalling jobs or cancelling single steps is not available on "
-                           "the Kubernetes backend yet; scancel <jobid> cancels the job")
     if is_final(record):
         return FINISHED
+    if signum is not None or step is not None:
+        return _request_on_node0(client, record, ref, namespace, signum, batch, full, step)
     now = int(time.time())
     started = record.state != PENDING
     cancelled = with_changes(record, state=CANCELLED, end_time=now, cancelled_by=uid,
@@ -64,6 +72,55 @@ def _shared(record: JobRecord, ref: Mapping[str, str]) -> bool:
     """True when ``record`` is one element of an array run as one Indexed Job."""
     return not ref["name"].endswith(f"-{record.array_task_id}") and \
         record.job_id != record.array_job_id
+
+
+def _node0_pod(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
+               namespace: str) -> Optional[Dict[str, Any]]:
+    """The live pod of the job's node 0 (an array element run as one completion index of a
+    shared Indexed Job: the pod of that index), if any."""
+    from sbatch_k8s.backends.kubernetes.pod_view import is_alive, nodes_by_index
+
+    shared = record.array_job_id is not None and bool(ref.get("name")) and _shared(record, ref)
+    owner = record.array_job_id if shared else record.job_id
+    pods, _ = client.list(POD, namespace, f"{JOB_ID}={owner}")
+    first = record.job_id - (record.array_job_id or record.job_id) if shared else 0
+    pod = nodes_by_index(pods, 1 if shared else record.node_count, first).get(0)
+    return pod if pod is not None and is_alive(pod) else None
+
+
+def _request_on_node0(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
+                      namespace: str, signum: Optional[int], batch: bool, full: bool,
+                      step: Optional[int]) -> str:
+    """Append scancel's request (a signal, or a step's cancel) to node 0's pod: ``done``, or
+    ``finished`` when the job has no running node 0. A pending job has nothing to signal (as
+    the local backend: ``done``), nor any step. Concurrent scancels do not lose each other's
+    requests: the patch names the resourceVersion it read (409: read again)."""
+    from sbatch_k8s.runtime.cancel_requests import target_of, with_request
+
+    if record.state == PENDING:
+        return FINISHED if step is not None else DONE
+    if record.state != RUNNING:
+        return FINISHED
+    pod = _node0_pod(client, record, ref, namespace)
+    target = target_of(batch, full, step)
+    for _ in range(ANNOTATE_ATTEMPTS):
+        if pod is None:
+            return FINISHED
+        meta = pod["metadata"]
+        value = with_request((meta.get("annotations") or {}).get(SCANCEL_REQUESTS), signum,
+                             target, step)
+        try:
+            client.merge_patch(POD, meta["name"], namespace, {"metadata": {
+                "resourceVersion": meta.get("resourceVersion"),
+                "annotations": {SCANCEL_REQUESTS: value}}})
+            return DONE
+        except KubeError as e:
+            if e.status == 404:
+                return FINISHED
+            if e.status != 409:
+                raise
+        pod = client.get(POD, meta["name"], namespace)
+    raise BackendError(f"job {record.job_id}: node 0's pod kept changing; scancel again")
 
 
 def _delete_element_pods(client: KubeClient, record: JobRecord, namespace: str) -> None:

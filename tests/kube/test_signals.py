@@ -1,0 +1,183 @@
+"""scancel --signal, -b, -f and ``scancel <job>.<step>`` on an API server with the test
+kubelet: scancel annotates node 0's pod, the kubelet refreshes the pod's downward-API file,
+node 0's runtime delivers the request (to the other node's tasks through its control
+connection). Every process of the job says which stage of the test a signal reached it in, so
+the job's output file shows exactly which processes, on which nodes, each scancel reached."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from typing import Any, List
+
+import pytest
+
+from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.runtime.cancel_requests import ANNOTATION
+from tests.apiserver.support import wait_until
+from tests.kube.harness import KubeSlurm, submitted_id
+from tests.local.harness import BIN
+
+pytestmark = pytest.mark.slow
+
+#: A job on two nodes: the batch shell and a child of it, and one srun step with a task per
+#: node, each trapping USR1 and printing the stage it was reached in (the file ``stage`` in
+#: the shared working directory). Once the step is over, the script ends.
+TRAPS = r"""#!/bin/sh
+#SBATCH -J sig -N2 --ntasks-per-node=1
+trap 'echo "batch got USR1 in $(cat stage)"' USR1
+sh -c 'trap "echo child got USR1 in \$(cat stage)" USR1; echo child ready
+       while :; do sleep 0.1; done' &
+child=$!
+srun -l sh -c 'trap "echo task $SLURM_PROCID on $(hostname) got USR1 in \$(cat stage)" USR1
+               echo task $SLURM_PROCID ready; while :; do sleep 0.1; done' &
+step=$!
+echo batch ready
+while kill -0 $step 2>/dev/null; do sleep 0.1; done
+echo step over
+kill $child
+"""
+WAIT_S = 90
+
+
+def _lines(kube: KubeSlurm, job_id: int) -> List[str]:
+    try:
+        return kube.read(f"slurm-{job_id}.out").splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def _signal_lines(kube: KubeSlurm, job_id: int) -> List[str]:
+    return [line for line in _lines(kube, job_id) if "got USR1" in line]
+
+
+def _stage(kube: KubeSlurm, job_id: int, name: str, *scancel: str,
+           expected: List[str]) -> None:
+    """Enter stage ``name``, run ``scancel``, wait until ``expected`` lines arrived."""
+    (kube.work / "stage").write_text(name + "\n")
+    done = kube.run("scancel", *scancel)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done
+    wait_until(lambda: set(expected) <= set(_signal_lines(kube, job_id)), WAIT_S,
+               f"stage {name}: {expected}")
+
+
+def test_signals_reach_exactly_the_processes_scancel_names(kube: KubeSlurm,
+                                                           kubelet: Any) -> None:
+    kube.script("traps.sh", TRAPS)
+    (kube.work / "stage").write_text("none\n")
+    job_id = submitted_id(kube.run("sbatch", "traps.sh").stdout)
+    ready = {"batch ready", "child ready", "0: task 0 ready", "1: task 1 ready"}
+    wait_until(lambda: ready <= set(_lines(kube, job_id)), WAIT_S, "every process trapping")
+    node = [f"sig-{job_id}-{i}" for i in range(2)]
+    tasks = [f"{i}: task {i} on {node[i]} got USR1 in " for i in range(2)]
+
+    _stage(kube, job_id, "steps", "--signal=USR1", str(job_id),
+           expected=[t + "steps" for t in tasks])
+    _stage(kube, job_id, "batch", "-b", "--signal=USR1", str(job_id),
+           expected=["batch got USR1 in batch"])
+    _stage(kube, job_id, "full", "-f", "--signal=USR1", str(job_id),
+           expected=["batch got USR1 in full", "child got USR1 in full"]
+           + [t + "full" for t in tasks])
+    (kube.work / "stage").write_text("step\n")
+    for _ in range(2):                     # idempotent: the second is a no-op
+        done = kube.run("scancel", f"{job_id}.0")
+        assert (done.returncode, done.stderr) == (0, ""), done
+    wait_until(lambda: kube.run("sacct", "-j", str(job_id), "-X", "-n", "-o", "State")
+               .stdout.split() == ["COMPLETED"], WAIT_S, "the job's end")
+
+    seen = Counter(_signal_lines(kube, job_id))
+    # -f signals the batch shell's process group, srun included, and srun forwards USR1 to
+    # its tasks as Slurm's does: each task may run its trap once or twice in that stage.
+    for task in tasks:
+        assert 1 <= seen.pop(task + "full", 0) <= 2, seen
+    assert seen == Counter([t + "steps" for t in tasks] + [
+        "batch got USR1 in batch", "batch got USR1 in full", "child got USR1 in full"])
+    out = _lines(kube, job_id)
+    cancelled = [line for line in out if re.fullmatch(
+        rf"slurmstepd: error: \*\*\* STEP {job_id}\.0 ON {node[0]} CANCELLED AT "
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d \*\*\*", line)]
+    assert len(cancelled) == 1, out
+    assert out[-1] == "step over"
+    steps = kube.run("sacct", "-j", str(job_id), "-n", "-P", "-o", "JobID,State")
+    assert f"{job_id}.0|CANCELLED" in steps.stdout.splitlines(), steps.stdout
+
+    pods = kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}")
+    by_name = {p["metadata"]["name"]: p for p in pods}
+    requests = [json.loads((p["metadata"].get("annotations") or {}).get(ANNOTATION, "[]"))
+                for p in by_name.values()]
+    # Only node 0's pod carries requests: one per scancel, in order.
+    assert sorted(len(r) for r in requests) == [0, 5]
+    written = max(requests, key=len)
+    assert [(r["seq"], r["signal"], r["target"], r.get("step")) for r in written] == [
+        (1, 10, "steps", None), (2, 10, "batch", None), (3, 10, "full", None),
+        (4, None, "step", 0), (5, None, "step", 0)]
+
+
+def test_signals_to_jobs_not_running(kube: KubeSlurm, kubelet: Any) -> None:
+    kube.script("quick.sh", "#!/bin/sh\n#SBATCH -J quick\necho done\n")
+    done = kube.run("sbatch", "--wait", "quick.sh", timeout=120)
+    job_id = submitted_id(done.stdout)
+    signalled = kube.run("scancel", "--signal=USR1", str(job_id))
+    assert (signalled.returncode, signalled.stderr) == (
+        1, f"scancel: error: Kill job error on job id {job_id}: "
+           "Job/step already completing or completed\n")
+    step = kube.run("scancel", f"{job_id}.0")
+    assert step.returncode == 1 and step.stderr.startswith(
+        f"scancel: error: Kill job error on job step id {job_id}.0: "), step.stderr
+    held = submitted_id(kube.run("sbatch", "--hold", "quick.sh").stdout)
+    pending = kube.run("scancel", "--signal=USR1", str(held))
+    assert (pending.returncode, pending.stderr) == (0, "")
+    assert kube.run("squeue", "-h", "-j", str(held), "-o", "%T").stdout == "PENDING\n"
+    unknown = kube.run("scancel", "--signal=USR1", "999999")
+    assert (unknown.returncode, unknown.stderr) == (
+        1, "scancel: error: Kill job error on job id 999999: Invalid job id specified\n")
+
+
+NOBODY = 65534
+
+
+def test_another_users_job_is_refused_in_slurms_words(kube: KubeSlurm, kubelet: Any) -> None:
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("acting as another user needs root and setpriv")
+    kube.script("sleepy.sh", "#!/bin/sh\n#SBATCH -J sleepy\nsrun sleep 300\n")
+    job_id = submitted_id(kube.run("sbatch", "sleepy.sh").stdout)
+    wait_until(lambda: kube.run("squeue", "-h", "-j", str(job_id), "-o", "%T").stdout
+               == "RUNNING\n", WAIT_S, "the job running")
+    home = tempfile.mkdtemp(prefix="sbatch-k8s-other-user-")
+    try:
+        os.chmod(home, 0o777)
+        env = dict(kube.env, HOME=home, SBATCH_K8S_STATE_DIR=os.path.join(home, "state"),
+                   SBATCH_K8S_SERVER="0")
+        for variable in ("KUBECONFIG", "SBATCH_K8S_CONFIG"):
+            env[variable] = shutil.copy(kube.env[variable], home)
+            os.chmod(env[variable], 0o644)
+
+        def as_other_user(*args: str) -> "subprocess.CompletedProcess[str]":
+            return subprocess.run(
+                ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                 sys.executable, str(BIN / "scancel"), *args], cwd=home, env=env, text=True,
+                capture_output=True, timeout=90)
+
+        refused = f"scancel: error: Kill job error on job id {job_id}: Access/permission denied\n"
+        for args, code, stderr in [
+                ((str(job_id),), 210, refused),
+                (("--signal=USR1", str(job_id)), 210, refused),
+                (("-b", "--signal=USR1", str(job_id)), 210, refused),
+                ((f"{job_id}.0",), 218,
+                 f"scancel: error: Kill job error on job step id {job_id}: Invalid user id\n"),
+                (("--signal=USR1", f"{job_id}.0"), 0, "")]:   # silent in Slurm 22.05 too
+            done = as_other_user(*args)
+            assert (done.returncode, done.stdout, done.stderr) == (code, "", stderr), args
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    assert kube.run("squeue", "-h", "-j", str(job_id), "-o", "%T").stdout == "RUNNING\n"
+    pods = kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}")
+    assert pods and all(ANNOTATION not in (p["metadata"].get("annotations") or {})
+                        for p in pods)
+    assert kube.run("scancel", str(job_id)).returncode == 0
