@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from parsers.steps import StepLayout, StepRequest
+from parsers.step_layout import StepLayout
+from parsers.steps import StepRequest
 from parsers.values.hostlist import compress_hostlist
 
 Description = Mapping[str, Any]
@@ -239,7 +240,8 @@ def task_environment(desc: Description, names: Sequence[str], layout: StepLayout
         "SLURM_TOPOLOGY_ADDR_PATTERN": "node",
         "SLURM_CPUS_ON_NODE": str(desc["cpus_per_node"][node_index]),
     }
-    step_gpus = _step_gpus(desc, node_index, request)
+    step_gpus = list(layout.gpu_ids[position]) if layout.gpu_ids else \
+        _step_gpus(desc, node_index, request)
     per_task = sum(getattr(g, "count", 0) for g in request.gpus_per_task)
     if not per_task and not request.gpus_per_task and desc.get("gpus_per_task"):
         per_task = int(str(desc["gpus_per_task"]).split(":")[-1])

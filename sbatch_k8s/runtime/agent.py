@@ -1,52 +1,40 @@
-"""The node agent: the slurmd/slurmstepd of one node.
+"""The node agent: the slurmd of one node.
 
 It accepts only authenticated connections (see :mod:`protocol`) and serves:
 
-* ``launch`` — start a step's tasks on this node, stream their output, forward stdin and
-  signals, report each exit; kill them if the launching srun disappears;
-* ``control`` — the batch host's lifeline to this node: when it says ``shutdown`` or drops,
-  the job is over (or node 0 is gone) and this node ends its tasks and exits;
+* ``launch`` — one step's tasks on this node, served by a :class:`stepd.NodeStep` (output,
+  stdin, signals, exits, the step's time limit); they end if the launching srun disappears;
+* ``control`` — the batch host's lifeline to this node: signals for every task, the end of
+  the job for every step (``end_steps``), and ``shutdown``; when it says so or drops, the job
+  is over (or node 0 is gone) and this node ends its tasks and exits;
 * ``ping`` — "are you up";
-* on node 0 only: ``step`` (a step's registration, held open for its life: id, CPUs, log;
-  see :mod:`steps`), ``steps`` (the running ones) and ``cancel`` (``scancel`` of the job).
+* on node 0 only: ``step`` (a step's registration, held open for its life: id, CPUs and
+  GPUs, log; see :mod:`steps`; the job's end reaches each srun over it), ``steps`` (the
+  running ones) and ``cancel`` (``scancel`` of the job).
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, Optional, Set
 
 from sbatch_k8s.runtime.protocol import (
-    KIND_JSON,
-    KIND_STDIN,
-    KIND_STDIN_CLOSE,
     ProtocolError,
     challenge_client,
     decode_json,
     encode_json,
     read_frame,
-    write_frame,
 )
-from sbatch_k8s.runtime.node_files import OutputFiles, resolve, working_directory
+from sbatch_k8s.runtime.stepd import NodeStep
 from sbatch_k8s.runtime.steps import StepRegistry
-from sbatch_k8s.runtime.tasks import (
-    Task,
-    pause_all,
-    resume_all,
-    start_task,
-    terminate,
-    wait_task,
-)
+from sbatch_k8s.runtime.tasks import terminate
 
-#: How long tasks get between SIGTERM and SIGKILL when their srun vanished.
-ORPHAN_GRACE_S = 2.0
 #: Slurm's KillWait default: SIGTERM → SIGKILL when a job ends.
 KILL_WAIT_S = 30.0
-#: Task exits this close together are reported in one message.
-EXIT_BATCH_S = 0.01
-#: Output buffered towards srun before the tasks' pumps wait for it.
-WRITE_BUFFER_BYTES = 8 << 20
+#: How long node 0 waits for each srun to acknowledge that the job is ending.
+ABORT_ACK_S = 2.0
 
 
 def log(message: str) -> None:
@@ -60,18 +48,23 @@ class Agent:
 
     def __init__(self, node_name: str, token: bytes, steps: Optional[StepRegistry],
                  on_shutdown: Callable[[int], None],
-                 on_cancel: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
+                 on_cancel: Optional[Callable[[Dict[str, Any]], None]] = None,
+                 kill_wait_s: float = KILL_WAIT_S) -> None:
         self.node_name = node_name
+        self.kill_wait_s = kill_wait_s
         self.token = token
         self.is_batch_host = steps is not None
         self.steps = steps
         self.on_shutdown = on_shutdown
         self.on_cancel = on_cancel
-        self.running: Dict[int, List[Task]] = {}
+        #: The steps with tasks on this node, by step id.
+        self.running: Dict[int, NodeStep] = {}
         #: The launch connections being served (their tasks' ends still to report).
         self.launches: Set["asyncio.Task[Any]"] = set()
         #: Node 0: each registered step's srun, reachable for ``scancel <job>.<step>``.
         self.step_channels: Dict[int, asyncio.StreamWriter] = {}
+        #: Node 0: set when a step's srun has acknowledged that the job is ending.
+        self.aborting: Dict[int, asyncio.Event] = {}
         self.controlled = asyncio.Event()
         #: Node names node 0 mistook this agent for (logged once each).
         self.refused: Set[str] = set()
@@ -86,11 +79,11 @@ class Agent:
         """Stop listening and end every task still running here."""
         if self.server is not None:
             self.server.close()
-        await self.end_all_tasks(KILL_WAIT_S)
+        await self.end_all_tasks(self.kill_wait_s)
 
     async def end_all_tasks(self, grace_s: float) -> None:
         """SIGTERM, then SIGKILL after ``grace_s``, every task of every step on this node."""
-        tasks = [t for step in self.running.values() for t in step]
+        tasks = [t for step in self.running.values() for t in step.tasks]
         await terminate(tasks, grace_s)
 
     async def finish_launches(self, timeout_s: float) -> None:
@@ -103,8 +96,16 @@ class Agent:
     def signal_all(self, signum: int) -> None:
         """Deliver ``signum`` to every task of every step on this node."""
         for step in self.running.values():
-            for task in step:
-                task.signal(signum)
+            step.signal(signum)
+
+    def end_steps(self, why: str) -> None:
+        """The job is ending (``why``: ``TIME LIMIT``, or "" for a cancel): as slurmd does
+        for each step here, the step's cancel line from its first node, then SIGCONT and
+        SIGTERM to its tasks (SIGKILL is the batch host's, after KillWait)."""
+        for step in self.running.values():
+            step.notice(why)
+            step.signal(signal.SIGCONT)
+            step.signal(signal.SIGTERM)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
@@ -169,6 +170,8 @@ class Agent:
                 break
             if request["type"] == "signal_all":
                 self.signal_all(int(request["signal"]))
+            elif request["type"] == "end_steps":
+                self.end_steps(str(request.get("why") or ""))
         self.on_shutdown(code)
 
     async def _step(self, message: Dict[str, Any], reader: asyncio.StreamReader,
@@ -196,23 +199,46 @@ class Agent:
                 waiting.cancel()
                 return
             gone.cancel()
-        step_id = self.steps.begin(message.get("info", {}), holds)
+        step_id, gpus = self.steps.begin(message.get("info", {}), holds,
+                                         message.get("shared_gpus") or [])
         result: Dict[str, Any] = {"state": "CANCELLED", "exit_code": 0, "signal": 9}
         try:
-            writer.write(encode_json({"type": "step", "step_id": step_id}))
+            writer.write(encode_json({"type": "step", "step_id": step_id, "gpu_ids": gpus}))
             await writer.drain()
             self.step_channels[step_id] = writer
-            frame = await read_frame(reader)
-            self.step_channels.pop(step_id, None)
-            if frame is not None:
-                request = decode_json(frame[2])
+            self.aborting[step_id] = asyncio.Event()
+            while True:
+                frame = await read_frame(reader)
+                request = decode_json(frame[2]) if frame is not None else {}
+                if request.get("type") == "aborting":
+                    self.aborting[step_id].set()
+                    continue
+                self.step_channels.pop(step_id, None)
                 if request.get("type") == "step_end":
                     result = request.get("result", result)
                     writer.write(encode_json({"type": "ok"}))
                     await writer.drain()
+                break
         finally:
             self.step_channels.pop(step_id, None)
+            self.aborting.pop(step_id, None)
             self.steps.end(step_id, result)
+
+    async def abort_steps(self) -> None:
+        """The job is ending: tell every step's srun (as slurmctld's "job complete" message
+        does, srun then says it waits for the step to finish) and give them
+        :data:`ABORT_ACK_S` to say they heard."""
+        acks = []
+        for step_id, writer in list(self.step_channels.items()):
+            writer.write(encode_json({"type": "job_complete"}))
+            acks.append(self.aborting[step_id].wait())
+        if acks:
+            await asyncio.wait([asyncio.ensure_future(a) for a in acks], timeout=ABORT_ACK_S)
+
+    async def steps_ended(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` for every registered step to have recorded its end."""
+        if self.steps is not None:
+            await self.steps.wait_until_idle(timeout_s)
 
     def cancel_step(self, step_id: int, signum: Optional[int]) -> bool:
         """Ask the srun of step ``step_id`` to cancel it (``signum`` None) or signal its
@@ -238,107 +264,16 @@ class Agent:
 
     async def _launch(self, message: Dict[str, Any], reader: asyncio.StreamReader,
                       writer: asyncio.StreamWriter) -> None:
-        step_id = int(message["step_id"])
+        """Serve one step's tasks on this node (see :mod:`stepd`)."""
         this = asyncio.current_task()
         if this is not None:
             self.launches.add(this)
             this.add_done_callback(self.launches.discard)
-        lock = asyncio.Lock()
-        tasks: List[Task] = []
-        paused: List[bool] = [False]
-
-        async def resume_when_drained() -> None:
-            try:
-                await writer.drain()
-            except ConnectionError:
-                return
-            paused[0] = False
-            resume_all(tasks)
-
-        def sink(rank: int, kind: bytes, data: bytes) -> None:
-            # One write per frame keeps frames whole; when srun falls behind, stop reading
-            # the tasks' pipes (they block, as they would on a full terminal) until it drains.
-            write_frame(writer, kind, rank, data)
-            if not paused[0] and writer.transport.get_write_buffer_size() > WRITE_BUFFER_BYTES:
-                paused[0] = True
-                pause_all(tasks)
-                asyncio.ensure_future(resume_when_drained())
-
-        cwd, moved = working_directory(str(message["cwd"]))
-        outputs = OutputFiles(bool(message.get("append")), message["cwd"] if moved else None)
-        try:
-            # Every file is opened before the first task starts (truncated once, shared).
-            fds = [tuple(outputs.open(resolve(spec[key], cwd)) if spec.get(key) else None
-                         for key in ("stdout_file", "stderr_file"))
-                   for spec in message["tasks"]]
-            for position, (spec, (out, err)) in enumerate(zip(message["tasks"], fds)):
-                # slurmstepd's chdir message: once for the node, once for each task.
-                notes = [moved + "\n"] * (2 if position == 0 else 1) if moved else []
-                stdin_file = spec.get("stdin_file")
-                tasks.append(await start_task(
-                    spec["rank"], message["argv"], spec["env"], cwd, sink,
-                    stdin_piped=bool(spec.get("stdin")), stdout_fd=out, stderr_fd=err,
-                    stdin_file=resolve(stdin_file, cwd) if stdin_file else None,
-                    notes=notes))
-        except OSError as e:
-            await terminate(tasks, ORPHAN_GRACE_S)
-            writer.write(encode_json({"type": "launch_failed", "error": str(e)}))
-            await writer.drain()
+        step = NodeStep(message, self.node_name, self.kill_wait_s, writer)
+        if not await step.start(message):
             return
-        finally:
-            outputs.close()
-        self.running[step_id] = tasks
-        writer.write(encode_json({"type": "started",
-                                  "pids": {str(t.rank): t.pid for t in tasks}}))
-        await writer.drain()
-        inbound = asyncio.ensure_future(self._inbound(reader, tasks))
-        ended: List[Dict[str, Any]] = []
-        exits = [asyncio.ensure_future(self._report_exit(t, writer, lock, ended))
-                 for t in tasks]
+        self.running[step.step_id] = step
         try:
-            done = asyncio.ensure_future(asyncio.gather(*exits))
-            await asyncio.wait([done, inbound], return_when=asyncio.FIRST_COMPLETED)
-            if not done.done():
-                # srun went away: its tasks must not outlive it.
-                await terminate(tasks, ORPHAN_GRACE_S)
-                await asyncio.gather(done, return_exceptions=True)
-            else:
-                async with lock:
-                    writer.write(encode_json({"type": "done"}))
-                    await writer.drain()
+            await step.serve(reader)
         finally:
-            inbound.cancel()
-            self.running.pop(step_id, None)
-
-    async def _report_exit(self, task: Task, writer: asyncio.StreamWriter,
-                           lock: asyncio.Lock, ended: List[Dict[str, Any]]) -> None:
-        """Report a task's end; tasks ending together go in one message, as slurmstepd
-        reports them (so srun prints ``tasks 0-3: …`` on one line)."""
-        ended.append(await wait_task(task))
-        await asyncio.sleep(EXIT_BATCH_S)
-        if not ended:
-            return
-        batch = list(ended)
-        del ended[:]
-        async with lock:
-            writer.write(encode_json({"type": "exits", "results": batch}))
-            await writer.drain()
-
-    async def _inbound(self, reader: asyncio.StreamReader, tasks: List[Task]) -> None:
-        """stdin data and signals from srun, until srun closes the connection."""
-        by_rank = {t.rank: t for t in tasks}
-        while True:
-            frame = await read_frame(reader)
-            if frame is None:
-                return
-            kind, rank, payload = frame
-            task = by_rank.get(rank)
-            if kind == KIND_STDIN and task is not None:
-                task.write_stdin(payload)
-            elif kind == KIND_STDIN_CLOSE and task is not None:
-                task.close_stdin()
-            elif kind == KIND_JSON:
-                request = decode_json(payload)
-                if request["type"] == "signal":
-                    for each in tasks:
-                        each.signal(int(request["signal"]))
+            self.running.pop(step.step_id, None)

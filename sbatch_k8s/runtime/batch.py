@@ -5,14 +5,17 @@ error naming the missing nodes). The script gets the batch environment, its work
 (or ``/tmp`` with slurmstepd's message when that is missing), stdin from ``--input`` or
 ``/dev/null``, stdout/stderr to the ``--output``/``--error`` files. The batch host enforces
 ``--time`` (SIGTERM, then SIGKILL after KillWait, state TIMEOUT), sends ``--signal`` before the
-limit, carries out cancellation, and ends the job when a node is lost. When the script ends,
-every node is told to shut down and the job's state and exit code are the script's.
+limit, carries out cancellation, and ends the job when a node is lost. Ending the job goes as
+in Slurm: each running step's srun hears the job is complete, slurmstepd's ``*** JOB … ***``
+line, each step's ``*** STEP … ***`` line and SIGCONT/SIGTERM to its tasks on every node, then
+the script; SIGKILL after KillWait; the steps' sruns get to report and record their steps
+before what the script left behind is killed. When the script ends, every node is told to
+shut down and the job's state and exit code are the script's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime
 import os
 import signal
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -26,9 +29,12 @@ from sbatch_k8s.runtime.protocol import (
     encode_json,
     read_frame,
 )
+from sbatch_k8s.runtime.stepd import cancel_line
 
 COMPLETED, FAILED, CANCELLED, TIMEOUT = "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"
 RETRY_S = 0.05
+#: What srun adds to KillWait when it waits for an aborted step (``STEP_ABORT_TIME``).
+STEP_ABORT_S = 2.0
 
 
 class JobResult:
@@ -44,13 +50,6 @@ class JobResult:
     def as_dict(self) -> Dict[str, Any]:
         return {"state": self.state, "exit_code": self.exit_code, "signal": self.signal,
                 "reason": self.reason}
-
-
-def slurm_time(epoch: Optional[float] = None) -> str:
-    """``2026-11-22T09:04:34`` as slurmstepd prints times."""
-    moment = datetime.datetime.fromtimestamp(epoch if epoch is not None else
-                                             datetime.datetime.now().timestamp())
-    return moment.strftime("%Y-%m-%dT%H:%M:%S")
 
 
 class NodeLink:
@@ -177,19 +176,23 @@ class BatchHost:
             return
         self.ending = (state, why)
         self.ending_set.set()
-        job, node = self.desc["job_id"], self.names[0]
-        suffix = f" DUE TO {why}" if why else ""
-        self.note(f"slurmstepd: error: *** JOB {job} ON {node} CANCELLED AT {slurm_time()}"
-                  f"{suffix} ***")
+        await self.agent.abort_steps()
+        self.note(cancel_line(f"JOB {self.desc['job_id']}", self.names[0], why).rstrip("\n"))
+        self.agent.end_steps(why)
+        await asyncio.gather(*(link.send({"type": "end_steps", "why": why})
+                               for link in self.links))
         self._signal_script(signal.SIGCONT)
         self._signal_script(signal.SIGTERM)
-        await self.signal_steps(signal.SIGCONT)
-        await self.signal_steps(signal.SIGTERM)
         try:
-            await asyncio.wait_for(self.finished.wait(), self.kill_wait_s)
+            await asyncio.wait_for(self._quiet(), self.kill_wait_s)
         except asyncio.TimeoutError:
             self._signal_script(signal.SIGKILL)
             await self.signal_steps(signal.SIGKILL)
+
+    async def _quiet(self) -> None:
+        """The script and every step have ended."""
+        await self.finished.wait()
+        await self.agent.steps_ended(self.kill_wait_s)
 
     def handle_cancel(self, request: Mapping[str, Any]) -> None:
         """``scancel`` of this job: a signal to steps/batch, or the whole job."""
@@ -265,6 +268,9 @@ class BatchHost:
                     asyncio.ensure_future(self._watch_links())]
         code = await self.process.wait()
         self.finished.set()
+        if self.ending is not None:
+            # The steps' sruns are ending their steps too: let them report and record them.
+            await self.agent.steps_ended(self.kill_wait_s + STEP_ABORT_S)
         # Like Slurm's process tracking: whatever the script left running (a background
         # srun, a daemon) ends with the batch step.
         try:

@@ -10,7 +10,6 @@ pod's status, where the login side reads it).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import socket
@@ -19,12 +18,19 @@ import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
-from sbatch_k8s.runtime.agent import KILL_WAIT_S, Agent, log
+from sbatch_k8s.runtime.agent import Agent, log
 from sbatch_k8s.runtime.batch import CANCELLED, FAILED, BatchHost, JobResult, connect_all
 from sbatch_k8s.runtime.cancel_requests import start_watch
-from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, node_address_map, \
-    pod_bind_host
+from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, pod_bind_host
 from sbatch_k8s.runtime.node_files import make_parents
+from sbatch_k8s.runtime.node_setup import (
+    ENVIRONMENT_FILE,
+    NodeSettings,
+    job_process_environment,
+    load_description,
+    platform_environment,
+    settings_from,
+)
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.shims import install_shims, runtime_invocation
 from sbatch_k8s.runtime.stdio import batch_paths
@@ -33,117 +39,13 @@ from sbatch_k8s.runtime.step_server import start as start_step_server
 from sbatch_k8s.runtime.steps import StepRegistry
 from sbatch_k8s.runtime.worker import serve_until_done
 
-DEFAULT_JOB_DIR = "/etc/sbatch-k8s/job"
-DEFAULT_TOKEN_FILE = "/etc/sbatch-k8s/token/token"
-DEFAULT_PORT = 6818
 TERMINATION_LOG = "/dev/termination-log"
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-INTERNAL_PREFIX = "SBATCH_K8S_"
 #: The batch script's executable copy in the spool.
 SCRIPT_COPY = "slurm_script"
-
-
-class NodeSettings:
-    """Where this node finds its job and how it behaves (from argv and the environment)."""
-
-    def __init__(self, contract: str, job_dir: str, token_file: str, port: int,
-                 spool: str, index: Optional[int], wait_s: float, kill_wait_s: float) -> None:
-        self.contract = contract
-        self.job_dir = job_dir
-        self.token_file = token_file
-        self.port = port
-        self.spool = spool
-        self.index = index
-        self.wait_s = wait_s
-        self.kill_wait_s = kill_wait_s
-        #: Platform mode: the other nodes exit with the job's code too (platforms judge a
-        #: job by its containers); our own pods leave that to node 0.
-        self.workers_exit_as_job = False
-
-
-def settings_from(contract: str, environ: Mapping[str, str],
-                  index: Optional[int] = None) -> NodeSettings:
-    """Settings with the defaults pods use; the local backend sets the variables."""
-    local = contract == "local"
-    return NodeSettings(
-        contract=contract,
-        job_dir=environ.get("SBATCH_K8S_JOB_DIR", DEFAULT_JOB_DIR),
-        token_file=environ.get("SBATCH_K8S_TOKEN_FILE", DEFAULT_TOKEN_FILE),
-        port=int(environ.get("SBATCH_K8S_RUNTIME_PORT", DEFAULT_PORT)),
-        spool=environ.get("SBATCH_K8S_SPOOL", "/tmp/sbatch-k8s"),
-        index=index,
-        wait_s=float(environ.get("SBATCH_K8S_NODE_WAIT", 30 if local else 600)),
-        kill_wait_s=float(environ.get("SBATCH_K8S_KILL_WAIT", KILL_WAIT_S)))
-
-
-#: The description's private part, beside the token file: the environment ``--export``
-#: carries and the ``--export`` text (secrets, so never in ``job.json``, which is a
-#: ConfigMap in pods). A key of the job's Secret in pods; a mode-0600 file locally.
-ENVIRONMENT_FILE = "environment.json"
-
-
-def load_description(job_dir: str, token_file: Optional[str] = None) -> Dict[str, Any]:
-    """The job description: ``job.json`` of the job directory, completed by its private part
-    (:data:`ENVIRONMENT_FILE` beside ``token_file``; by default this process's
-    ``SBATCH_K8S_TOKEN_FILE``, else the pods' path). Without that file (a platform run, an
-    older submission) the description is ``job.json`` alone."""
-    with open(os.path.join(job_dir, "job.json")) as f:
-        desc: Dict[str, Any] = json.load(f)
-    if token_file is None:
-        token_file = os.environ.get("SBATCH_K8S_TOKEN_FILE", DEFAULT_TOKEN_FILE)
-    try:
-        with open(os.path.join(os.path.dirname(token_file), ENVIRONMENT_FILE)) as f:
-            desc.update(json.load(f))
-    except FileNotFoundError:
-        pass
-    return desc
-
-
-def platform_environment(environ: Mapping[str, str]) -> Dict[str, str]:
-    """The environment the platform gave this process, minus our internal variables."""
-    return {k: v for k, v in environ.items() if not k.startswith(INTERNAL_PREFIX)}
-
-
-def _search_domains(identity: NodeIdentity, environ: Mapping[str, str]) -> Optional[str]:
-    """``LOCALDOMAIN`` making short pod hostnames (``llm-1234-1``) resolve through the
-    headless Service's subdomain, which Kubernetes leaves out of ``resolv.conf``."""
-    first = identity.addresses[0]
-    if "." not in first:
-        return None
-    subdomain = first.split(".", 1)[1]
-    try:
-        with open("/etc/resolv.conf") as f:
-            searches = [line.split()[1:] for line in f if line.startswith("search")]
-    except OSError:
-        return None
-    domains = searches[-1] if searches else []
-    if not domains:
-        return None
-    return " ".join([f"{subdomain}.{domains[0]}"] + domains)
-
-
-def job_process_environment(desc: Mapping[str, Any], identity: NodeIdentity,
-                            settings: NodeSettings, shim_dir: str,
-                            environ: Mapping[str, str]) -> Dict[str, str]:
-    """Everything but the SLURM_* variables: platform env, exported env (the description's
-    private part, see :func:`load_description`), internals, PATH."""
-    env = platform_environment(environ) if settings.contract != "local" else {}
-    env.update({k: str(v) for k, v in (desc.get("environment") or {}).items()})
-    env.setdefault("PATH", DEFAULT_PATH)
-    env["PATH"] = f"{shim_dir}{os.pathsep}{env['PATH']}"
-    domains = _search_domains(identity, environ)
-    if domains and "LOCALDOMAIN" not in env:
-        env["LOCALDOMAIN"] = domains
-    env.update({
-        "SBATCH_K8S_JOB_DIR": settings.job_dir,
-        "SBATCH_K8S_TOKEN_FILE": settings.token_file,
-        "SBATCH_K8S_RUNTIME_PORT": str(settings.port),
-        "SBATCH_K8S_CONTRACT": settings.contract,
-        "SBATCH_K8S_SPOOL": settings.spool,
-        "SBATCH_K8S_KILL_WAIT": str(settings.kill_wait_s),
-        "SBATCH_K8S_NODE_ADDRS": ";".join(f"{n}={a}" for n, a in node_address_map(identity)),
-    })
-    return env
+#: Settings and description live in :mod:`node_setup`; callers that know them by this
+#: module's name (platform mode, tests) still find them here.
+__all__ = ["ENVIRONMENT_FILE", "NodeSettings", "load_description", "platform_environment",
+           "run_node", "settings_from", "write_result", "main"]
 
 
 def write_result(settings: NodeSettings, result: JobResult) -> None:
@@ -192,7 +94,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
                    identity: NodeIdentity, step_server: Optional[str] = None) -> int:
     """Serve as this node until the job ends; the process exit code. ``step_server`` is
     node 0's step server socket, when it runs."""
-    from parsers.slurm_env import batch_environment, rendezvous_defaults
+    from parsers.slurm_env import batch_environment, node_gpu_ids, rendezvous_defaults
 
     token = read_token(settings.token_file)
     is_host = identity.index == 0
@@ -203,10 +105,12 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
             done.set_result(code)
 
     host: List[BatchHost] = []
-    steps = StepRegistry(desc["cpus_per_node"], os.path.join(settings.spool, "steps.jsonl")) \
+    steps = StepRegistry(desc["cpus_per_node"], os.path.join(settings.spool, "steps.jsonl"),
+                         [node_gpu_ids(desc, i) for i in range(len(identity.names))]) \
         if is_host else None
     agent = Agent(identity.name, token, steps, shutdown,
-                  on_cancel=lambda request: host[0].handle_cancel(request) if host else None)
+                  on_cancel=lambda request: host[0].handle_cancel(request) if host else None,
+                  kill_wait_s=settings.kill_wait_s)
     await agent.start(identity.bind_host, settings.port)
     if not is_host:
         return await serve_until_done(agent, settings.wait_s, settings.kill_wait_s, done)
@@ -218,7 +122,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     env["SBATCH_K8S_JOB_START"] = str(int(time.time()))
     env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names))
     batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s,
-                      float(environ.get("SBATCH_K8S_SECONDS_PER_MINUTE", 60)))
+                      settings.seconds_per_minute)
     host.append(batch)
     watch = start_watch(settings.contract, batch.handle_cancel, environ)
     loop = asyncio.get_event_loop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.errors import SlurmInputError
 from sbatch_k8s.runtime.protocol import (
@@ -16,16 +16,19 @@ from sbatch_k8s.runtime.protocol import (
 )
 
 
-def step_holds(request: Any, layout: Any, desc: Mapping[str, Any]) -> List[List[int]]:
-    """``[node_index, cpus]`` the step holds: none with ``--overlap``; tasks × cpus-per-task
-    with ``--exact`` (implied by ``-c`` and ``--exclusive``); else the nodes' CPUs."""
+def step_holds(request: Any, layout: Any, desc: Mapping[str, Any],
+               gpus: Sequence[int]) -> Tuple[List[List[int]], List[List[int]]]:
+    """What the step holds, ``[node_index, cpus, gpus]`` per node, and the GPUs it only
+    shares (``--overlap``: ``[node_index, 0, gpus]``, held by nobody). CPUs: tasks ×
+    cpus-per-task with ``--exact`` (implied by ``-c`` and ``--exclusive``), else the nodes'
+    CPUs; GPUs: ``gpus`` (per step node, from :func:`parsers.step_gpus.step_gpu_counts`)."""
     if request.overlap:
-        return []
+        return [], [[i, 0, g] for i, g in zip(layout.node_indices, gpus) if g]
     exact = request.exact or request.cpus_per_task or request.exclusive
     cpt = request.cpus_per_task or 1
     cpus = desc["cpus_per_node"]
-    return [[i, len(ranks) * cpt if exact else int(cpus[i])]
-            for i, ranks in zip(layout.node_indices, layout.ranks)]
+    return [[i, len(ranks) * cpt if exact else int(cpus[i]), g]
+            for i, ranks, g in zip(layout.node_indices, layout.ranks, gpus)], []
 
 
 class Registration:
@@ -33,18 +36,24 @@ class Registration:
     node 0 also passes on ``scancel <job>.<step>``."""
 
     def __init__(self, step_id: int, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
+                 writer: asyncio.StreamWriter,
+                 gpu_ids: Optional[Mapping[str, List[int]]] = None) -> None:
         self.step_id = step_id
+        #: The GPU ids node 0 bound for the step, by job node index (as text).
+        self.gpu_ids = dict(gpu_ids or {})
         self.reader = reader
         self.writer = writer
         self.recorded = asyncio.Event()
         self.watcher: "Optional[asyncio.Future[None]]" = None
 
-    def watch(self, on_cancel: Callable[[Optional[int]], None]) -> None:
-        """While the step runs, call ``on_cancel(signal or None)`` for each scancel of it."""
-        self.watcher = asyncio.ensure_future(self._watch(on_cancel))
+    def watch(self, on_cancel: Callable[[Optional[int]], None],
+              on_job_end: Callable[[], None]) -> None:
+        """While the step runs, call ``on_cancel(signal or None)`` for each scancel of it,
+        and ``on_job_end()`` (then acknowledge) when node 0 says the job is ending."""
+        self.watcher = asyncio.ensure_future(self._watch(on_cancel, on_job_end))
 
-    async def _watch(self, on_cancel: Callable[[Optional[int]], None]) -> None:
+    async def _watch(self, on_cancel: Callable[[Optional[int]], None],
+                     on_job_end: Callable[[], None]) -> None:
         try:
             while True:
                 frame = await read_frame(self.reader)
@@ -54,6 +63,10 @@ class Registration:
                 if message.get("type") == "cancel":
                     signum = message.get("signal")
                     on_cancel(None if signum is None else int(signum))
+                elif message.get("type") == "job_complete":
+                    on_job_end()
+                    self.writer.write(encode_json({"type": "aborting"}))
+                    await self.writer.drain()
                 elif message.get("type") == "ok":
                     self.recorded.set()
                     return
@@ -79,12 +92,15 @@ class Registration:
 
 async def register_step(address: str, port: int, token: bytes, job_id: int,
                         info: Dict[str, Any], holds: Sequence[List[int]],
-                        immediate: bool) -> Registration:
-    """Ask node 0 for a step id, waiting (as Slurm says) while the nodes are busy."""
+                        immediate: bool, shared_gpus: Sequence[List[int]] = ()
+                        ) -> Registration:
+    """Ask node 0 for a step id (and its GPUs), waiting (as Slurm says) while the nodes are
+    busy."""
     try:
         reader, writer = await asyncio.open_connection(address, port)
         await authenticate(reader, writer, token)
         writer.write(encode_json({"type": "step", "info": info, "holds": list(holds),
+                                  "shared_gpus": list(shared_gpus),
                                   "immediate": immediate}))
         await writer.drain()
         waited = False
@@ -96,7 +112,8 @@ async def register_step(address: str, port: int, token: bytes, job_id: int,
             if reply["type"] == "step":
                 if waited:
                     sys.stderr.write(f"srun: Step created for job {job_id}\n")
-                return Registration(int(reply["step_id"]), reader, writer)
+                return Registration(int(reply["step_id"]), reader, writer,
+                                    reply.get("gpu_ids"))
             if reply["type"] == "busy":
                 sys.stderr.write(f"srun: Job {job_id} step creation temporarily disabled, "
                                  f"retrying ({reply['reason']})\n")

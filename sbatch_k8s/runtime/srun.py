@@ -7,6 +7,9 @@
    broadcast (Slurm's default ``--input=all``) or sent to one task; signals forwarded.
 4. Exit: the highest task exit code, 128+signal for a signalled task, 1 for launch failures;
    Slurm's ``srun: error: <node>: task <n>: Exited with exit code <c>`` lines.
+5. Ends from outside: a node says the step's time limit passed (the step is then TIMEOUT);
+   node 0 says the job is ending (srun says it waits for the step, as on slurmctld's "job
+   complete" message, and the step is CANCELLED as the job's end left it).
 """
 
 from __future__ import annotations
@@ -34,11 +37,14 @@ from sbatch_k8s.runtime.protocol import (
     take_over,
     read_frame,
 )
-from sbatch_k8s.runtime.batch import slurm_time
 from sbatch_k8s.runtime.step_report import failure_lines, step_exit_code
+from sbatch_k8s.runtime.stepd import cancel_line
 
 COMMAND = "srun"
 FORWARDED_SIGNALS = (signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
+#: Every signal srun handles while its step runs.
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGCONT, signal.SIGTERM, signal.SIGQUIT) + \
+    FORWARDED_SIGNALS
 
 
 def warn(message: str) -> None:
@@ -123,6 +129,12 @@ class StepRun:
         #: The signal srun ended the step with (``-K``, ``-W``, an abort): then the step log
         #: records it CANCELLED with that signal, as slurmctld does.
         self.cancelled_with = 0
+        #: A node ended the step at its time limit (``srun -t``): the step is TIMEOUT.
+        self.timed_out = False
+        #: Node 0 said the job is ending: the step is CANCELLED with its tasks' end.
+        self.job_ended = False
+        #: "Job step aborted: Waiting up to …" was said (once, as srun says it).
+        self.abort_announced = False
 
     def signal_all(self, signum: int) -> None:
         for session in self.sessions:
@@ -143,6 +155,8 @@ class StepRun:
             self._exited(session, message["results"])
         elif message["type"] == "done":
             session.writer.close()
+        elif message["type"] == "time_limit":
+            self.timed_out = True
         elif message["type"] == "launch_failed":
             error(f"{session.name}: launch failed: {message.get('error')}")
             for r in session.ranks:
@@ -180,8 +194,25 @@ class StepRun:
 
 def _cancel_line(run: StepRun) -> str:
     node = run.sessions[0].name if run.sessions else "?"
-    return (f"slurmstepd: error: *** STEP {run.job_id}.{run.step_id} ON {node} CANCELLED AT "
-            f"{slurm_time()} ***\n")
+    return cancel_line(f"STEP {run.job_id}.{run.step_id}", node)
+
+
+def _aborted_line(run: StepRun, kill_wait_s: float) -> str:
+    """srun's "Job step aborted" line: said once, however the abort came."""
+    if run.abort_announced:
+        return ""
+    run.abort_announced = True
+    return (f"{COMMAND}: Job step aborted: Waiting up to {int(kill_wait_s) + 2} seconds for "
+            "job step to finish.\n")
+
+
+def job_ending(run: StepRun, kill_wait_s: float) -> None:
+    """Node 0 says the job is ending (its time limit, a cancel, a lost node): as srun on
+    slurmctld's "job complete" message, say so and let the job's end take the tasks."""
+    run.job_ended = True
+    run.force_terminated = True
+    sys.stderr.write(_aborted_line(run, kill_wait_s))
+    sys.stderr.flush()
 
 
 async def _watch_policies(run: StepRun, kill_wait_s: float) -> None:
@@ -210,8 +241,7 @@ async def _watch_policies(run: StepRun, kill_wait_s: float) -> None:
                 else "exited abnormally")
             lines.append(f"{COMMAND}: {step} task {rank}: {status}\n")
     lines.append(f"{COMMAND}: Terminating {step}\n")
-    lines.append(f"{COMMAND}: Job step aborted: Waiting up to {int(kill_wait_s) + 2} seconds "
-                 "for job step to finish.\n")
+    lines.append(_aborted_line(run, kill_wait_s))
     sys.stderr.write("".join(lines) + _cancel_line(run))
     run.force_terminated = True
     run.cancelled_with = signal.SIGKILL
@@ -241,8 +271,8 @@ def _running_line(run: StepRun) -> str:
 
 def _abort(run: StepRun, kill_wait_s: float, first: str = "") -> None:
     """srun ends the step itself (SIGTERM/SIGQUIT to srun, or Ctrl-C twice)."""
-    sys.stderr.write(f"{first}{COMMAND}: forcing job termination\n{COMMAND}: Job step aborted: "
-                     f"Waiting up to {int(kill_wait_s) + 2} seconds for job step to finish.\n")
+    sys.stderr.write(f"{first}{COMMAND}: forcing job termination\n"
+                     + _aborted_line(run, kill_wait_s))
     sys.stderr.flush()
     run.force_terminated = True
     run.cancelled_with = signal.SIGKILL
@@ -278,6 +308,14 @@ def _install_signal_handlers(run: StepRun, loop: asyncio.AbstractEventLoop,
     loop.add_signal_handler(signal.SIGQUIT, _abort, run, kill_wait_s, f"{COMMAND}: Quit\n")
     for signum in FORWARDED_SIGNALS:
         loop.add_signal_handler(signum, run.signal_all, signum)
+
+
+def _ignore_signals(loop: asyncio.AbstractEventLoop) -> None:
+    """The tasks have ended: like srun, whose signal thread is gone by then, take no more
+    signals while the step is recorded (a late SIGTERM says nothing and stops nothing)."""
+    for signum in HANDLED_SIGNALS:
+        loop.remove_signal_handler(signum)
+        signal.signal(signum, signal.SIG_IGN)
 
 
 async def _stdin_to_tasks(run: StepRun, targets: List[Tuple[NodeSession, int]]) -> None:
@@ -325,12 +363,14 @@ def stdin_targets(run: StepRun, request: Any) -> List[Tuple[NodeSession, int]]:
 async def launch_step(run: StepRun, layout: Any, task_envs: Dict[int, Dict[str, str]],
                       addresses: List[str], port: int, token: bytes, cwd: str,
                       io_files: Dict[int, Dict[str, Optional[str]]], stdin_ranks: set,
-                      kill_wait_s: float = 30.0) -> int:
-    """Connect, launch, stream, and return the step's exit code."""
+                      kill_wait_s: float = 30.0, time_limit_s: Optional[float] = None) -> int:
+    """Connect, launch, stream, and return the step's exit code. ``time_limit_s`` is the
+    step's time limit (``-t``), which each node enforces."""
     loop = asyncio.get_event_loop()
     opened = await asyncio.gather(*(open_agent(addresses[i], port, token)
                                     for i in layout.node_indices), return_exceptions=True)
-    for node_index, ranks, conn in zip(layout.node_indices, layout.ranks, opened):
+    for position, (node_index, ranks, conn) in enumerate(zip(layout.node_indices, layout.ranks,
+                                                             opened)):
         if isinstance(conn, BaseException):
             for other in opened:
                 if not isinstance(other, BaseException):
@@ -341,6 +381,8 @@ async def launch_step(run: StepRun, layout: Any, task_envs: Dict[int, Dict[str, 
         tasks = [dict(rank=r, env=task_envs[r], stdin=r in stdin_ranks, **io_files[r])
                  for r in ranks]
         session.send(encode_json({"type": "launch", "step_id": run.step_id,
+                                  "job_id": run.job_id, "node_position": position,
+                                  "time_limit_s": time_limit_s,
                                   "argv": list(run.request.command), "cwd": cwd,
                                   "append": run.request.open_mode == "append",
                                   "tasks": tasks}))
@@ -351,6 +393,7 @@ async def launch_step(run: StepRun, layout: Any, task_envs: Dict[int, Dict[str, 
         (s, r) for s, r in stdin_targets(run, run.request) if r in stdin_ranks]))]
     policies = asyncio.ensure_future(_watch_policies(run, kill_wait_s))
     await asyncio.gather(*pumps)
+    _ignore_signals(loop)
     for extra in feeders + [policies]:
         extra.cancel()
     for session in run.sessions:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from dataclasses import replace
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from parsers.errors import SlurmInputError
@@ -22,6 +23,8 @@ from sbatch_k8s.runtime.srun import (
     COMMAND,
     StepRun,
     cancel_step,
+    error,
+    job_ending,
     launch_step,
     node_addresses,
     warn,
@@ -160,7 +163,9 @@ def _stdin_plan(request: Any, desc: Mapping[str, Any], names: List[str], layout:
 def run(argv: List[str], environ: Mapping[str, str]) -> int:
     """srun inside the job; the step's exit code."""
     from parsers.slurm_env import inherited_environment, step_environment, task_environment
-    from parsers.steps import layout_step, parse_srun
+    from parsers.step_gpus import step_gpu_counts
+    from parsers.step_layout import layout_step
+    from parsers.steps import parse_srun
 
     if "SBATCH_K8S_NODE_ADDRS" not in environ or "SBATCH_K8S_JOB_DIR" not in environ:
         raise SlurmInputError("srun runs only inside an sbatch-k8s job here "
@@ -173,19 +178,26 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     if not request.quiet:
         for note in request.warnings:
             warn(note)
+    for line in request.errors:
+        error(line)
     _check_container(request, desc)
     job_id = int(desc["job_id"])
     layout = layout_step(request, names, desc["cpus_per_node"], job_id,
                          bool(desc.get("overcommit")))
+    holds, shared_gpus = step_holds(request, layout, desc,
+                                    step_gpu_counts(request, layout, desc))
     port = int(environ.get("SBATCH_K8S_RUNTIME_PORT", DEFAULT_PORT))
     token = read_token(environ["SBATCH_K8S_TOKEN_FILE"])
     loop = fresh_loop()
     info = {"name": os.path.basename(request.command[0]), "ntasks": layout.ntasks,
             "nodes": [names[i] for i in layout.node_indices], "argv": list(request.command)}
     registration = loop.run_until_complete(register_step(
-        addresses[0], port, token, job_id, info, step_holds(request, layout, desc),
-        request.immediate_s is not None))
+        addresses[0], port, token, job_id, info, holds, request.immediate_s is not None,
+        shared_gpus))
     step_id = registration.step_id
+    if registration.gpu_ids:
+        layout = replace(layout, gpu_ids=tuple(tuple(registration.gpu_ids.get(str(i), ()))
+                                               for i in layout.node_indices))
     launch_host = _launch_address(environ, names, addresses)
     umask = os.umask(0o022)
     os.umask(umask)
@@ -200,11 +212,13 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     router = OutputRouter(out, err, layout.ntasks, request.label, request.unbuffered)
     step = StepRun(step_id, job_id, request, names, router, stdin_fd)
     code = 1
+    kill_wait_s = float(environ.get("SBATCH_K8S_KILL_WAIT", 30))
 
     async def launch() -> int:
-        registration.watch(lambda signum: cancel_step(step, signum))
+        registration.watch(lambda signum: cancel_step(step, signum),
+                           lambda: job_ending(step, kill_wait_s))
         return await launch_step(step, layout, envs, addresses, port, token, cwd, files,
-                                 reading, float(environ.get("SBATCH_K8S_KILL_WAIT", 30)))
+                                 reading, kill_wait_s, _time_limit_s(request, environ))
 
     try:
         code = loop.run_until_complete(launch())
@@ -224,17 +238,29 @@ def _launch_address(environ: Mapping[str, str], names: List[str],
         return address
 
 
+def _time_limit_s(request: Any, environ: Mapping[str, str]) -> Optional[float]:
+    """The step's ``-t`` in seconds (whole minutes, as Slurm rounds it); None for none."""
+    if not request.time_limit_min or request.time_limit_min <= 0:
+        return None
+    return request.time_limit_min * float(environ.get("SBATCH_K8S_SECONDS_PER_MINUTE", 60))
+
+
 def step_result(step: StepRun, code: int) -> Dict[str, Any]:
     """The step's state and exit as the step log records it: slurmstepd reports the largest
-    raw wait status of its tasks (an exit code outranks a signal); a step whose worst task
-    was killed by a signal, or that srun ended, is CANCELLED with that signal; one that lost
-    a node NODE_FAIL."""
+    raw wait status of its tasks (an exit code outranks a signal); a step past its time
+    limit is TIMEOUT, one the job's end took CANCELLED (both with that status); one whose
+    worst task was killed by a signal is CANCELLED, one srun ended CANCELLED with the signal
+    it used; one that lost a node NODE_FAIL."""
     results = [r for _, r in step.results()]
-    if step.cancelled_with and not any(s.lost for s in step.sessions):
-        return {"state": "CANCELLED", "exit_code": 0, "signal": step.cancelled_with}
+    lost = any(s.lost for s in step.sessions)
     raw = max((int(r["signal"]) if r.get("signal") else int(r.get("status") or 0) << 8
                for r in results), default=(code & 0xff) << 8)
-    state = "NODE_FAIL" if any(s.lost for s in step.sessions) else (
+    if step.timed_out or (step.job_ended and not lost):
+        state = "TIMEOUT" if step.timed_out else "CANCELLED"
+        return {"state": state, "exit_code": raw >> 8, "signal": raw & 0x7f}
+    if step.cancelled_with and not lost:
+        return {"state": "CANCELLED", "exit_code": 0, "signal": step.cancelled_with}
+    state = "NODE_FAIL" if lost else (
         "COMPLETED" if raw == 0 and code == 0 else "CANCELLED" if raw & 0x7f else "FAILED")
     return {"state": state, "exit_code": raw >> 8, "signal": raw & 0x7f}
 

@@ -33,7 +33,8 @@ from parsers.sbatch import (
     split_command_line,
 )
 from parsers.slurm_env import batch_environment
-from parsers.steps import layout_step, parse_srun
+from parsers.step_layout import layout_step
+from parsers.steps import parse_srun
 from tests.pod_side.support import SHAPE, describe, node_names
 
 PROPERTY = settings(max_examples=200, derandomize=True, deadline=None, database=None,

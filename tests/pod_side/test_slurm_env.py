@@ -21,7 +21,8 @@ from parsers.slurm_env import (
     step_environment,
     task_environment,
 )
-from parsers.steps import layout_step, parse_srun
+from parsers.step_layout import layout_step
+from parsers.steps import parse_srun
 from tests.conformance.differences import INTENDED
 from tests.data import REAL_SLURM_RECORDINGS
 from tests.pod_side.support import CONTEXT, SHAPE, describe, node_names, submit, words

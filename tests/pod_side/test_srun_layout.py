@@ -20,7 +20,8 @@ import pytest
 
 from parsers.errors import SlurmInputError
 from parsers.slurm_env import batch_environment
-from parsers.steps import StepLayout, StepRequest, layout_step, parse_srun
+from parsers.step_layout import StepLayout, layout_step
+from parsers.steps import StepRequest, parse_srun
 from tests.pod_side.support import describe, node_names, words
 
 #: The two observed jobs (02-srun-in-alloc/job1-N2-tpn2.out: job 29; job2-N3-n6.out: job 30).
