@@ -20,14 +20,16 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds this module must not spend
-    from typing import List, Mapping, Optional
+    from typing import List, Mapping, Optional, Sequence
 
 
 def start_detached(argv: List[str], log_path: str,
-                   environ: Optional[Mapping[str, str]] = None) -> bool:
+                   environ: Optional[Mapping[str, str]] = None,
+                   pass_fds: Sequence[int] = ()) -> bool:
     """Start ``argv`` (``argv[0]`` a path) detached, logging to ``log_path``, with
-    ``environ`` (default: this process's); False when it could not be forked. Returns once
-    the intermediate process is gone, without waiting for the program."""
+    ``environ`` (default: this process's) and the descriptors ``pass_fds`` kept open (e.g.
+    a lock it inherits); False when it could not be forked. Returns once the intermediate
+    process is gone, without waiting for the program."""
     env = dict(os.environ if environ is None else environ)
     try:
         pid = os.fork()
@@ -50,7 +52,13 @@ def start_detached(argv: List[str], log_path: str,
         os.dup2(null, 0)
         os.dup2(log, 1)
         os.dup2(log, 2)
-        os.closerange(3, _max_fd())
+        keep = sorted(fd for fd in pass_fds if fd > 2)
+        start = 3
+        for fd in keep:
+            os.closerange(start, fd)
+            os.set_inheritable(fd, True)
+            start = fd + 1
+        os.closerange(start, _max_fd())
         os.execve(argv[0], argv, env)
     except BaseException:  # never fall back into the caller's code in a forked copy
         pass

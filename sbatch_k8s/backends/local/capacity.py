@@ -47,7 +47,6 @@ class Capacity:
     now. Only the scheduler starts jobs, so this view stays true while it decides."""
 
     def __init__(self, config: LocalConfig, running: Iterable[Mapping[str, Any]]) -> None:
-        self.memory_mb = config.memory_mb
         used_gpus = set()
         used_cpus = used_mem = 0
         for row in running:
@@ -62,11 +61,13 @@ class Capacity:
     def take(self, row: Mapping[str, Any]) -> Optional[List[List[int]]]:
         """Reserve the job's CPUs, GPUs and memory if they fit now; its GPU ids per node,
         or None (nothing reserved)."""
-        cpus = int(row["cpus"] or 1)
-        per_node, nodes = int(row["gpus"] or 0), int(row["node_count"] or 1)
-        memory = job_memory_mb(row)
-        if cpus > self.free_cpus or per_node * nodes > len(self.free_gpus):
+        cpus = row["cpus"] or 1
+        if cpus > self.free_cpus:
             return None
+        per_node, nodes = row["gpus"] or 0, row["node_count"] or 1
+        if per_node * nodes > len(self.free_gpus):
+            return None
+        memory = job_memory_mb(row) if self.free_memory_mb is not None else 0
         if self.free_memory_mb is not None and memory > self.free_memory_mb:
             return None
         ids = [self.free_gpus[i * per_node:(i + 1) * per_node] for i in range(nodes)]

@@ -1,8 +1,9 @@
 """The local backend's scheduler: one process per state directory, only while there is work.
 
 Any command that needs it starts it (:func:`~sbatch_k8s.backends.local.wakeup.ensure_scheduler`
-after sbatch, scontrol hold/release, scancel, squeue, sacct, sbatch --wait); an exclusive lock
-on ``scheduler.lock`` makes sure exactly one runs. It reads the job database — the only
+after sbatch, scontrol release, scancel, squeue, sacct, sbatch --wait); an exclusive lock on
+``scheduler.lock``, taken by the starting command and handed over, makes sure exactly one
+runs. It reads the job database — the only
 truth — and loops:
 
 * it watches the running jobs' node processes (its children: woken by SIGCHLD; jobs taken
@@ -36,11 +37,11 @@ from sbatch_k8s.backends.local.dispatch import look_once
 from sbatch_k8s.backends.local.nodes import ElementRun
 from sbatch_k8s.backends.local.supervisor import adopt_running, launch
 from sbatch_k8s.backends.local.wakeup import (
+    LOCK_FD_VARIABLE,
     SCHEDULER_FIFO,
     SCHEDULER_LOCK,
     has_work,
     make_fifo,
-    poke,
     wake_waiters,
 )
 from sbatch_k8s.paths import make_state_dir
@@ -56,8 +57,6 @@ WATCH_S = 0.5
 FOLLOW_LOOK_S = 0.05
 #: At most this share of the time goes into looks (10,000 pending jobs stay cheap).
 LOOK_SHARE = 0.2
-#: How long a newly started scheduler waits for an exiting one to release the lock.
-TAKEOVER_S = 30.0
 
 
 class Scheduler:
@@ -197,28 +196,26 @@ class Scheduler:
             news = self._sleep(timeout) or news
 
 
-def _take_lock(directory: str) -> Optional[int]:
-    """The scheduler lock, or None when another scheduler runs (it was woken instead)."""
-    fd = os.open(os.path.join(directory, SCHEDULER_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
-    deadline = time.time() + TAKEOVER_S
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            # Another scheduler: listening (it now looks again), or on its way out (it
-            # releases the lock in a moment, then this one takes over).
-            if poke(os.path.join(directory, SCHEDULER_FIFO)) or time.time() > deadline:
-                os.close(fd)
-                return None
-            time.sleep(0.01)
+def _held_lock(environ: Dict[str, str], directory: str) -> Optional[int]:
+    """The scheduler lock handed over by the starting command (:data:`LOCK_FD_VARIABLE`),
+    else taken here; None when another scheduler holds it."""
+    handed = environ.pop(LOCK_FD_VARIABLE, "")
+    fd = int(handed) if handed.isdigit() else os.open(
+        os.path.join(directory, SCHEDULER_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a no-op on a handed-over lock
+    except OSError:
+        os.close(fd)
+        return None
+    os.set_inheritable(fd, False)
+    return fd
 
 
 def main() -> None:
     """``python -c '… scheduler import main; main()'``, started detached by a command."""
     environ = dict(os.environ)
     directory = make_state_dir(environ)
-    lock = _take_lock(directory)
+    lock = _held_lock(environ, directory)
     if lock is None:
         return
     try:

@@ -81,18 +81,6 @@ def _begin_time(job: JobSpec, now: float) -> Optional[float]:
     return resolve_begin(job.begin, datetime.datetime.fromtimestamp(now)).timestamp()
 
 
-def _begin_epoch(job: JobSpec, now: float) -> Optional[float]:
-    """``--begin`` as seconds since the epoch (the scheduler starts the job no sooner)."""
-    if job.begin is None:
-        return None
-    import datetime
-
-    from parsers.values.begin import resolve_begin
-
-    moment = resolve_begin(job.begin, datetime.datetime.fromtimestamp(int(now)))
-    return moment.timestamp()
-
-
 def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id: int,
           job_dir: str, workdir: str, desc: Mapping[str, Any]) -> List[Dict[str, Any]]:
     now = time.time()
@@ -112,7 +100,6 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
         "mem_mb": allocation.mem_per_node_mb or job.mem_per_cpu_mb,
         "mem_per_cpu": 1 if job.mem_per_cpu_mb is not None else 0,
         "dependency": desc.get("dependency") or "", "hold": 1 if job.hold else 0,
-        "begin_time": _begin_epoch(job, now),
         "kill_on_invalid_dep": 1 if job.kill_on_invalid_dep else 0,
         "priority": 1, "nice": job.nice or 0, "work_dir": workdir,
         "command": job.script.path and os.path.abspath(job.script.path) or "",

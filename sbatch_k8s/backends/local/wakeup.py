@@ -3,7 +3,9 @@
 Files in the state directory, all mode 0600:
 
 ``scheduler.lock``
-    Held (``flock``) by the one scheduler of this state directory.
+    Held (``flock``) by the one scheduler of this state directory. The command that starts
+    a scheduler takes it first and hands it over (an inherited descriptor), so a second
+    command never starts a second scheduler while the first is still starting.
 ``scheduler.fifo``
     The scheduler reads it. A command that changed the job database writes one byte ("look
     again"). Opening it for writing without blocking fails (``ENXIO``) when no process reads
@@ -18,10 +20,12 @@ timer, so a lost byte delays an answer by at most that timer, never changes it.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
 import sqlite3
 import sys
+import time
 from typing import Mapping, Optional
 
 from sbatch_k8s import jobdb
@@ -31,6 +35,11 @@ SCHEDULER_LOCK = "scheduler.lock"
 SCHEDULER_FIFO = "scheduler.fifo"
 SCHEDULER_LOG = "scheduler.log"
 WAITERS = "waiters"
+#: The variable that tells a starting scheduler which descriptor holds its lock.
+LOCK_FD_VARIABLE = "SBATCH_K8S_SCHEDULER_LOCK_FD"
+#: How long a command waits for a scheduler on its way in or out before giving up (the
+#: next command tries again; nothing is lost).
+TAKEOVER_S = 10.0
 #: What a scheduler has to do: jobs running, or pending ones nobody holds.
 WORK_SQL = ("SELECT EXISTS(SELECT 1 FROM jobs WHERE state='RUNNING') OR "
             "EXISTS(SELECT 1 FROM jobs WHERE state='PENDING' AND hold=0)")
@@ -84,7 +93,30 @@ def ensure_scheduler(environ: Mapping[str, str], nudge: bool = True,
         if own:
             connection.close()
     if work:
-        start_scheduler(environ)
+        _start_or_wake(environ, directory, fifo)
+
+
+def _start_or_wake(environ: Mapping[str, str], directory: str, fifo: str) -> None:
+    """Take the scheduler lock and start a scheduler holding it — or, when the lock is
+    taken, wake the scheduler that holds it once it listens. A scheduler on its way out
+    (no longer listening, lock still held) releases the lock in a moment; one on its way in
+    (lock held, not listening yet) listens in a moment: both are waited for, so work
+    committed before this call is always seen by some scheduler."""
+    lock = os.open(os.path.join(directory, SCHEDULER_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + TAKEOVER_S
+    try:
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if poke(fifo) or time.monotonic() > deadline:
+                    return
+                time.sleep(0.005)
+                continue
+            start_scheduler(environ, lock)
+            return
+    finally:
+        os.close(lock)  # the scheduler keeps its own copy, and with it the lock
 
 
 def _listening(path: str) -> bool:
@@ -95,9 +127,9 @@ def _listening(path: str) -> bool:
         return False
 
 
-def start_scheduler(environ: Mapping[str, str]) -> None:
-    """Start a scheduler process for this state directory (a second one gives way at once
-    to the one that holds the lock)."""
+def start_scheduler(environ: Mapping[str, str], lock: int) -> None:
+    """Start the scheduler process, handing it the scheduler lock (the descriptor
+    ``lock``, locked) through :data:`LOCK_FD_VARIABLE`."""
     from sbatch_k8s.daemon import start_detached
     from sbatch_k8s.runtime.forkclient import PACKAGE_ROOT
 
@@ -105,7 +137,7 @@ def start_scheduler(environ: Mapping[str, str]) -> None:
     code = (f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
             "from sbatch_k8s.backends.local.scheduler import main; main()")
     start_detached([sys.executable, "-c", code], os.path.join(directory, SCHEDULER_LOG),
-                   environ)
+                   dict(environ, **{LOCK_FD_VARIABLE: str(lock)}), pass_fds=(lock,))
 
 
 class Waiter:

@@ -1,0 +1,161 @@
+"""What 10,000 pending jobs cost on the local backend (issue 10: "a pending job costs a row,
+not a process"): processes and memory (PSS from ``/proc/*/smaps_rollup``) of everything
+working for the state directory — command server, scheduler, node processes — and the
+latency of ``sbatch`` and ``squeue``, each against the same cluster without them.
+
+Two kinds of pending: held (``sbatch -H``: no scheduler needs to run at all), and waiting for
+resources (one running job holds every CPU; the scheduler is up and looks at all 10,000).
+The first job of each kind is submitted with the real sbatch; the other 9,999 are copies of
+its row written in one transaction (sbatch one by one would take minutes), then a real
+command (``scontrol release``) tells the scheduler. Latencies are always the real commands.
+Goals: processes and memory constant; sbatch and squeue ≤ 1.5× (for squeue, a query that
+prints a fixed number of lines: a full listing of 10,000 jobs is 10,000 lines)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from tests.bench.context import Context, command_argv
+from tests.bench.core import Figure, process_times
+from tests.local.harness import LocalSlurm, job_id_of
+
+PENDING = 10000
+LATENCY_GOAL = 1.5
+
+
+def state_processes(slurm: LocalSlurm) -> List[int]:
+    """Live processes working for the cluster's state directory (this one excluded)."""
+    marker = str(slurm.state).encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            if marker in Path(f"/proc/{name}/environ").read_bytes():
+                found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def pss_mb(pids: Iterable[int]) -> float:
+    """Proportional set size of ``pids`` together, in MB."""
+    total_kb = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total_kb += int(line.split()[1])
+                    break
+        except OSError:
+            continue
+    return total_kb / 1024
+
+
+def footprint(slurm: LocalSlurm, samples: int) -> Tuple[List[float], List[float]]:
+    """Process counts and PSS totals, ``samples`` times half a second apart."""
+    counts, memory = [], []
+    for _ in range(samples):
+        pids = state_processes(slurm)
+        counts.append(float(len(pids)))
+        memory.append(pss_mb(pids))
+        time.sleep(0.5)
+    return counts, memory
+
+
+def clone_rows(slurm: LocalSlurm, template_id: int, count: int) -> None:
+    """``count`` copies of a submitted job's row, with new ids, in one transaction."""
+    from sbatch_k8s import jobdb
+
+    conn = jobdb.connect(slurm.env)
+    template = dict(jobdb.get_job(conn, template_id))
+    first = jobdb.allocate_job_ids(conn, count)
+    rows = [dict(template, job_id=first + k, name=f"sweep{k % 97}") for k in range(count)]
+    jobdb.insert_jobs(conn, rows)
+    conn.close()
+
+
+def release_all(slurm: LocalSlurm, one: int) -> None:
+    """Release every held job: the rows in one statement, then a real ``scontrol release``
+    (which wakes the scheduler)."""
+    conn = sqlite3.connect(slurm.state / "jobs.db", timeout=30)
+    conn.execute("UPDATE jobs SET hold=0, reason='None' WHERE state='PENDING' AND job_id != ?",
+                 (one,))
+    conn.commit()
+    conn.close()
+    subprocess.run(command_argv("scontrol") + ["release", str(one)], env=slurm.env,
+                   cwd=str(slurm.work), capture_output=True, check=True)
+
+
+def submit(slurm: LocalSlurm, *args: str) -> int:
+    done = subprocess.run(command_argv("sbatch") + list(args), env=slurm.env,
+                          cwd=str(slurm.work), capture_output=True, text=True, check=True)
+    return job_id_of(done.stdout)
+
+
+def latencies(slurm: LocalSlurm, repeats: int, probe: int) -> Dict[str, List[float]]:
+    """sbatch (a held job: nothing starts) and squeue samples, in ms."""
+    env, cwd = slurm.env, str(slurm.work)
+    return {
+        "sbatch": process_times(command_argv("sbatch") + ["-H", "-o", "/dev/null",
+                                                          "--wrap=true"], repeats, env, cwd),
+        "squeue -j": process_times(command_argv("squeue") + ["-j", str(probe)], repeats, env,
+                                   cwd),
+        "squeue": process_times(command_argv("squeue"), max(3, repeats // 2), env, cwd),
+    }
+
+
+def _pair(name: str, unit: str, loaded: List[float], empty: List[float], comparison: str,
+          goal: Optional[float]) -> Figure:
+    figure = Figure(name, unit, loaded, comparison=comparison, comparison_samples=empty)
+    if goal is not None and figure.ratio is not None:
+        figure.goal = "constant" if goal == 1.0 else f"≤ {goal}×"
+        figure.goal_met = figure.ratio <= goal + (0.05 if goal == 1.0 else 0)
+    return figure
+
+
+def _scenario(ctx: Context, kind: str) -> List[Figure]:
+    """The figures of one kind of pending (``held`` or ``resources``)."""
+    slurm = ctx.fresh_cluster(f"pending-{kind}")
+    repeats = ctx.repeats(11)
+    try:
+        if kind == "resources":
+            blocker = submit(slurm, "-c", "256", "-o", "/dev/null", "--wrap", "sleep 3600")
+            slurm.wait_for(lambda: len(state_processes(slurm)) >= 3, timeout=60)
+            time.sleep(3)  # the scheduler settled: nothing pending yet
+        probe = submit(slurm, "-H", "-o", "/dev/null", "--wrap", "true")
+        counts0, memory0 = footprint(slurm, 5)
+        empty = latencies(slurm, repeats, probe)
+        clone_rows(slurm, probe, PENDING - 1)
+        if kind == "resources":
+            release_all(slurm, probe)
+            time.sleep(5)  # the scheduler's first looks at all of them
+        counts, memory = footprint(slurm, 5)
+        loaded = latencies(slurm, repeats, probe)
+        label = ("held" if kind == "held" else "pending (Resources), 1 job running")
+        base = "no pending job" + ("" if kind == "held" else ", 1 job running")
+        figures = [
+            _pair(f"processes, {PENDING:,} {label}", "processes", counts, counts0, base, 1.0),
+            _pair(f"PSS, {PENDING:,} {label}", "MB", memory, memory0, base, 1.0),
+        ]
+        for command, samples in loaded.items():
+            figures.append(_pair(f"{command}, {PENDING:,} {label}", "ms", samples,
+                                 empty[command], base,
+                                 None if command == "squeue" else LATENCY_GOAL))
+        figures[-1].scaling = f"lists {PENDING:,} jobs against 1 or 2"
+        if kind == "resources":
+            subprocess.run(command_argv("scancel") + [str(blocker)], env=slurm.env,
+                           capture_output=True)
+        return figures
+    finally:
+        slurm.cleanup()
+
+
+def figures(ctx: Context) -> Iterable[Figure]:
+    for kind in ("held", "resources"):
+        yield from _scenario(ctx, kind)
