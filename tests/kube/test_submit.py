@@ -183,5 +183,6 @@ def test_lifecycle_options_not_applied_yet_are_refused(kube: KubeSlurm, option: 
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == (
         f"sbatch: error: Batch job submission failed: {option.split('=')[0]} is not available "
-        "on the Kubernetes backend yet (it works with SBATCH_K8S_BACKEND=local)")
+        "on the Kubernetes backend: not applied on Kubernetes yet, and running without it would "
+        "mislead; it works with SBATCH_K8S_BACKEND=local")
     assert "Job" not in kube.everything()
