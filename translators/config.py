@@ -43,6 +43,7 @@ from parsers.target_names import (
     DEFAULT_TARGET,
     TARGET_NAMES,
 )
+from translators.security import POD_SECURITY, RESTRICTED, RUN_AS
 
 BACKENDS = ("local", "kubernetes")
 #: Image of the built-in partition (used when no configuration exists): any image with a
@@ -87,8 +88,10 @@ class VolumeConfig:
     mount_path: str = _key("where the volume appears in every pod", REQUIRED)
     pvc: Optional[str] = _key("source: a PersistentVolumeClaim of the job's namespace")
     nfs: Optional[Tuple[Tuple[str, str], ...]] = _key(
-        "source: an NFS export, `{ server = \"…\", path = \"…\" }`")
-    host_path: Optional[str] = _key("source: a directory of the Kubernetes node")
+        "source: an NFS export, `{ server = \"…\", path = \"…\" }` (needs `pod_security = "
+        "\"baseline\"`: under `restricted` give it as a PersistentVolume and use `pvc`)")
+    host_path: Optional[str] = _key(
+        "source: a directory of the Kubernetes node (needs `pod_security = \"privileged\"`)")
     read_only: bool = _key("mount read-only", False)
     sub_path: Optional[str] = _key("mount only this sub-directory of the source")
 
@@ -145,6 +148,21 @@ class PartitionConfig:
         "seconds Kubernetes keeps a finished workload", 3600)
     runtime_port: int = _key("port of the node agents in the pods", 6818)
     max_array_size: int = _key("Slurm's MaxArraySize: array indices must be below it", 1001)
+    pod_security: str = _key(
+        "the Pod Security Standard every pod passes: `restricted` (non-root, no privilege "
+        "escalation, no capabilities, RuntimeDefault seccomp; volumes only `pvc`), "
+        "`baseline` (root containers allowed, and `nfs` volumes) or `privileged` (also "
+        "`host_path` volumes)", RESTRICTED, choices=tuple(POD_SECURITY))
+    run_as: Optional[str] = _key(
+        "whose uid and gid tasks run as: `uid` (`run_as_uid`/`run_as_gid`), `submitter` "
+        "(the submitting user's, as Slurm on a shared filesystem; a root submitter is "
+        "refused under `restricted`) or `image` (the image's `USER`). The pod's `fsGroup` "
+        "is that gid, so the job's token and files are readable by it only (also applied "
+        "by Kubernetes to PersistentVolumes whose driver manages ownership). Absent: `uid` "
+        "under `restricted`, else `image`", choices=tuple(RUN_AS))
+    run_as_uid: int = _key("uid of the tasks with `run_as = \"uid\"` (not 0 under "
+                           "`restricted`)", 1000)
+    run_as_gid: int = _key("gid of the tasks with `run_as = \"uid\"`", 1000)
 
     def gpu_label_value(self, gpu_type: str) -> str:
         """The node label value selecting ``gpu_type`` (the type itself when unmapped)."""

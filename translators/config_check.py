@@ -20,6 +20,7 @@ from translators.config import (
     PartitionConfig,
     VolumeConfig,
 )
+from translators.security import partition_security_problems
 
 _PAIRS = Tuple[Tuple[str, str], ...]
 
@@ -175,7 +176,11 @@ def _volume(data: Any, where: str) -> VolumeConfig:
 
 
 def _partition(name: str, data: Any, where: str) -> PartitionConfig:
-    return PartitionConfig(name=name, **_fields_from(PartitionConfig, data, where))
+    partition = PartitionConfig(name=name, **_fields_from(PartitionConfig, data, where))
+    problems = partition_security_problems(partition, where)
+    if problems:
+        raise ConfigError(problems[0])
+    return partition
 
 
 def _check_aliases(config: ClusterConfig) -> None:

@@ -38,6 +38,7 @@ from translators.placement import (
     tolerations_to_manifest,
 )
 from translators.resources import PodResources, allocation_to_resources
+from translators.security import check_run_as
 from translators.storage import container_mounts, job_workdir, pod_working_dir
 from translators.targets import MPIJOB, PYTORCHJOB, TargetTraits, target_traits
 
@@ -165,6 +166,7 @@ def plan_job(inputs: "RenderInputs") -> JobPlan:
     partition = inputs.partition
     traits = target_traits(inputs.target)
     limit = effective_time_limit_min(inputs.job, partition)
+    check_run_as(partition, inputs.context)
     job = dataclasses.replace(inputs.job, partition=partition.name, time_limit_min=limit)
     units = _units(inputs, job, traits)
     image, image_warnings = choose_image(job, partition)

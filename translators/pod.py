@@ -4,7 +4,9 @@ The container's command checks for ``python3`` (the runtime's only need from the
 execs ``python3 /opt/sbatch-k8s/runtime.pyz node --contract <target>``; the runtime reads the
 job from ``/etc/sbatch-k8s/job`` and makes the pod a Slurm node. The pod learns who it is from
 the downward API (:func:`runtime_env`). ``terminationGracePeriodSeconds`` is Slurm's KillWait
-(30 s) plus a margin, so tasks get SIGTERM, then SIGKILL, as under Slurm.
+(30 s) plus a margin, so tasks get SIGTERM, then SIGKILL, as under Slurm. The pod's and the
+container's ``securityContext`` come from :mod:`translators.security` (the partition's
+``pod_security`` and ``run_as``).
 
 The time limit's backstop is the *pod's* ``activeDeadlineSeconds``, on every target: the kubelet
 counts it from the moment it accepts the pod, so time spent Pending (queued in Kueue, waiting
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from translators import metadata
 from translators.placement import exclusive_label, pod_anti_affinity
+from translators.security import container_security_context, pod_security_context
 from translators.storage import RUNTIME_DIR, RUNTIME_KEY, pod_volumes
 
 if TYPE_CHECKING:
@@ -79,8 +82,9 @@ def main_container(plan: "JobPlan", unit: "Unit", name: str,
     container["env"] = runtime_env(unit.job_id, partition.runtime_port, node_index_env)
     container["ports"] = [{"name": RUNTIME_PORT_NAME, "containerPort": partition.runtime_port}]
     container["resources"] = plan.resources.to_manifest()
-    if plan.job.container_writable is False:
-        container["securityContext"] = {"readOnlyRootFilesystem": True}
+    security = container_security_context(partition, plan.job.container_writable is False)
+    if security:
+        container["securityContext"] = security
     container["volumeMounts"] = copy.deepcopy(list(plan.mounts))
     return container
 
@@ -121,6 +125,9 @@ def pod_template(
     if subdomain:
         spec["subdomain"] = subdomain
     spec["enableServiceLinks"] = False
+    security = pod_security_context(plan.partition, plan.inputs.context)
+    if security:
+        spec["securityContext"] = security
     spec["terminationGracePeriodSeconds"] = TERMINATION_GRACE_S
     if plan.active_deadline_s:
         spec["activeDeadlineSeconds"] = plan.active_deadline_s

@@ -23,6 +23,7 @@ from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec, SubmitContext
 from translators.config import PartitionConfig, VolumeConfig
 from translators.metadata import SCANCEL_REQUESTS
+from translators.security import job_file_mode
 
 RUNTIME_DIR = "/opt/sbatch-k8s"
 RUNTIME_KEY = "runtime.pyz"
@@ -44,20 +45,15 @@ SHM_DIR = "/dev/shm"
 #: The runtime's spool (its ``SBATCH_K8S_SPOOL`` default): the script's copy, step records.
 SPOOL_DIR = "/tmp/sbatch-k8s"
 TMP_DIR = "/tmp"
-#: The token Secret's file mode: readable by anyone *inside the pod*. The container runs as
-#: whatever user the image (or the partition) says, and without an ``fsGroup`` a Secret
-#: volume's files belong to root, so 0400 or 0440 would lock a non-root user out of its own
-#: job. The files are visible only in this pod's mount namespace, whose every process belongs
-#: to the job's one user: 0444 exposes nothing beyond the pod.
-SECRET_FILE_MODE = 0o444
 
 Mount = Tuple[str, str, str]
 
 #: The mounts every pod has: (volume name, mount path, source). Sources: ``runtime`` (the
 #: shared ConfigMap ``sbatch-k8s-runtime-<hash>``), ``job`` (ConfigMap ``<name>``), ``token``
-#: (Secret ``<name>``, mode :data:`SECRET_FILE_MODE`), ``shm`` (emptyDir in memory, partition's
-#: ``shm_size``), ``scratch`` (a writable emptyDir on the node's disk), ``control`` (a
-#: downwardAPI volume: the pod's scancel requests, :data:`CONTROL_KEY`).
+#: (Secret ``<name>``; both of mode :func:`translators.security.job_file_mode`), ``shm``
+#: (emptyDir in memory, partition's ``shm_size``), ``scratch`` (a writable emptyDir on the
+#: node's disk), ``control`` (a downwardAPI volume: the pod's scancel requests,
+#: :data:`CONTROL_KEY`).
 FIXED_MOUNTS: Tuple[Mount, ...] = (
     ("sbatch-k8s-runtime", RUNTIME_DIR, "runtime"),
     ("sbatch-k8s-job", JOB_DIR, "job"),
@@ -90,9 +86,9 @@ def _fixed_source(source: str, name: str, runtime_hash: str,
     if source == "runtime":
         return {"configMap": {"name": runtime_config_map_name(runtime_hash)}}
     if source == "job":
-        return {"configMap": {"name": name}}
+        return {"configMap": {"name": name, "defaultMode": job_file_mode(partition)}}
     if source == "token":
-        return {"secret": {"secretName": name, "defaultMode": SECRET_FILE_MODE}}
+        return {"secret": {"secretName": name, "defaultMode": job_file_mode(partition)}}
     if source == "scratch":
         return {"emptyDir": {}}
     if source == "control":

@@ -13,11 +13,15 @@ from typing import Any, Dict, List, Optional
 from tests.local.harness import LocalSlurm
 
 #: Partition for the tests: any image (the test kubelet runs the command on this machine).
+#: ``baseline``: the pods run as the image's user — root, like the tests themselves — since
+#: they share this machine's files, whose test directories only root may enter
+#: (``tests/kube/test_pod_security.py`` runs the restricted default).
 CONFIG = """\
 cluster_name = "kube"
 [partitions.debug]
 image = "python:3.12-slim"
 shm_size = "64Mi"
+pod_security = "baseline"
 """
 
 

@@ -66,6 +66,7 @@ def test_well_typed_values_are_converted():
         "local": {"gpus": 4, "cpus": 8},
         "partitions": {"debug": {"node_cpus": 4},
                        "a100": {"node_gpus": 8, "def_mem_per_cpu_mb": 2000,
+                                "pod_security": "baseline",
                                 "node_selector": {"zone": "b", "arch": "amd64"},
                                 "tolerations": [{"key": "k", "operator": "Exists"}],
                                 "volumes": [{"name": "h", "mount_path": "/h",

@@ -28,10 +28,12 @@ cluster_name = "kube"
 [partitions.debug]
 image = "python:3.12-slim"
 shm_size = "64Mi"
+pod_security = "baseline"
 [partitions.gpu]
 image = "python:3.12-slim"
 shm_size = "64Mi"
 node_gpus = 4
+pod_security = "baseline"
 """
 #: ``scontrol show node`` keys whose values come from the machine, not from the shape:
 #: key → why they differ. Each is checked against the cluster by the tests instead.

@@ -22,10 +22,11 @@ def test_fixed_volumes_and_mounts() -> None:
     volumes = {v["name"]: v for v in pod_spec(result)["volumes"]}
     assert volumes["sbatch-k8s-runtime"]["configMap"] == {
         "name": "sbatch-k8s-runtime-0123456789ab"}
-    assert volumes["sbatch-k8s-job"]["configMap"] == {"name": "job-sh-1234"}
-    # Readable whatever uid the image runs as (see storage.SECRET_FILE_MODE).
+    # Read by the pod's fsGroup only (see translators.security.job_file_mode).
+    assert volumes["sbatch-k8s-job"]["configMap"] == {"name": "job-sh-1234",
+                                                      "defaultMode": 0o440}
     assert volumes["sbatch-k8s-token"]["secret"] == {"secretName": "job-sh-1234",
-                                                     "defaultMode": 0o444}
+                                                     "defaultMode": 0o440}
     assert volumes["sbatch-k8s-shm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "1Gi"}
     assert volumes["sbatch-k8s-spool"]["emptyDir"] == {}
     assert "sbatch-k8s-tmp" not in volumes
@@ -50,7 +51,7 @@ def test_read_only_root_gets_a_writable_tmp() -> None:
     mounts = {m["mountPath"]: m for m in container(result)["volumeMounts"]}
     assert mounts["/tmp"] == {"name": "sbatch-k8s-tmp", "mountPath": "/tmp"}
     assert mounts["/tmp/sbatch-k8s"]["name"] == "sbatch-k8s-spool"
-    assert container(result)["securityContext"] == {"readOnlyRootFilesystem": True}
+    assert container(result)["securityContext"]["readOnlyRootFilesystem"] is True
 
 
 def test_read_only_root_keeps_a_users_tmp_mount() -> None:
@@ -62,7 +63,8 @@ def test_read_only_root_keeps_a_users_tmp_mount() -> None:
 
 
 @pytest.mark.parametrize("partition, name, source", [
-    ("debug", "home", {"nfs": {"path": "/export/home", "server": "nfs.example"}}),
+    ("debug", "home", {"persistentVolumeClaim": {"claimName": "home"}}),
+    ("gpu", "home", {"nfs": {"path": "/export/home", "server": "nfs.example"}}),
     ("gpu", "datasets", {"persistentVolumeClaim": {"claimName": "datasets",
                                                    "readOnly": True}}),
     ("gang", "scratch", {"hostPath": {"path": "/mnt/scratch/home"}}),
@@ -128,4 +130,4 @@ def test_container_workdir_overrides_the_pods_working_directory() -> None:
 
 def test_read_only_root_filesystem() -> None:
     result = render_script(script("--container-readonly"))
-    assert container(result)["securityContext"] == {"readOnlyRootFilesystem": True}
+    assert container(result)["securityContext"]["readOnlyRootFilesystem"] is True
