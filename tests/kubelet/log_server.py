@@ -13,6 +13,9 @@ exits; ``tailLines`` and ``limitBytes``. Errors are a kubelet's: 404 for an unkn
 container, 400 for a container that has not started. Not served: ``previous``,
 ``timestamps``, ``sinceSeconds``/``sinceTime`` (ignored); a restarted container's log holds
 the output of every run. No client authentication (a real kubelet checks the API server's).
+A container's stdout and stderr are the log file itself, not pipes to a shim as on a node:
+a container that opens ``/dev/stdout`` again must append (``>>``, ``O_APPEND``), or it
+truncates its own log.
 """
 
 from __future__ import annotations

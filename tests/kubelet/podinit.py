@@ -23,6 +23,7 @@ import os
 import pwd
 import signal
 import socket
+import stat
 import sys
 from typing import Any, Dict, List
 
@@ -77,6 +78,20 @@ def enter_working_dir(path: str, mount_targets: List[str]) -> None:
     os.chdir(path)
 
 
+def hand_stdio_to(uid: Any, gid: Any) -> None:
+    """Give the container's stdin/stdout/stderr (the log file here; pipes from the shim on a
+    node) to its user, as runc does before the user takes over, so that the process can open
+    ``/dev/stdout`` again; ``/dev/null`` stays as it is."""
+    if uid is None:
+        return
+    null = os.stat(os.devnull)
+    for fd in (0, 1, 2):
+        info = os.fstat(fd)
+        if stat.S_ISCHR(info.st_mode) and info.st_rdev == null.st_rdev:
+            continue
+        os.fchown(fd, int(uid), -1 if gid is None else int(gid))
+
+
 def become(uid: Any, gid: Any, groups: List[int]) -> None:
     """Take the pod's user, group and supplementary groups (``securityContext``)."""
     if uid is None and gid is None and not groups:
@@ -100,6 +115,7 @@ def start(spec: Dict[str, Any]) -> None:
     for mount in mounts:
         bind_mount(mount["source"], mount["target"], mount["read_only"])
     enter_working_dir(spec["working_dir"], [m["target"] for m in mounts])
+    hand_stdio_to(spec.get("uid"), spec.get("gid"))
     become(spec.get("uid"), spec.get("gid"), spec.get("groups") or [])
     die_with_parent(spec["parent_pid"])
     argv = spec["argv"]

@@ -159,3 +159,29 @@ def test_pod_log_through_the_api_server_streams_while_the_container_runs(tmp_pat
         assert seen == b"first\noops\nsecond\n"
         assert core.read_namespaced_pod_log("talker", "default", tail_lines=1) == "second\n"
         assert kubelet.logs("default", "talker") == "first\noops\nsecond\n"
+
+
+@pytest.mark.slow
+def test_a_non_root_container_can_open_its_stdout_again():
+    """As runc hands the container's stdio to its user, uid 1000 can open /dev/stdout (with
+    ``>>``: here it is the log file itself, which ``>`` would truncate; a node's is a pipe)."""
+    from tests.apiserver import EmulatedCluster
+    from tests.apiserver.support import wait_until
+    from tests.kubelet import TestKubelet
+
+    with EmulatedCluster(controllers=False) as cluster, \
+            TestKubelet(cluster.kubeconfig, nodes=1) as kubelet:
+        core = kubernetes.client.CoreV1Api(cluster.api_client())
+        core.create_namespaced_pod("default", {"metadata": {"name": "user"}, "spec": {
+            "nodeName": "kubelet-0", "restartPolicy": "Never",
+            "securityContext": {"runAsUser": 1000, "runAsGroup": 1000},
+            "containers": [{"name": "main", "image": "none", "command": [
+                "sh", "-c", "id -u; echo out >> /dev/stdout; echo err >> /dev/stderr"]}]}})
+
+        def phase() -> Any:
+            found = core.read_namespaced_pod("user", "default").status.phase
+            return found if found in ("Succeeded", "Failed") else None
+
+        assert wait_until(phase, 60, "the pod ended") == "Succeeded", \
+            kubelet.logs("default", "user")
+        assert core.read_namespaced_pod_log("user", "default") == "1000\nout\nerr\n"
