@@ -104,6 +104,22 @@ def test_empty_dirs_and_memory_ones_on_a_tmpfs(dirs):
     assert stat.S_IMODE(os.stat(shm.path).st_mode) == 0o777
 
 
+def test_fs_group_owns_every_volume_as_a_kubelet_gives_it(dirs):
+    security = {"fsGroup": 4343}
+    scratch = make({"name": "scratch", "emptyDir": {}}, dirs, security=security)
+    info = os.stat(scratch.path)
+    assert (info.st_gid, stat.S_IMODE(info.st_mode)) == (4343, 0o2777)
+    site = make({"name": "job", "configMap": {"name": "job", "defaultMode": 0o400, "items": [
+        {"key": "script", "path": "bin/run.sh"},
+        {"key": "job.json", "path": "job.json", "mode": 0o000}]}}, dirs, security=security)
+    # Group read added to every file (even mode 0), search and setgid to directories.
+    assert files(site.path) == {"bin/run.sh": (b"echo hi\n", 0o440),
+                                "job.json": (b"{}", 0o440)}
+    for path in (site.path, os.path.join(site.path, "bin")):
+        info = os.stat(path)
+        assert (info.st_gid, stat.S_IMODE(info.st_mode) & 0o2050) == (4343, 0o2050)
+
+
 def test_a_missing_config_map_is_retried_an_optional_one_is_empty(dirs):
     with pytest.raises(PrepareError) as error:
         make({"name": "x", "configMap": {"name": "later"}}, dirs)

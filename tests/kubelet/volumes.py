@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import posixpath
 import shutil
+import stat
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from tests.kubelet.env import ObjectSource, referenced_data
@@ -63,6 +64,23 @@ def _write_file(root: str, relative: str, content: bytes, mode: int,
         os.chown(path, -1, fs_group)
         mode |= (mode & 0o700) >> 3 & 0o040    # group may read what the owner may read
     os.chmod(path, mode)
+
+
+def set_volume_ownership(root: str, fs_group: int, read_only: bool) -> None:
+    """Give a volume to the pod's ``fsGroup`` as a kubelet does (its SetVolumeOwnership):
+    everything under ``root`` becomes group ``fs_group`` with the group's read bits (and
+    write bits on a writable volume) added; directories also get search and setgid, so files
+    created later inherit the group. Symbolic links change group only."""
+    mask = 0o440 if read_only else 0o660
+    for directory, subdirs, files in os.walk(root):
+        for name in [None] + subdirs + files:
+            path = directory if name is None else os.path.join(directory, name)
+            info = os.lstat(path)
+            os.lchown(path, -1, fs_group)
+            if stat.S_ISLNK(info.st_mode):
+                continue
+            extra = mask | (stat.S_ISGID | 0o110 if stat.S_ISDIR(info.st_mode) else 0)
+            os.chmod(path, stat.S_IMODE(info.st_mode) | extra)
 
 
 def _key_files(data: Optional[Dict[str, bytes]], items: List[Mapping[str, Any]],
@@ -171,6 +189,8 @@ def materialise_volume(context: PodContext, source: ObjectSource, volume: Mappin
         path = os.path.join(dirs.memory_dir if memory else dirs.pod_dir, "volumes", name)
         os.makedirs(path, exist_ok=True)
         os.chmod(path, 0o777)
+        if fs_group is not None:
+            set_volume_ownership(path, fs_group, read_only=False)
         return VolumeSite(path, False)
     kind = next((k for k in ALWAYS_READ_ONLY if k in volume), None)
     if kind is None:
@@ -191,6 +211,8 @@ def materialise_volume(context: PodContext, source: ObjectSource, volume: Mappin
     os.chmod(path, 0o755)
     for relative, content, mode in files:
         _write_file(path, relative, content, mode, fs_group)
+    if fs_group is not None:
+        set_volume_ownership(path, fs_group, read_only=True)
     return VolumeSite(path, True)
 
 
