@@ -98,16 +98,24 @@ def submit(slurm: LocalSlurm, *args: str) -> int:
     return job_id_of(done.stdout)
 
 
-def latencies(slurm: LocalSlurm, repeats: int, probe: int) -> Dict[str, List[float]]:
-    """sbatch (a held job: nothing starts) and squeue samples, in ms."""
-    env, cwd = slurm.env, str(slurm.work)
-    return {
-        "sbatch": process_times(command_argv("sbatch") + ["-H", "-o", "/dev/null",
-                                                          "--wrap=true"], repeats, env, cwd),
-        "squeue -j": process_times(command_argv("squeue") + ["-j", str(probe)], repeats, env,
-                                   cwd),
-        "squeue": process_times(command_argv("squeue"), max(3, repeats // 2), env, cwd),
+def latencies(loaded: LocalSlurm, empty: LocalSlurm, repeats: int, probe: int
+              ) -> Dict[str, Tuple[List[float], List[float]]]:
+    """sbatch (a held job: nothing starts) and squeue samples in ms, on the loaded and the
+    empty cluster alternately (so that the machine's load drifts into both alike)."""
+    commands = {
+        "sbatch": command_argv("sbatch") + ["-H", "-o", "/dev/null", "--wrap=true"],
+        "squeue -j": command_argv("squeue") + ["-j", str(probe)],
+        "squeue": command_argv("squeue"),
     }
+    samples: Dict[str, Tuple[List[float], List[float]]] = {}
+    for name, argv in commands.items():
+        ours: List[float] = []
+        theirs: List[float] = []
+        for _ in range(repeats if name != "squeue" else max(3, repeats // 2)):
+            ours += process_times(argv, 1, loaded.env, str(loaded.work), warmup=0)
+            theirs += process_times(argv, 1, empty.env, str(empty.work), warmup=0)
+        samples[name] = (ours, theirs)
+    return samples
 
 
 def _pair(name: str, unit: str, loaded: List[float], empty: List[float], comparison: str,
@@ -119,41 +127,45 @@ def _pair(name: str, unit: str, loaded: List[float], empty: List[float], compari
     return figure
 
 
+def _prepare(ctx: Context, name: str, running: bool) -> Tuple[LocalSlurm, int]:
+    """A cluster (with a job holding every CPU when ``running``) and one held job."""
+    slurm = ctx.fresh_cluster(name)
+    if running:
+        submit(slurm, "-c", "256", "-o", "/dev/null", "--wrap", "sleep 3600")
+        slurm.wait_for(lambda: len(state_processes(slurm)) >= 3, timeout=60)
+    probe = submit(slurm, "-H", "-o", "/dev/null", "--wrap", "true")
+    for argv in (["sbatch", "-H", "-o", "/dev/null", "--wrap=true"], ["squeue"]):
+        process_times(command_argv(argv[0]) + argv[1:], 2, slurm.env, str(slurm.work))
+    return slurm, probe
+
+
 def _scenario(ctx: Context, kind: str) -> List[Figure]:
     """The figures of one kind of pending (``held`` or ``resources``)."""
-    slurm = ctx.fresh_cluster(f"pending-{kind}")
+    running = kind == "resources"
+    loaded, probe = _prepare(ctx, f"pending-{kind}", running)
+    empty, _ = _prepare(ctx, f"pending-{kind}-none", running)
     repeats = ctx.repeats(11)
     try:
-        if kind == "resources":
-            blocker = submit(slurm, "-c", "256", "-o", "/dev/null", "--wrap", "sleep 3600")
-            slurm.wait_for(lambda: len(state_processes(slurm)) >= 3, timeout=60)
-            time.sleep(3)  # the scheduler settled: nothing pending yet
-        probe = submit(slurm, "-H", "-o", "/dev/null", "--wrap", "true")
-        counts0, memory0 = footprint(slurm, 5)
-        empty = latencies(slurm, repeats, probe)
-        clone_rows(slurm, probe, PENDING - 1)
-        if kind == "resources":
-            release_all(slurm, probe)
-            time.sleep(5)  # the scheduler's first looks at all of them
-        counts, memory = footprint(slurm, 5)
-        loaded = latencies(slurm, repeats, probe)
-        label = ("held" if kind == "held" else "pending (Resources), 1 job running")
-        base = "no pending job" + ("" if kind == "held" else ", 1 job running")
+        clone_rows(loaded, probe, PENDING - 1)
+        if running:
+            release_all(loaded, probe)
+        time.sleep(5)  # the scheduler's first looks at all of them; idle ones are gone
+        counts, memory = footprint(loaded, 5)
+        counts0, memory0 = footprint(empty, 5)
+        label = "held" if not running else "pending (Resources), 1 job running"
+        base = "no pending job" + ("" if not running else ", 1 job running")
         figures = [
             _pair(f"processes, {PENDING:,} {label}", "processes", counts, counts0, base, 1.0),
             _pair(f"PSS, {PENDING:,} {label}", "MB", memory, memory0, base, 1.0),
         ]
-        for command, samples in loaded.items():
-            figures.append(_pair(f"{command}, {PENDING:,} {label}", "ms", samples,
-                                 empty[command], base,
+        for command, (ours, theirs) in latencies(loaded, empty, repeats, probe).items():
+            figures.append(_pair(f"{command}, {PENDING:,} {label}", "ms", ours, theirs, base,
                                  None if command == "squeue" else LATENCY_GOAL))
-        figures[-1].scaling = f"lists {PENDING:,} jobs against 1 or 2"
-        if kind == "resources":
-            subprocess.run(command_argv("scancel") + [str(blocker)], env=slurm.env,
-                           capture_output=True)
+        figures[-1].scaling = f"lists {PENDING:,} jobs against 2 or 3"
         return figures
     finally:
-        slurm.cleanup()
+        loaded.cleanup()
+        empty.cleanup()
 
 
 def figures(ctx: Context) -> Iterable[Figure]:

@@ -72,7 +72,7 @@ def _decide(conn: sqlite3.Connection, config: LocalConfig, now: float, look: Loo
     pending = conn.execute(PENDING_SQL, {
         "now": now, "cpus": capacity.free_cpus, "gpus": len(capacity.free_gpus),
         "mem": -1 if capacity.free_memory_mb is None else capacity.free_memory_mb,
-    }).fetchall()
+    })  # streamed, not fetched at once: the first look after a mass release sees them all
     for row in pending:
         base = row["array_job_id"]
         if base is not None:

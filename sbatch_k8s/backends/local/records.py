@@ -40,31 +40,34 @@ def _step(row: sqlite3.Row) -> StepRecord:
 def to_record(row: sqlite3.Row, steps: Sequence[StepRecord] = (),
               cluster: str = "") -> JobRecord:
     """One database row as a record."""
-    held = bool(row["hold"]) and row["state"] == PENDING
-    gpus = row["gpus"] or 0
+    # The row's columns as a dict first: sqlite3.Row finds a name by scanning every column,
+    # and this reads forty-odd of them per job, for every job squeue lists.
+    col = dict(zip(row.keys(), row))
+    held = bool(col["hold"]) and col["state"] == PENDING
+    gpus = col["gpus"] or 0
     return build(
-        JobRecord, job_id=row["job_id"], name=row["name"], user=row["user"], uid=row["uid"],
-        group=row["grp"], gid=row["gid"], partition=row["partition"] or "debug",
-        state=row["state"], account=row["account"] or row["user"], qos=row["qos"] or "normal",
-        reason=row["reason"] or "None", array_job_id=row["array_job_id"],
-        array_task_id=row["array_task_id"], submit_time=_int(row["submit_time"]),
-        eligible_time=_int(row["eligible_time"]), start_time=_int(row["start_time"]),
-        end_time=_int(row["end_time"]), time_limit_min=row["time_limit_min"],
-        node_count=row["node_count"] or 1, node_list=row["node_list"] or "",
-        batch_host=row["batch_host"] or "", cpus=row["cpus"] or 1, ntasks=row["ntasks"],
-        batch_cpus=row["batch_cpus"] or 1,
-        cpus_per_task=row["cpus_per_task"] or 1, ntasks_per_node=row["ntasks_per_node"],
-        min_memory_mb=row["mem_mb"], memory_per_cpu=bool(row["mem_per_cpu"]),
-        gres=f"gpu:{gpus}" if gpus else "", exit_code=row["exit_code"] or 0,
-        exit_signal=row["exit_signal"] or 0,
-        derived_exit_code=row["derived_exit_code"] or 0, cancelled_by=row["cancelled_by"],
-        priority=0 if held else max(PRIORITY_BASE - row["job_id"] + 1, 1),
-        nice=row["nice"] or 0, requeue=bool(row["requeue"]), dependency=row["dependency"] or "",
-        features=row["features"] or "", work_dir=row["work_dir"] or "",
-        command=row["command"] or "", stdout=row["stdout"] or "", stderr=row["stderr"] or "",
-        stdin=row["stdin"] or "/dev/null", comment=row["comment"] or "",
-        exclusive=row["exclusive"], submit_host=row["submit_host"] or "",
-        array_throttle=row["array_max_running"], cluster=cluster, steps=tuple(steps))
+        JobRecord, job_id=col["job_id"], name=col["name"], user=col["user"], uid=col["uid"],
+        group=col["grp"], gid=col["gid"], partition=col["partition"] or "debug",
+        state=col["state"], account=col["account"] or col["user"], qos=col["qos"] or "normal",
+        reason=col["reason"] or "None", array_job_id=col["array_job_id"],
+        array_task_id=col["array_task_id"], submit_time=_int(col["submit_time"]),
+        eligible_time=_int(col["eligible_time"]), start_time=_int(col["start_time"]),
+        end_time=_int(col["end_time"]), time_limit_min=col["time_limit_min"],
+        node_count=col["node_count"] or 1, node_list=col["node_list"] or "",
+        batch_host=col["batch_host"] or "", cpus=col["cpus"] or 1, ntasks=col["ntasks"],
+        batch_cpus=col["batch_cpus"] or 1,
+        cpus_per_task=col["cpus_per_task"] or 1, ntasks_per_node=col["ntasks_per_node"],
+        min_memory_mb=col["mem_mb"], memory_per_cpu=bool(col["mem_per_cpu"]),
+        gres=f"gpu:{gpus}" if gpus else "", exit_code=col["exit_code"] or 0,
+        exit_signal=col["exit_signal"] or 0,
+        derived_exit_code=col["derived_exit_code"] or 0, cancelled_by=col["cancelled_by"],
+        priority=0 if held else max(PRIORITY_BASE - col["job_id"] + 1, 1),
+        nice=col["nice"] or 0, requeue=bool(col["requeue"]), dependency=col["dependency"] or "",
+        features=col["features"] or "", work_dir=col["work_dir"] or "",
+        command=col["command"] or "", stdout=col["stdout"] or "", stderr=col["stderr"] or "",
+        stdin=col["stdin"] or "/dev/null", comment=col["comment"] or "",
+        exclusive=col["exclusive"], submit_host=col["submit_host"] or "",
+        array_throttle=col["array_max_running"], cluster=cluster, steps=tuple(steps))
 
 
 #: Array elements squeue folds into one record: pending, never started.
