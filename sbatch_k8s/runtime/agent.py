@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from typing import Any, Callable, Dict, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from sbatch_k8s.runtime.protocol import (
     ProtocolError,
@@ -190,15 +190,8 @@ class Agent:
                                           "Requested nodes are busy"}))
                 await writer.drain()
                 return
-            writer.write(encode_json({"type": "busy", "reason": "Requested nodes are busy"}))
-            await writer.drain()
-            waiting = asyncio.ensure_future(self.steps.wait_for_room(holds))
-            gone = asyncio.ensure_future(read_frame(reader))
-            await asyncio.wait([waiting, gone], return_when=asyncio.FIRST_COMPLETED)
-            if not waiting.done():
-                waiting.cancel()
+            if not await self._wait_for_room(holds, reader, writer):
                 return
-            gone.cancel()
         step_id, gpus = self.steps.begin(message.get("info", {}), holds,
                                          message.get("shared_gpus") or [])
         result: Dict[str, Any] = {"state": "CANCELLED", "exit_code": 0, "signal": 9}
@@ -239,6 +232,31 @@ class Agent:
         """Wait up to ``timeout_s`` for every registered step to have recorded its end."""
         if self.steps is not None:
             await self.steps.wait_until_idle(timeout_s)
+
+    async def _wait_for_room(self, holds: List[List[int]], reader: asyncio.StreamReader,
+                             writer: asyncio.StreamWriter) -> bool:
+        """Keep a step waiting until it fits (True) or its srun goes away (False). As
+        slurmctld wakes pending steps whenever a step ends, srun hears "busy" again after
+        each step's end that still leaves no room."""
+        assert self.steps is not None
+        busy = {"type": "busy", "reason": "Requested nodes are busy"}
+        writer.write(encode_json(busy))
+        await writer.drain()
+        gone = asyncio.ensure_future(read_frame(reader))
+        while True:
+            changed = asyncio.ensure_future(self.steps.next_change())
+            await asyncio.wait([changed, gone], return_when=asyncio.FIRST_COMPLETED)
+            if gone.done():
+                changed.cancel()
+                return False
+            if self.steps.fits(holds):
+                break
+            writer.write(encode_json(busy))
+            await writer.drain()
+        # Only one reader at a time: the watch on srun must be over before the next read.
+        gone.cancel()
+        await asyncio.gather(gone, return_exceptions=True)
+        return True
 
     def cancel_step(self, step_id: int, signum: Optional[int]) -> bool:
         """Ask the srun of step ``step_id`` to cancel it (``signum`` None) or signal its

@@ -115,7 +115,8 @@ async def register_step(address: str, port: int, token: bytes, job_id: int,
                 return Registration(int(reply["step_id"]), reader, writer,
                                     reply.get("gpu_ids"))
             if reply["type"] == "busy":
-                sys.stderr.write(f"srun: Job {job_id} step creation temporarily disabled, "
+                how = "still" if waited else "temporarily"
+                sys.stderr.write(f"srun: Job {job_id} step creation {how} disabled, "
                                  f"retrying ({reply['reason']})\n")
                 sys.stderr.flush()
                 waited = True

@@ -57,11 +57,10 @@ class StepRegistry:
         return all(0 <= h[0] < len(self.capacity) and h[1] <= self.capacity[h[0]] and
                    _gpus(h) <= len(self.gpu_ids[h[0]]) for h in holds)
 
-    async def wait_for_room(self, holds: Sequence[Hold]) -> None:
-        """Return once ``holds`` fit."""
-        while not self.fits(holds):
-            self.changed.clear()
-            await self.changed.wait()
+    async def next_change(self) -> None:
+        """Return when a step next ends."""
+        self.changed.clear()
+        await self.changed.wait()
 
     def bind_gpus(self, node: int, count: int, hold: bool) -> List[int]:
         """The lowest ``count`` GPU ids of ``node`` no running step holds (held from now on

@@ -1,6 +1,6 @@
-"""srun inside a job: exit codes, signals, failed launches, bad options, ``-K``,
-``--label`` (its width rule), stdin, and output file name patterns; then the steps as
-``sacct`` records them.
+"""srun inside a job: exit codes, signals, failed launches, bad options, ``-K``, a ``-w``
+list longer than ``-N`` allows, GPUs a job without GPUs cannot give, ``--label`` (its width
+rule), stdin, and output file name patterns; then the steps as ``sacct`` records them.
 
 One ``-N2 --ntasks-per-node=2`` job per side runs every case in turn from its batch script:
 ``srun … > s.<case>.out 2> s.<case>.err; echo $? > s.<case>.rc``. Several tasks write
@@ -52,6 +52,11 @@ CASES: Dict[str, str] = {
     "too-many-tasks": "srun -n5 true",
     "too-many-cpus": "srun -c3 -n1 true",
     "n1-on-2-nodes": "srun -n1 true",
+    # limits a step is held to: -w cut to -N's maximum (its first names kept), GPUs
+    "nodelist-cut": "srun -w \"$(scontrol show hostnames | tac | paste -sd,)\" -N1 -n1 "
+                    "sh -c 'echo $SLURMD_NODENAME'",
+    "nodelist-cut-too-many-cpus": "srun -w \"$(scontrol show hostnames | paste -sd,)\" -N1 true",
+    "gpus-without-gres": "srun -N1 -n1 --gpus=1 true",
     # labels
     "label-4": "srun -l sh -c 'echo out; echo err >&2'",
     "label-10": "srun -n10 -O -l echo x",
