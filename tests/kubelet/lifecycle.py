@@ -150,6 +150,15 @@ class PreparedPod:
         return self.init_runs + self.runs
 
 
+def privileges(container: Mapping[str, Any]) -> Dict[str, Any]:
+    """What the container's ``securityContext`` takes away from its processes, as
+    :class:`ContainerSpec` fields: privilege escalation (no_new_privs) and capabilities."""
+    security = container.get("securityContext") or {}
+    dropped = (security.get("capabilities") or {}).get("drop") or []
+    return {"no_new_privileges": security.get("allowPrivilegeEscalation") is False,
+            "drop_capabilities": tuple(str(name) for name in dropped)}
+
+
 def prepare_pod(services: PodServices, pod: Dict[str, Any], address: str) -> PreparedPod:
     """Materialise the pod's volumes and files and resolve every container (PrepareError
     when that cannot be done, or not yet)."""
@@ -181,7 +190,8 @@ def prepare_pod(services: PodServices, pod: Dict[str, Any], address: str) -> Pre
             working_dir=container.get("workingDir") or "/",
             mounts=container_mounts(container, sites, files, termination_file, env),
             uid=user, gid=group, groups=groups, log_path=log_path,
-            spec_path=os.path.join(pod_dir, "specs", f"{name}.json"))
+            spec_path=os.path.join(pod_dir, "specs", f"{name}.json"),
+            **privileges(container))
         return ContainerRun(container, container_spec, termination_file, initial_reason)
 
     init = spec.get("initContainers") or []

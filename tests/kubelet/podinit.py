@@ -4,8 +4,12 @@ The test kubelet starts every container as
 ``unshare --mount --uts --propagation private python -I -S podinit.py SPEC.json FD``:
 this script (standard library only, run by path so it needs no import path) sets the hostname,
 bind-mounts the pod's volumes, /etc/hosts and the termination-message file at their paths,
-enters ``workingDir``, takes the pod's user and groups and execs ``command + args`` with the
-resolved environment. Mounts are private to the namespace: nothing leaks to the machine and
+enters ``workingDir``, drops the capabilities the container drops (from the bounding set,
+so that not even a root process regains them at the exec), takes the pod's user and groups,
+sets no_new_privs for ``allowPrivilegeEscalation: false`` (setuid programs then gain
+nothing) and execs ``command + args`` with the resolved environment. Not emulated: added
+capabilities, seccomp and AppArmor profiles, a read-only root filesystem (there is no image
+filesystem). Mounts are private to the namespace: nothing leaks to the machine and
 nothing needs unmounting. (Mount points that do not exist are created on this machine, as
 empty directories or files.)
 
@@ -32,6 +36,17 @@ MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
 PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+#: Linux capabilities by number (``capabilities.drop`` names them without ``CAP_``).
+CAPABILITIES = (
+    "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID",
+    "SETUID", "SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN",
+    "NET_RAW", "IPC_LOCK", "IPC_OWNER", "SYS_MODULE", "SYS_RAWIO", "SYS_CHROOT", "SYS_PTRACE",
+    "SYS_PACCT", "SYS_ADMIN", "SYS_BOOT", "SYS_NICE", "SYS_RESOURCE", "SYS_TIME",
+    "SYS_TTY_CONFIG", "MKNOD", "LEASE", "AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP",
+    "MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG", "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ",
+    "PERFMON", "BPF", "CHECKPOINT_RESTORE")
 START_ERROR_EXIT = 128
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -92,6 +107,27 @@ def hand_stdio_to(uid: Any, gid: Any) -> None:
         os.fchown(fd, int(uid), -1 if gid is None else int(gid))
 
 
+def _prctl(option: int, value: int, what: str) -> None:
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
+        raise StartError(f"{what}: {os.strerror(ctypes.get_errno())}")
+
+
+def drop_capabilities(names: List[str]) -> None:
+    """Remove ``names`` (or every capability for ``ALL``) from the bounding set; unknown
+    names are an error, as a runtime refuses them."""
+    if not names:
+        return
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last = int(f.read())
+    wanted = set(n.upper().replace("CAP_", "", 1) for n in names)
+    unknown = wanted - set(CAPABILITIES) - {"ALL"}
+    if unknown:
+        raise StartError(f"unknown capability {sorted(unknown)[0]!r}")
+    for number, name in enumerate(CAPABILITIES[:last + 1]):
+        if "ALL" in wanted or name in wanted:
+            _prctl(PR_CAPBSET_DROP, number, f"drop capability {name}")
+
+
 def become(uid: Any, gid: Any, groups: List[int]) -> None:
     """Take the pod's user, group and supplementary groups (``securityContext``)."""
     if uid is None and gid is None and not groups:
@@ -116,7 +152,10 @@ def start(spec: Dict[str, Any]) -> None:
         bind_mount(mount["source"], mount["target"], mount["read_only"])
     enter_working_dir(spec["working_dir"], [m["target"] for m in mounts])
     hand_stdio_to(spec.get("uid"), spec.get("gid"))
+    drop_capabilities(spec.get("drop_capabilities") or [])
     become(spec.get("uid"), spec.get("gid"), spec.get("groups") or [])
+    if spec.get("no_new_privileges"):
+        _prctl(PR_SET_NO_NEW_PRIVS, 1, "set no_new_privs")
     die_with_parent(spec["parent_pid"])
     argv = spec["argv"]
     try:

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Dict, List, NamedTuple, Optional, Set
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 PODINIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "podinit.py")
 START_TIMEOUT_S = 30.0
@@ -45,6 +45,8 @@ class ContainerSpec(NamedTuple):
     groups: List[int]
     log_path: str
     spec_path: str              # where the JSON spec for podinit is written
+    no_new_privileges: bool = False         # allowPrivilegeEscalation: false
+    drop_capabilities: Tuple[str, ...] = ()  # capabilities.drop (names, or ALL)
 
 
 def exit_code_of(returncode: int) -> int:
@@ -93,6 +95,8 @@ class ContainerProcess:
                 "mounts": [m._asdict() for m in spec.mounts],
                 "working_dir": spec.working_dir, "uid": spec.uid, "gid": spec.gid,
                 "groups": spec.groups, "argv": spec.argv, "env": spec.env,
+                "no_new_privileges": spec.no_new_privileges,
+                "drop_capabilities": list(spec.drop_capabilities),
             }, f)
         read_end, write_end = os.pipe()
         command = ["unshare", "--mount", "--uts", "--propagation", "private",

@@ -56,6 +56,33 @@ def test_the_container_sees_its_hostname_volumes_hosts_and_user(spec, tmp_path):
         assert "peer-1" not in f.read()             # and so is its /etc/hosts
 
 
+def _status(log: str) -> dict:
+    return dict(line.split(":\t", 1) for line in log.splitlines() if ":\t" in line)
+
+
+@pytest.mark.parametrize("uid", [None, 4242])
+def test_dropped_capabilities_and_no_new_privileges_hold_after_the_exec(spec, uid):
+    process = ContainerProcess(spec._replace(argv=["cat", "/proc/self/status"], uid=uid,
+                                             gid=uid, no_new_privileges=True,
+                                             drop_capabilities=("ALL",)))
+    assert process.start_error is None and process.wait(20) == 0
+    status = _status(log_of(spec))
+    assert status["NoNewPrivs"].strip() == "1"
+    assert int(status["CapBnd"], 16) == 0 and int(status["CapEff"], 16) == 0   # even root
+
+
+def test_some_capabilities_dropped_the_rest_kept_for_root(spec):
+    process = ContainerProcess(spec._replace(argv=["cat", "/proc/self/status"],
+                                             drop_capabilities=("NET_RAW", "CAP_SYS_ADMIN")))
+    assert process.start_error is None and process.wait(20) == 0
+    status = _status(log_of(spec))
+    bounding = int(status["CapBnd"], 16)
+    assert not bounding & (1 << 13) and not bounding & (1 << 21) and bounding & 1
+    assert status["NoNewPrivs"].strip() == "0"
+    bad = ContainerProcess(spec._replace(drop_capabilities=("FLY",)))
+    assert bad.start_error == "unknown capability 'FLY'" and bad.wait(10) == 128
+
+
 @pytest.mark.parametrize("change, error", [
     ({"argv": ["no-such-command-xyz"]},
      'exec: "no-such-command-xyz": executable file not found in $PATH'),

@@ -166,3 +166,33 @@ def test_a_start_error_is_reported_as_such(services):
     assert (final["phase"], state["reason"], state["exitCode"]) == ("Failed", "StartError", 128)
     assert "executable file not found" in state["message"]
     stop(worker)
+
+
+RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
+def test_the_pods_user_groups_and_privileges_are_the_processs(services):
+    script = ("id -u; id -g; id -G; cat /etc/cfg/x; echo; stat -c '%a %g' /etc/cfg/x; "
+              "grep -E '^(NoNewPrivs|CapEff)' /proc/self/status")
+    container = {"name": "main", "command": ["sh", "-c", script],
+                 "securityContext": RESTRICTED_CONTAINER,
+                 "volumeMounts": [{"name": "c", "mountPath": "/etc/cfg"}]}
+    worker = run(services, make_pod("", containers=[container], securityContext={
+        "runAsNonRoot": True, "runAsUser": 4242, "runAsGroup": 4343, "fsGroup": 4444,
+        "supplementalGroups": [4545]},
+        volumes=[{"name": "c", "configMap": {"name": "cfg", "defaultMode": 0o400}}]))
+    final = services.api.wait_for(terminal)
+    assert final["phase"] == "Succeeded"
+    log = os.path.join(services.root_dir, "logs", "ns_p_u1", "main.log")
+    assert open(log).read().split("\n") == [
+        "4242", "4343", "4343 4444 4545", "42", "440 4444",
+        "CapEff:\t0000000000000000", "NoNewPrivs:\t1", ""]
+    stop(worker)
+
+
+def test_run_as_non_root_without_a_user_is_refused_as_for_a_root_image(services):
+    worker = run(services, make_pod("true", securityContext={"runAsNonRoot": True}))
+    final = services.api.wait_for(terminal)
+    assert (final["phase"], final["reason"]) == ("Failed", "CreateContainerConfigError")
+    assert "runAsNonRoot and image will run as root" in final["message"]
+    stop(worker)
