@@ -43,7 +43,8 @@ while kill -0 $step 2>/dev/null; do sleep 0.1; done
 echo step over
 kill $child
 """
-WAIT_S = 90
+#: Generous: the machine running the tests may be busy.
+WAIT_S = 180
 
 
 def _lines(kube: KubeSlurm, job_id: int) -> List[str]:
@@ -137,6 +138,36 @@ def test_signals_to_jobs_not_running(kube: KubeSlurm, kubelet: Any) -> None:
     unknown = kube.run("scancel", "--signal=USR1", "999999")
     assert (unknown.returncode, unknown.stderr) == (
         1, "scancel: error: Kill job error on job id 999999: Invalid job id specified\n")
+
+
+ARRAY_TRAPS = r"""#!/bin/sh
+#SBATCH -J arrsig -o arrsig-%a.out
+trap 'echo "element $SLURM_ARRAY_TASK_ID got USR1"; exit 0' USR1
+echo ready
+while :; do sleep 0.1; done
+"""
+
+
+def test_a_signal_to_one_array_element_reaches_that_element_only(kube: KubeSlurm,
+                                                                  kubelet: Any) -> None:
+    kube.script("arrsig.sh", ARRAY_TRAPS)
+    job_id = submitted_id(kube.run("sbatch", "--array=0-1", "arrsig.sh").stdout)
+
+    def ready() -> bool:
+        return all((kube.work / f"arrsig-{i}.out").exists()
+                   and kube.read(f"arrsig-{i}.out") == "ready\n" for i in range(2))
+
+    wait_until(ready, WAIT_S, "both elements trapping")
+    done = kube.run("scancel", "-b", "--signal=USR1", f"{job_id}_1")
+    assert (done.returncode, done.stderr) == (0, "")
+    wait_until(lambda: kube.read("arrsig-1.out") == "ready\nelement 1 got USR1\n", WAIT_S,
+               "element 1 signalled")
+    wait_until(lambda: f"{job_id}_1|COMPLETED" in kube.run(
+        "sacct", "-j", str(job_id), "-X", "-n", "-P", "-o", "JobID,State").stdout.splitlines(),
+        WAIT_S, "element 1 completed")
+    assert kube.read("arrsig-0.out") == "ready\n"
+    assert kube.run("squeue", "-h", "-o", "%i %T").stdout == f"{job_id}_0 RUNNING\n"
+    assert kube.run("scancel", str(job_id)).returncode == 0
 
 
 NOBODY = 65534

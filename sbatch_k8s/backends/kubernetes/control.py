@@ -23,7 +23,7 @@ from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, POD, WORKLOADS, Kind
 from sbatch_k8s.backends.kubernetes.workload_view import SUSPEND_FIELD
 from sbatch_k8s.errors import BackendError
-from translators.metadata import HOLD, JOB_ID, SCANCEL_REQUESTS
+from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, HOLD, JOB_ID, SCANCEL_REQUESTS
 
 #: Times scancel reads node 0's pod again when another writer changed it first.
 ANNOTATE_ATTEMPTS = 5
@@ -50,7 +50,7 @@ def cancel_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, s
     if is_final(record):
         return FINISHED
     if signum is not None or step is not None:
-        return _request_on_node0(client, record, ref, namespace, signum, batch, full, step)
+        return _request_on_node0(client, record, namespace, signum, batch, full, step)
     now = int(time.time())
     started = record.state != PENDING
     cancelled = with_changes(record, state=CANCELLED, end_time=now, cancelled_by=uid,
@@ -69,27 +69,38 @@ def cancel_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, s
 
 
 def _shared(record: JobRecord, ref: Mapping[str, str]) -> bool:
-    """True when ``record`` is one element of an array run as one Indexed Job."""
-    return not ref["name"].endswith(f"-{record.array_task_id}") and \
-        record.job_id != record.array_job_id
+    """True when ``record`` is one element (not the first) of an array run as one Indexed
+    Job: its workload is the array's ``<name>-<array id>``, not its own
+    ``<name>-<array id>-<task id>``."""
+    own = f"-{record.array_job_id}-{record.array_task_id}"
+    return not ref["name"].endswith(own) and record.job_id != record.array_job_id
 
 
-def _node0_pod(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
-               namespace: str) -> Optional[Dict[str, Any]]:
-    """The live pod of the job's node 0 (an array element run as one completion index of a
-    shared Indexed Job: the pod of that index), if any."""
+def _node0_pod(client: KubeClient, record: JobRecord, namespace: str
+               ) -> Optional[Dict[str, Any]]:
+    """The live pod of the job's node 0, if any. An array element's pods are told apart by
+    their labels: those of an element run as its own workload carry its task id; an element
+    run as one completion index of the array's shared Indexed Job is the pod of that index."""
     from sbatch_k8s.backends.kubernetes.pod_view import is_alive, nodes_by_index
 
-    shared = record.array_job_id is not None and bool(ref.get("name")) and _shared(record, ref)
-    owner = record.array_job_id if shared else record.job_id
-    pods, _ = client.list(POD, namespace, f"{JOB_ID}={owner}")
-    first = record.job_id - (record.array_job_id or record.job_id) if shared else 0
-    pod = nodes_by_index(pods, 1 if shared else record.node_count, first).get(0)
+    if record.array_job_id is None:
+        pods, _ = client.list(POD, namespace, f"{JOB_ID}={record.job_id}")
+        nodes = nodes_by_index(pods, record.node_count)
+    else:
+        pods, _ = client.list(POD, namespace, f"{ARRAY_JOB_ID}={record.array_job_id}")
+        labels = [(p, (p.get("metadata") or {}).get("labels") or {}) for p in pods]
+        own = [p for p, tags in labels if tags.get(ARRAY_TASK_ID) == str(record.array_task_id)]
+        if own:
+            nodes = nodes_by_index(own, record.node_count)
+        else:
+            shared = [p for p, tags in labels if ARRAY_TASK_ID not in tags]
+            nodes = nodes_by_index(shared, 1, record.job_id - record.array_job_id)
+    pod = nodes.get(0)
     return pod if pod is not None and is_alive(pod) else None
 
 
-def _request_on_node0(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
-                      namespace: str, signum: Optional[int], batch: bool, full: bool,
+def _request_on_node0(client: KubeClient, record: JobRecord, namespace: str,
+                      signum: Optional[int], batch: bool, full: bool,
                       step: Optional[int]) -> str:
     """Append scancel's request (a signal, or a step's cancel) to node 0's pod: ``done``, or
     ``finished`` when the job has no running node 0. A pending job has nothing to signal (as
@@ -101,7 +112,7 @@ def _request_on_node0(client: KubeClient, record: JobRecord, ref: Mapping[str, s
         return FINISHED if step is not None else DONE
     if record.state != RUNNING:
         return FINISHED
-    pod = _node0_pod(client, record, ref, namespace)
+    pod = _node0_pod(client, record, namespace)
     target = target_of(batch, full, step)
     for _ in range(ANNOTATE_ATTEMPTS):
         if pod is None:
