@@ -6,20 +6,58 @@ event when it is older than the kept history). Selectors apply to both the old a
 state, so an object that starts matching arrives as ``ADDED`` and one that stops matching as
 ``DELETED``. ``timeoutSeconds`` ends the stream; ``allowWatchBookmarks`` adds ``BOOKMARK``
 events while idle. The stream also ends when the cluster stops.
+
+:func:`drop_watches` breaks every open stream of a store as a network failure or an API
+server restart would: the connection closes mid-stream, without the chunked terminator, so
+the client sees an error rather than a clean end (what a watch cache must reconnect from).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 from tests.apiserver import errors
 from tests.apiserver.resources import Resource
-from tests.apiserver.store import Event, Obj, Store
+from tests.apiserver.store import Event, Obj, Store, Subscription
 
 DEFAULT_TIMEOUT_S = 1800.0
 BOOKMARK_EVERY_S = 2.0
+
+#: Open streams by store (``id(store)``): the subscriptions :func:`drop_watches` breaks.
+_open: Dict[int, List[Subscription]] = {}
+_dropped: "set[int]" = set()
+_open_lock = threading.Lock()
+
+
+def drop_watches(store: Store) -> int:
+    """Break every open watch stream of ``store`` (see the module docstring); how many."""
+    with _open_lock:
+        subs = list(_open.get(id(store), []))
+        _dropped.update(id(sub) for sub in subs)
+    for sub in subs:
+        sub.events.put(None)
+    return len(subs)
+
+
+def _track(store: Store, sub: Subscription, add: bool) -> None:
+    with _open_lock:
+        subs = _open.setdefault(id(store), [])
+        if add:
+            subs.append(sub)
+            return
+        if sub in subs:
+            subs.remove(sub)
+        if not subs:
+            _open.pop(id(store), None)
+        _dropped.discard(id(sub))
+
+
+def _was_dropped(sub: Subscription) -> bool:
+    with _open_lock:
+        return id(sub) in _dropped
 
 
 def translate(event: Event, matches: Callable[[Obj], bool]) -> Optional[str]:
@@ -57,6 +95,7 @@ def serve(store: Store, res: Resource, namespace: Optional[str], query: Dict[str
     except errors.ApiError as error:
         write(json.dumps({"type": "ERROR", "object": error.status()}).encode() + b"\n")
         return
+    _track(store, sub, True)
     try:
         for obj in initial:
             if matches(obj):
@@ -71,6 +110,8 @@ def serve(store: Store, res: Resource, namespace: Optional[str], query: Dict[str
             if remaining <= 0:
                 break
             event = sub.next(min(remaining, BOOKMARK_EVERY_S / 2 if bookmarks else 1.0))
+            if _was_dropped(sub):
+                raise ConnectionResetError("watch dropped")
             if event is None:
                 if bookmarks and time.monotonic() - last_sent >= BOOKMARK_EVERY_S:
                     write(_bookmark(store, res, sub))
@@ -82,6 +123,7 @@ def serve(store: Store, res: Resource, namespace: Optional[str], query: Dict[str
                 last_sent = time.monotonic()
     finally:
         store.unsubscribe(sub)
+        _track(store, sub, False)
 
 
 def _bookmark(store: Store, res: Resource, sub: object) -> bytes:

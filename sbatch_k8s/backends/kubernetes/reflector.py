@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from sbatch_k8s.backends.kubernetes.client import CONNECT_TIMEOUT_S, KubeClient, KubeError
@@ -31,6 +32,8 @@ BACKOFF_FIRST_S = 0.2
 BACKOFF_MAX_S = 15.0
 #: How often a kind the server does not serve is asked for again.
 ABSENT_RECHECK_S = 30.0
+#: A watch the server ends this soon, having sent nothing, counts as a failure (no busy loop).
+SHORTEST_WATCH_S = 1.0
 
 
 def rv_number(text: Any) -> Optional[int]:
@@ -169,15 +172,19 @@ class Reflector:
         response = open_stream(client, self.kind.collection_path(self.namespace), query,
                                read_timeout_s=timeout_s + 30.0)
         self._response = response
+        began, events = time.monotonic(), 0
         try:
             self._set(live=True, last_error="")
             for event in watch_events(response):
                 if self._stop.is_set():
                     return
                 self._apply(event)
+                events += 1
         finally:
             self._response = None
             response.release_conn()
+        if not events and time.monotonic() - began < SHORTEST_WATCH_S:
+            raise KubeError("the API server ended the watch at once")
 
     def _apply(self, event: Dict[str, Any]) -> None:
         kind = event.get("type")

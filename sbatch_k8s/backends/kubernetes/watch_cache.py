@@ -213,14 +213,20 @@ class WatchCache:
         return (cluster, namespace, kind, selector) in self.mirrors
 
 
+_hooked = False
+
+
 def install() -> WatchCache:
-    """In the server: create the cache and hook it into ``fork``."""
-    global CACHE
+    """In the server: create the cache and hook it into ``fork`` (hooks are registered once a
+    process, and act on whichever cache is installed)."""
+    global CACHE, _hooked
     cache = WatchCache()
     CACHE = cache
-    os.register_at_fork(before=lambda: CACHE and CACHE.before_fork(),
-                        after_in_parent=lambda: CACHE and CACHE.after_fork_in_parent(),
-                        after_in_child=lambda: CACHE and CACHE.after_fork_in_child())
+    if not _hooked:
+        os.register_at_fork(before=lambda: CACHE and CACHE.before_fork(),
+                            after_in_parent=lambda: CACHE and CACHE.after_fork_in_parent(),
+                            after_in_child=lambda: CACHE and CACHE.after_fork_in_child())
+        _hooked = True
     return cache
 
 

@@ -1,0 +1,140 @@
+"""The command server's watch cache, end to end through real commands on the emulated API
+server: once warm, squeue, scontrol and sacct make no API call and still see at once what
+sbatch and scancel just did, and the state changes the cluster makes; a dropped watch, a
+compacted history (410) and a killed server change nothing a user sees."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from typing import Any, List, Tuple
+
+import pytest
+
+from tests.apiserver import watch_stream
+from tests.apiserver.support import wait_until
+from tests.kube.harness import KubeSlurm, submitted_id
+
+pytestmark = pytest.mark.slow
+
+RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
+
+
+@pytest.fixture
+def emulated(cluster: Any) -> Any:
+    """These tests count the API server's requests: the emulated one only."""
+    if not hasattr(cluster, "requests"):
+        pytest.skip("counts requests, which only the emulated API server records")
+    return cluster
+
+
+def counted(cluster: Any, kube: KubeSlurm, *argv: str
+            ) -> Tuple["subprocess.CompletedProcess[str]", int]:
+    """Run one command; its result and how many API requests were made meanwhile."""
+    before = len(cluster.requests)
+    done = kube.run(*argv)
+    assert done.returncode == 0, done.stderr
+    return done, len(cluster.requests) - before
+
+
+def warm(cluster: Any, kube: KubeSlurm) -> None:
+    """Run squeue until one is answered by the cache alone (server started, mirrors synced)."""
+    wait_until(lambda: counted(cluster, kube, "squeue")[1] == 0, 60, "a warm cache")
+
+
+def test_warm_commands_see_sbatch_and_scancel_at_once_with_no_api_call(
+        emulated: Any, kube: KubeSlurm) -> None:
+    warm(emulated, kube)
+    kube.script("sleepy.sh", "#!/bin/sh\n#SBATCH -J sleepy\nsleep 300\n")
+    job_id = submitted_id(kube.run("sbatch", "sleepy.sh").stdout)
+    listing, calls = counted(emulated, kube, "squeue", "-h", "-o", "%i %j %T")
+    assert (listing.stdout, calls) == (f"{job_id} sleepy PENDING\n", 0)
+    shown, calls = counted(emulated, kube, "scontrol", "show", "job", str(job_id))
+    assert f"JobId={job_id} JobName=sleepy" in shown.stdout and "JobState=PENDING" in shown.stdout
+    assert calls == 0
+    assert kube.run("scancel", str(job_id)).returncode == 0
+    listing, calls = counted(emulated, kube, "squeue", "-h", "-t", "all", "-o", "%i %T")
+    assert (listing.stdout, calls) == (f"{job_id} CANCELLED\n", 0)
+    accounting, calls = counted(emulated, kube, "sacct", "-X", "-n", "-P", "-o", "JobID,State")
+    assert accounting.stdout.startswith(f"{job_id}|CANCELLED by ") and calls == 0
+    listing, calls = counted(emulated, kube, "squeue", "-h")
+    assert (listing.stdout, calls) == ("", 0)
+
+
+def test_state_changes_reach_squeue_through_the_cache(emulated: Any, kube: KubeSlurm,
+                                                      kubelet: Any) -> None:
+    warm(emulated, kube)
+    kube.script("short.sh", "#!/bin/sh\n#SBATCH -J short\nsleep 4\n")
+    job_id = submitted_id(kube.run("sbatch", "short.sh").stdout)
+
+    def state() -> List[Any]:
+        done, calls = counted(emulated, kube, "squeue", "-h", "-t", "all", "-o", "%i %T")
+        return [done.stdout.split()[1:], calls] if done.stdout else []
+
+    wait_until(lambda: state() == [["RUNNING"], 0], 60, f"job {job_id} RUNNING from the cache")
+    wait_until(lambda: state()[0] == ["COMPLETED"], 60, f"job {job_id} COMPLETED")
+    assert state() == [["COMPLETED"], 0]  # written back once, then read from the cache
+    accounting, calls = counted(emulated, kube, "sacct", "-j", str(job_id), "-X", "-n", "-P",
+                                "-o", "State,ExitCode")
+    assert (accounting.stdout, calls) == ("COMPLETED|0:0\n", 0)
+
+
+def test_a_dropped_watch_and_a_compacted_history_change_nothing_visible(
+        emulated: Any, kube: KubeSlurm) -> None:
+    warm(emulated, kube)
+    kube.script("held.sh", "#!/bin/sh\n#SBATCH -J held\ntrue\n")
+    assert watch_stream.drop_watches(emulated.store) == 2  # records and pods
+    first = submitted_id(kube.run("sbatch", "--hold", "held.sh").stdout)
+    listing, _ = counted(emulated, kube, "squeue", "-h", "-o", "%i %T %r")
+    assert listing.stdout == f"{first} PENDING JobHeldUser\n"
+    warm(emulated, kube)
+
+    # The records' watch cannot come back until the history it would resume from is gone.
+    emulated.faults.add(method="GET", path="/configmaps$", status=503, times=None)
+    watch_stream.drop_watches(emulated.store)
+    second = submitted_id(kube.run("sbatch", "--hold", "held.sh").stdout)
+    emulated.store._history.clear()
+    emulated.faults.clear()
+    mark = len(emulated.requests)
+    listing, _ = counted(emulated, kube, "squeue", "-h", "-o", "%i %T")
+    assert sorted(listing.stdout.splitlines()) == [f"{first} PENDING", f"{second} PENDING"]
+    warm(emulated, kube)
+    relists = [r for r in emulated.requests[mark:] if r.path.endswith("/configmaps")
+               and r.query.get("labelSelector") == RECORD_SELECTOR and "watch" not in r.query]
+    assert relists, "the records' mirror listed again after 410 Gone"
+    listing, calls = counted(emulated, kube, "squeue", "-h", "-o", "%i %T")
+    assert sorted(listing.stdout.splitlines()) == [f"{first} PENDING", f"{second} PENDING"]
+    assert calls == 0
+
+
+def _server_pids(kube: KubeSlurm) -> List[int]:
+    marker = str(kube.state / "server.sock").encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if marker in argv and any(b"sbatch_k8s.server" in a for a in argv):
+            found.append(int(entry))
+    return found
+
+
+def test_commands_work_cold_when_the_server_is_killed(emulated: Any, kube: KubeSlurm) -> None:
+    warm(emulated, kube)
+    kube.script("held.sh", "#!/bin/sh\n#SBATCH -J held\ntrue\n")
+    job_id = submitted_id(kube.run("sbatch", "--hold", "held.sh").stdout)
+    pids = _server_pids(kube)
+    assert pids, "the command server runs"
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not _server_pids(kube), 10, "the server gone")
+    listing, calls = counted(emulated, kube, "squeue", "-h", "-o", "%i %T")
+    assert listing.stdout == f"{job_id} PENDING\n" and calls > 0  # cold: LISTs
+    assert kube.run("scancel", str(job_id)).returncode == 0
+    listing, _ = counted(emulated, kube, "squeue", "-h", "-t", "all", "-o", "%i %T")
+    assert listing.stdout == f"{job_id} CANCELLED\n"

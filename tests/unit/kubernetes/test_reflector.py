@@ -1,0 +1,149 @@
+"""The watch cache's mirror of one collection (:mod:`sbatch_k8s.backends.kubernetes.reflector`)
+against the emulated API server over HTTP: LIST then WATCH, events, bookmarks, a dropped
+connection resumed from the last resourceVersion, 410 Gone re-listed, a kind the server does
+not serve, and stopping."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, Iterator, Optional
+
+import pytest
+
+pytest.importorskip("kubernetes")
+
+from sbatch_k8s.backends.kubernetes import kinds  # noqa: E402
+from sbatch_k8s.backends.kubernetes.client import KubeClient, connect  # noqa: E402
+from sbatch_k8s.backends.kubernetes.reflector import Reflector  # noqa: E402
+from tests.apiserver import EmulatedCluster, watch_stream  # noqa: E402
+from tests.apiserver.support import wait_until  # noqa: E402
+
+RECORD = "sbatch-k8s.io/kind=record"
+
+
+@pytest.fixture
+def cluster() -> Iterator[EmulatedCluster]:
+    with EmulatedCluster(controllers=False, crd_groups=()) as running:
+        yield running
+
+
+def _client(cluster: EmulatedCluster) -> KubeClient:
+    return connect({"KUBECONFIG": cluster.kubeconfig})
+
+
+def _config_map(name: str, record: bool = True, data: Optional[Dict[str, str]] = None
+                ) -> Dict[str, Any]:
+    labels = {"sbatch-k8s.io/kind": "record"} if record else {"other": "yes"}
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": labels}, "data": data or {}}
+
+
+def _mirror(cluster: EmulatedCluster, kind: kinds.Kind = kinds.CONFIG_MAP,
+            selector: str = RECORD) -> Reflector:
+    mirror = Reflector(lambda: _client(cluster), kind, "default", selector,
+                       threading.Condition(), memo=lambda obj: obj["metadata"]["name"].upper())
+    mirror.start()
+    wait_until(lambda: mirror.synced and mirror.live, 10, "the first LIST")
+    return mirror
+
+
+def _rv(obj: Dict[str, Any]) -> int:
+    return int(obj["metadata"]["resourceVersion"])
+
+
+def test_lists_then_follows_every_change(cluster: EmulatedCluster) -> None:
+    client = _client(cluster)
+    client.create(_config_map("a"), "default")
+    client.create(_config_map("not-a-record", record=False), "default")
+    mirror = _mirror(cluster)
+    try:
+        assert sorted(mirror.objects) == ["a"]
+        assert mirror.objects["a"][1] == "A"  # the memo, computed on arrival
+        made = client.create(_config_map("b"), "default")
+        changed = client.merge_patch(kinds.CONFIG_MAP, "a", "default", {"data": {"k": "v"}})
+        gone = client.delete(kinds.CONFIG_MAP, "b", "default")
+        assert gone
+        wait_until(lambda: "b" not in mirror.objects and mirror.rv > _rv(made), 10,
+                   "the delete")
+        assert mirror.objects["a"][0]["data"] == {"k": "v"}
+        assert mirror.objects["a"][0]["kind"] == "ConfigMap"
+        assert mirror.rv >= _rv(changed)
+        assert (mirror.lists, mirror.watches) == (1, 1)
+    finally:
+        mirror.stop()
+
+
+def test_bookmarks_move_the_resource_version_while_nothing_matches(
+        cluster: EmulatedCluster) -> None:
+    mirror = _mirror(cluster)
+    try:
+        elsewhere = _client(cluster).create(_config_map("x", record=False), "default")
+        wait_until(lambda: mirror.rv >= _rv(elsewhere), 15, "a bookmark past the write")
+        assert mirror.objects == {}
+    finally:
+        mirror.stop()
+
+
+def test_a_dropped_watch_is_resumed_from_its_resource_version(
+        cluster: EmulatedCluster) -> None:
+    client = _client(cluster)
+    mirror = _mirror(cluster)
+    try:
+        assert watch_stream.drop_watches(cluster.store) == 1
+        made = client.create(_config_map("during"), "default")
+        wait_until(lambda: "during" in mirror.objects and mirror.live, 15,
+                   "the change made while the watch was down")
+        assert mirror.rv >= _rv(made)
+        assert mirror.lists == 1 and mirror.watches >= 2  # resumed, not re-listed
+    finally:
+        mirror.stop()
+
+
+def test_gone_history_means_a_fresh_list(cluster: EmulatedCluster) -> None:
+    client = _client(cluster)
+    client.create(_config_map("kept"), "default")
+    mirror = _mirror(cluster)
+    try:
+        cluster.faults.add(method="GET", path="/configmaps$", status=503, times=None)
+        watch_stream.drop_watches(cluster.store)
+        wait_until(lambda: not mirror.live, 10, "the watch seen broken")
+        client.delete(kinds.CONFIG_MAP, "kept", "default")
+        client.create(_config_map("new"), "default")
+        cluster.store._history.clear()  # compacted past the mirror's revision
+        cluster.faults.clear()
+        wait_until(lambda: mirror.lists >= 2 and mirror.live, 20, "a second LIST")
+        assert sorted(mirror.objects) == ["new"]
+    finally:
+        mirror.stop()
+
+
+def test_a_kind_the_server_does_not_serve_mirrors_as_empty(cluster: EmulatedCluster) -> None:
+    mirror = _mirror(cluster, kinds.JOBSET, "app.kubernetes.io/managed-by=sbatch-k8s")
+    try:
+        assert mirror.absent and mirror.usable() and mirror.objects == {}
+    finally:
+        mirror.stop()
+
+
+def test_stop_ends_the_thread_and_its_watch(cluster: EmulatedCluster) -> None:
+    mirror = _mirror(cluster)
+    mirror.stop()
+    mirror.join(5)
+    assert not mirror._thread.is_alive()
+    assert not mirror.live
+    wait_until(lambda: watch_stream.drop_watches(cluster.store) == 0, 10,
+               "the server's stream closed")
+
+
+def test_an_unreachable_server_leaves_the_mirror_unusable() -> None:
+    cluster = EmulatedCluster(controllers=False).start()
+    kubeconfig = cluster.kubeconfig
+    mirror = _mirror(cluster)
+    env = {"KUBECONFIG": kubeconfig}
+    try:
+        mirror.connect = lambda: connect(env)
+        cluster.stop()
+        wait_until(lambda: not mirror.live, 10, "the watch seen broken")
+        assert not mirror.usable() and mirror.last_error
+    finally:
+        mirror.stop()
