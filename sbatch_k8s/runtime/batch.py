@@ -1,9 +1,10 @@
 """The batch host (node 0): run the batch script once, and end the job when it ends.
 
 Before the script starts, every other node's agent must answer (bounded wait; on timeout one
-error naming the missing nodes). The script gets the batch environment, its working directory
-(or ``/tmp`` with slurmstepd's message when that is missing), stdin from ``--input`` or
-``/dev/null``, stdout/stderr to the ``--output``/``--error`` files. The batch host enforces
+error naming the missing nodes; see :mod:`node_links`). The script gets the batch
+environment, its working directory (or ``/tmp`` with slurmstepd's message when that is
+missing), stdin from ``--input`` or ``/dev/null``, stdout/stderr to the ``--output``/``--error``
+files. The batch host enforces
 ``--time`` (SIGTERM, then SIGKILL after KillWait, state TIMEOUT), sends ``--signal`` before the
 limit, carries out cancellation, and ends the job when a node is lost. Ending the job goes as
 in Slurm: each running step's srun hears the job is complete, slurmstepd's ``*** JOB … ***``
@@ -22,17 +23,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sbatch_k8s.runtime.agent import Agent, log
 from sbatch_k8s.runtime.node_files import output_flags
-from sbatch_k8s.runtime.protocol import (
-    ProtocolError,
-    authenticate,
-    decode_json,
-    encode_json,
-    read_frame,
-)
+from sbatch_k8s.runtime.node_links import NodeLink
 from sbatch_k8s.runtime.stepd import cancel_line
 
 COMPLETED, FAILED, CANCELLED, TIMEOUT = "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"
-RETRY_S = 0.05
 #: What srun adds to KillWait when it waits for an aborted step (``STEP_ABORT_TIME``).
 STEP_ABORT_S = 2.0
 
@@ -50,83 +44,6 @@ class JobResult:
     def as_dict(self) -> Dict[str, Any]:
         return {"state": self.state, "exit_code": self.exit_code, "signal": self.signal,
                 "reason": self.reason}
-
-
-class NodeLink:
-    """The batch host's control connection to one other node."""
-
-    def __init__(self, index: int, name: str, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
-        self.index = index
-        self.name = name
-        self.reader = reader
-        self.writer = writer
-
-    async def send(self, message: Dict[str, Any]) -> None:
-        try:
-            self.writer.write(encode_json(message))
-            await self.writer.drain()
-        except (ConnectionError, RuntimeError):
-            pass
-
-    async def wait_closed(self) -> None:
-        """Return when the node's connection drops (the node is gone)."""
-        try:
-            while await read_frame(self.reader) is not None:
-                pass
-        except (ProtocolError, ConnectionError):
-            pass
-
-
-async def connect_node(index: int, name: str, address: str, port: int, token: bytes,
-                       deadline: float) -> NodeLink:
-    """Open the control connection to node ``index``, retrying until ``deadline``. The agent
-    must answer ``ready`` with this node's name: one that names another node (a stale
-    address, a mixed-up peer list) is refused, logged once, and asked again later; at the
-    deadline the TimeoutError says who answered instead."""
-    loop = asyncio.get_event_loop()
-    impostor: Optional[str] = None
-    while True:
-        try:
-            reader, writer = await asyncio.open_connection(address, port)
-            await authenticate(reader, writer, token)
-            writer.write(encode_json({"type": "control", "node": name}))
-            await writer.drain()
-            frame = await read_frame(reader)
-            reply = decode_json(frame[2]) if frame is not None else {}
-            answered = str(reply.get("node"))
-            if reply.get("type") == "ready" and answered == name:
-                return NodeLink(index, name, reader, writer)
-            writer.close()
-            if reply.get("type") in ("ready", "not_me") and answered != impostor:
-                impostor = answered
-                log(f"refused node {index}'s agent at {address}:{port}: it answered as "
-                    f"{answered!r}, expected {name!r}")
-        except (OSError, ProtocolError, asyncio.TimeoutError):
-            pass
-        if loop.time() >= deadline:
-            raise TimeoutError(name if impostor is None else
-                               f"{name} (the agent at {address} is {impostor})")
-        await asyncio.sleep(RETRY_S)
-
-
-async def connect_all(names: Sequence[str], addresses: Sequence[str], port: int, token: bytes,
-                      wait_s: float) -> List[NodeLink]:
-    """Control connections to nodes 1..N-1; RuntimeError naming every node that never
-    answered within ``wait_s``."""
-    deadline = asyncio.get_event_loop().time() + wait_s
-    attempts = [asyncio.ensure_future(connect_node(i, names[i], addresses[i], port, token,
-                                                   deadline))
-                for i in range(1, len(names))]
-    results = await asyncio.gather(*attempts, return_exceptions=True)
-    missing = [str(r) or names[i + 1] for i, r in enumerate(results)
-               if isinstance(r, BaseException)]
-    if missing:
-        for r in results:
-            if isinstance(r, NodeLink):
-                r.writer.close()
-        raise RuntimeError(f"nodes did not answer within {int(wait_s)} s: {', '.join(missing)}")
-    return [r for r in results if isinstance(r, NodeLink)]
 
 
 class BatchHost:

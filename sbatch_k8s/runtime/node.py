@@ -19,10 +19,11 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.agent import Agent, log
-from sbatch_k8s.runtime.batch import CANCELLED, FAILED, BatchHost, JobResult, connect_all
+from sbatch_k8s.runtime.batch import CANCELLED, FAILED, BatchHost, JobResult
 from sbatch_k8s.runtime.cancel_requests import start_watch
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, pod_bind_host
 from sbatch_k8s.runtime.node_files import make_parents
+from sbatch_k8s.runtime.node_links import connect_all
 from sbatch_k8s.runtime.node_setup import (
     ENVIRONMENT_FILE,
     NodeSettings,

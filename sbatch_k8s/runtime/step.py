@@ -19,16 +19,9 @@ from sbatch_k8s.runtime.node import load_description
 from sbatch_k8s.runtime.output import OutputRouter
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.registration import register_step, step_holds
-from sbatch_k8s.runtime.srun import (
-    COMMAND,
-    StepRun,
-    cancel_step,
-    error,
-    job_ending,
-    launch_step,
-    node_addresses,
-    warn,
-)
+from sbatch_k8s.runtime.srun import launch_step, node_addresses
+from sbatch_k8s.runtime.srun_control import cancel_step, job_ending
+from sbatch_k8s.runtime.step_run import COMMAND, StepRun, error, warn
 from sbatch_k8s.runtime.node_files import make_parents, output_flags, resolve, working_directory
 from sbatch_k8s.runtime.stdio import filename_context, render_name
 

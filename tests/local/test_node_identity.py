@@ -11,7 +11,7 @@ from typing import List, Tuple
 import pytest
 
 from sbatch_k8s.runtime.agent import Agent
-from sbatch_k8s.runtime.batch import connect_all
+from sbatch_k8s.runtime.node_links import connect_all
 from sbatch_k8s.runtime.protocol import fresh_loop
 
 TOKEN = b"a-job-token"
