@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import socket
 import time
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from sbatch_k8s.runtime.contract import ANY_ADDRESS, ContractError, pod_bind_host
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts
@@ -154,8 +154,11 @@ def run_master(facts: PlatformFacts, hostname: str, address: str, port: int,
 
 
 def run_worker(facts: PlatformFacts, hostname: str, address: str, port: int,
-               deadline: float) -> Tuple[int, List[str], List[str]]:
-    """A worker's side: join the master's rendezvous; its index, names, addresses."""
+               deadline: float, resolve: Callable[[str], str] = socket.gethostbyname
+               ) -> Tuple[int, List[str], List[str]]:
+    """A worker's side: join the master's rendezvous (its name resolved by ``resolve``,
+    again on every attempt: a Service's name may appear late); its index, names,
+    addresses."""
     master = str(facts.master_addr)
     hello = {"rdzv": facts.job_key, "nnodes": facts.count, "hostname": hostname,
              "address": address, "rank": facts.index}
@@ -166,7 +169,7 @@ def run_worker(facts: PlatformFacts, hostname: str, address: str, port: int,
             if address:
                 conn.bind((address, 0))
             conn.settimeout(max(min(deadline - time.monotonic(), 5.0), 0.1))
-            conn.connect((master, port))
+            conn.connect((resolve(master), port))
         except OSError as e:
             conn.close()
             last = e.strerror or str(e)
@@ -201,6 +204,6 @@ def agree_on_ranks(facts: PlatformFacts, container: Container, agent_port: int,
         index = 0
     else:
         index, listed_names, listed_addresses = run_worker(facts, hostname, address, port,
-                                                           deadline)
+                                                           deadline, container.resolve)
         names, addresses = tuple(listed_names), tuple(listed_addresses)
     return facts._replace(index=index, peers=lambda n: (names, addresses))
