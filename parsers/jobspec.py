@@ -97,6 +97,8 @@ class SubmitContext:
     gid: int
     group: str
     environment: Tuple[Tuple[str, str], ...] = ()
+    #: The submitter's supplementary group ids (tasks running as the submitter get them).
+    groups: Tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

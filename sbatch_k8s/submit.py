@@ -34,7 +34,8 @@ def submit_context(environ: Mapping[str, str]) -> SubmitContext:
         group = str(gid)
     host = socket.gethostname().split(".")[0]
     return SubmitContext(cwd=os.getcwd(), host=host, user=user, uid=uid, gid=gid, group=group,
-                         environment=tuple(sorted(environ.items())))
+                         environment=tuple(sorted(environ.items())),
+                         groups=tuple(sorted(set(os.getgroups()))))
 
 
 def resolve_partition(job: JobSpec, config: ClusterConfig) -> Tuple[

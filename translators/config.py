@@ -155,8 +155,9 @@ class PartitionConfig:
         "`host_path` volumes)", RESTRICTED, choices=tuple(POD_SECURITY))
     run_as: Optional[str] = _key(
         "whose uid and gid tasks run as: `uid` (`run_as_uid`/`run_as_gid`), `submitter` "
-        "(the submitting user's, as Slurm on a shared filesystem; a root submitter is "
-        "refused under `restricted`) or `image` (the image's `USER`). The pod's `fsGroup` "
+        "(the submitting user's, and the user's other groups, as Slurm on a shared "
+        "filesystem; a root submitter is refused under `restricted`) or `image` (the "
+        "image's `USER`). The pod's `fsGroup` "
         "is that gid, so the job's token and files are readable by it only (also applied "
         "by Kubernetes to PersistentVolumes whose driver manages ownership). Absent: `uid` "
         "under `restricted`, else `image`", choices=tuple(RUN_AS))

@@ -17,8 +17,9 @@ Two tables. :data:`POD_SECURITY` (the partition's ``pod_security``), from the st
 * ``uid``: ``run_as_uid``/``run_as_gid`` of the partition (1000/1000), whatever the image
   says — a root image still runs, as that uid (``runAsNonRoot`` alone would make the kubelet
   refuse it).
-* ``submitter``: the submitting user's uid and gid, as Slurm runs tasks; the partition's
-  shared volumes then hold the user's files with the user's rights.
+* ``submitter``: the submitting user's uid, gid and supplementary groups
+  (``supplementalGroups``), as Slurm runs tasks; the partition's shared volumes then hold
+  the user's files with the user's rights, project directories of a secondary group too.
 * ``image``: the image's own user. Under ``restricted`` the image must name a numeric
   non-root ``USER``, or the kubelet refuses to start it.
 
@@ -166,8 +167,12 @@ def pod_security_context(partition: "PartitionConfig",
     ids = run_as_ids(partition, context)
     if ids is not None:
         uid, gid = ids
-        security.update(runAsUser=uid, runAsGroup=gid, fsGroup=gid,
-                        fsGroupChangePolicy="OnRootMismatch")
+        security.update(runAsUser=uid, runAsGroup=gid)
+        if run_as_mode(partition) == RUN_AS_SUBMITTER:
+            others = sorted(set(context.groups) - {gid})
+            if others:
+                security["supplementalGroups"] = others
+        security.update(fsGroup=gid, fsGroupChangePolicy="OnRootMismatch")
     if level.hardened:
         security["seccompProfile"] = {"type": "RuntimeDefault"}
     return security

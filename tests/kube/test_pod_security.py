@@ -2,7 +2,7 @@
 runs each container as its pod's uid, with no_new_privs and no capabilities): under the
 restricted default a 2-node job with an srun step runs to completion as a non-root uid, its
 token readable by that uid's group only; with ``run_as = "submitter"`` the tasks run as the
-uid and gid of whoever ran sbatch (here sbatch itself runs as uid 4242).
+uid, gid and groups of whoever ran sbatch (here sbatch itself runs as uid 4242).
 
 The directories the pods use are made for those uids: the test kubelet shares this
 machine's files, and pytest's own temporary directories admit root only.
@@ -28,6 +28,7 @@ pytestmark = pytest.mark.slow
 
 TEST_UID = 4242
 TEST_GID = 4343
+OTHER_GID = 4444          # the submitter's other group
 #: What an image offers a non-root user here: this machine's system directories (the
 #: checkout's interpreter lives under /root, which only root may enter).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -128,7 +129,7 @@ def _run_as_submitter(kube: KubeSlurm, *args: str, timeout: float = 180
                KUBECONFIG=str(kube.root / "kubeconfig"))
     return subprocess.run([SYSTEM_PYTHON, str(BIN / args[0]), *args[1:]], cwd=kube.work,
                           env=env, text=True, capture_output=True, timeout=timeout,
-                          user=TEST_UID, group=TEST_GID, extra_groups=[])
+                          user=TEST_UID, group=TEST_GID, extra_groups=[OTHER_GID])
 
 
 def test_run_as_submitter_runs_tasks_as_the_submitting_user(
@@ -147,7 +148,7 @@ def test_run_as_submitter_runs_tasks_as_the_submitting_user(
         job_id = submitted_id(done.stdout)
         out = kube.read(f"slurm-{job_id}.out").splitlines()
     assert out[0] == f"batch {TEST_UID}:{TEST_GID} job uid {TEST_UID}"
-    expected = (f"{TEST_UID}:{TEST_GID} [{TEST_GID}] 440:0:{TEST_GID} "
+    expected = (f"{TEST_UID}:{TEST_GID} [{TEST_GID} {OTHER_GID}] 440:0:{TEST_GID} "
                 "CapEff: 0000000000000000 NoNewPrivs: 1 ")
     assert _task_lines(out) == [f"{rank}: {expected}" for rank in range(2)]
     sacct = _run_as_submitter(kube, "sacct", "-j", str(job_id), "-X", "-n", "-P",

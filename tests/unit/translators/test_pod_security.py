@@ -117,6 +117,15 @@ def test_run_as_sets_the_pods_ids_and_fs_group(partition: str, ids: Any) -> None
         assert volumes["sbatch-k8s-job"]["configMap"]["defaultMode"] == 0o440
 
 
+@pytest.mark.parametrize("partition, supplemental", [
+    ("submitter", [10, 4444]), ("uid", None), ("custom", None)])
+def test_the_submitters_other_groups_come_along(partition: str, supplemental: Any) -> None:
+    context = dataclasses.replace(CONTEXT, uid=4242, gid=4343, groups=(4444, 4343, 10))
+    pod = _pods(_render([], partition, "indexed-job", context=context))[0][1]
+    assert pod["spec"]["securityContext"].get("supplementalGroups") == supplemental
+    assert pod_security.violations(pod) == []
+
+
 def test_the_image_user_keeps_files_readable_in_the_pod() -> None:
     pod = _pods(_render([], "image", "indexed-job"))[0][1]
     volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
