@@ -187,6 +187,14 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def handle(self) -> None:
+        """Serve the connection's requests; a client that resets it (a command that exits
+        while a log or watch streams) ends it quietly, as a real server does."""
+        try:
+            super().handle()
+        except (ConnectionResetError, BrokenPipeError):
+            self.close_connection = True
+
     def finish(self) -> None:
         """Tolerate connections the client (or a reset fault) already closed."""
         try:
