@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator, List
+from typing import Any, Callable, Iterator, List
 
 import pytest
 
@@ -67,11 +67,23 @@ def _own(path: Path, uid: int, gid: int) -> None:
 
 
 @pytest.fixture
-def shared_root() -> Iterator[Path]:
-    """A directory every uid may enter (not under pytest's root-only temporary tree)."""
+def make_kube(cluster: Any) -> Iterator[Callable[[str], KubeSlurm]]:
+    """Commands with ``config`` in a directory every uid may enter (not under pytest's
+    root-only temporary tree); their processes are killed and the directory removed after
+    the test."""
     root = Path(tempfile.mkdtemp(prefix="sbatch-k8s-podsec-"))
     os.chmod(root, 0o755)
-    yield root
+    made: List[KubeSlurm] = []
+
+    def make(config: str) -> KubeSlurm:
+        kube = KubeSlurm(root, cluster.kubeconfig, config=config)
+        kube.env["PATH"] = os.pathsep.join([str(BIN), SYSTEM_PATH])
+        made.append(kube)
+        return kube
+
+    yield make
+    for kube in made:
+        kube.cleanup()
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -83,21 +95,15 @@ def system_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", SYSTEM_PATH)
 
 
-def _kube(root: Path, cluster: Any, config: str) -> KubeSlurm:
-    kube = KubeSlurm(root, cluster.kubeconfig, config=config)
-    kube.env["PATH"] = os.pathsep.join([str(BIN), SYSTEM_PATH])
-    return kube
-
-
 def _task_lines(out: List[str]) -> List[str]:
     return sorted(line for line in out if line[:1].isdigit())
 
 
 def test_restricted_pods_run_a_two_node_job_as_a_non_root_uid(
-        cluster: Any, shared_root: Path, system_path: None) -> None:
+        cluster: Any, make_kube: Callable[[str], KubeSlurm], system_path: None) -> None:
     from tests.kubelet import TestKubelet
 
-    kube = _kube(shared_root, cluster, RESTRICTED)
+    kube = make_kube(RESTRICTED)
     _own(kube.work, TEST_UID, TEST_GID)
     kube.script("secure.sh", TWO_NODES)
     with TestKubelet(cluster.kubeconfig, nodes=2):
@@ -133,12 +139,12 @@ def _run_as_submitter(kube: KubeSlurm, *args: str, timeout: float = 180
 
 
 def test_run_as_submitter_runs_tasks_as_the_submitting_user(
-        cluster: Any, shared_root: Path, system_path: None) -> None:
+        cluster: Any, make_kube: Callable[[str], KubeSlurm], system_path: None) -> None:
     from tests.kubelet import TestKubelet
 
     if sys.version_info[:2] != _system_python_version():
         pytest.skip(f"{SYSTEM_PYTHON} is not this interpreter's version (site-packages)")
-    kube = _kube(shared_root, cluster, SUBMITTER)
+    kube = make_kube(SUBMITTER)
     shutil.copy(cluster.kubeconfig, kube.root / "kubeconfig")
     kube.script("secure.sh", TWO_NODES)
     _own(kube.root, TEST_UID, TEST_GID)
@@ -157,8 +163,8 @@ def test_run_as_submitter_runs_tasks_as_the_submitting_user(
 
 
 def test_a_root_submitter_is_refused_on_a_submitter_partition(
-        cluster: Any, shared_root: Path) -> None:
-    kube = _kube(shared_root, cluster, SUBMITTER)
+        make_kube: Callable[[str], KubeSlurm]) -> None:
+    kube = make_kube(SUBMITTER)
     kube.script("secure.sh", TWO_NODES)
     done = kube.run("sbatch", "secure.sh")
     assert done.returncode == 1
