@@ -66,9 +66,21 @@ def test_selector_transitions(core: Any) -> None:
         core.patch_namespaced_config_map("a", "default", {"data": {"k": "v"}})
         core.patch_namespaced_config_map("a", "default", {"metadata": {"labels": {"x": "2"}}})
     thread = later(relabel)
-    events = collect(core, 10, expect=3, label_selector="x=1")
+    stream = watch.Watch()
+    events = []
+    for event in stream.stream(core.list_namespaced_config_map, "default", timeout_seconds=10,
+                               label_selector="x=1"):
+        events.append(event)
+        if len(events) == 3:
+            stream.stop()
     thread.join()
-    assert events == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
+    assert [(e["type"], e["object"].metadata.name) for e in events] == [
+        ("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
+    # Leaving the selection: the previous content, at the change's resourceVersion.
+    gone = events[2]["object"]
+    assert gone.metadata.labels == {"x": "1"} and gone.data == {"k": "v"}
+    assert gone.metadata.resource_version == \
+        core.read_namespaced_config_map("a", "default").metadata.resource_version
 
 
 def test_watch_pods_by_node(core: Any) -> None:

@@ -4,8 +4,9 @@ Semantics of the real server: no ``resourceVersion`` (or ``0``) starts with a sy
 ``ADDED`` per existing object; a revision resumes after it (410 ``Expired`` as an ``ERROR``
 event when it is older than the kept history). Selectors apply to both the old and the new
 state, so an object that starts matching arrives as ``ADDED`` and one that stops matching as
-``DELETED``. ``timeoutSeconds`` ends the stream; ``allowWatchBookmarks`` adds ``BOOKMARK``
-events while idle. The stream also ends when the cluster stops.
+``DELETED`` (carrying its previous content at the new resourceVersion). ``timeoutSeconds``
+ends the stream; ``allowWatchBookmarks`` adds ``BOOKMARK`` events while idle. The stream
+also ends when the cluster stops.
 
 :func:`drop_watches` breaks every open stream of a store as a network failure or an API
 server restart would: the connection closes mid-stream, without the chunked terminator, so
@@ -80,6 +81,17 @@ def _line(kind: str, res: Resource, obj: Obj) -> bytes:
     return json.dumps({"type": kind, "object": dressed}).encode() + b"\n"
 
 
+def _event_line(kind: str, res: Resource, event: Event) -> bytes:
+    """An event as a watcher sees it. An object that stopped matching the selector comes as
+    DELETED with its previous content at the event's resourceVersion, as the real server's
+    watch cache sends it (the new state is not the watcher's business)."""
+    obj = event.obj
+    if kind == "DELETED" and event.type != "DELETED" and event.old is not None:
+        obj = dict(event.old, metadata=dict(event.old.get("metadata") or {},
+                                            resourceVersion=str(event.rv)))
+    return _line(kind, res, obj)
+
+
 def serve(store: Store, res: Resource, namespace: Optional[str], query: Dict[str, str],
           matches: Callable[[Obj], bool], write: Callable[[bytes], None]) -> None:
     """Write watch events through ``write`` until timeout, shutdown or a broken connection."""
@@ -103,7 +115,7 @@ def serve(store: Store, res: Resource, namespace: Optional[str], query: Dict[str
         for event in replay:
             kind = translate(event, matches)
             if kind:
-                write(_line(kind, res, event.obj))
+                write(_event_line(kind, res, event))
         last_sent = time.monotonic()
         while not store.closed:
             remaining = deadline - time.monotonic()
@@ -119,7 +131,7 @@ def serve(store: Store, res: Resource, namespace: Optional[str], query: Dict[str
                 continue
             kind = translate(event, matches)
             if kind:
-                write(_line(kind, res, event.obj))
+                write(_event_line(kind, res, event))
                 last_sent = time.monotonic()
     finally:
         store.unsubscribe(sub)
