@@ -48,17 +48,21 @@ class Gone(Exception):
 
 class Reflector:
     """The mirror of one collection; see the module docstring. ``memo`` derives a value
-    from each stored object once, when it arrives (readers then need not)."""
+    from each stored object once, when it arrives (readers then need not); ``keep`` says
+    what of the object to keep beside it (default: all of it)."""
 
     def __init__(self, connect: Callable[[], KubeClient], kind: Kind, namespace: str,
                  selector: str, condition: threading.Condition,
-                 memo: Optional[Callable[[Dict[str, Any]], Any]] = None) -> None:
+                 memo: Optional[Callable[[Dict[str, Any]], Any]] = None,
+                 keep: Optional[Callable[[Dict[str, Any], Any], Dict[str, Any]]] = None
+                 ) -> None:
         self.connect = connect
         self.kind = kind
         self.namespace = namespace
         self.selector = selector
         self.condition = condition
         self.memo = memo
+        self.keep = keep
         #: name → (object, memo value); replaced whole on LIST, entry by entry on events.
         self.objects: Dict[str, Tuple[Dict[str, Any], Any]] = {}
         self.rv = 0
@@ -150,17 +154,19 @@ class Reflector:
         for item in items:
             item.setdefault("kind", self.kind.kind)
             item.setdefault("apiVersion", self.kind.api_version)
-            objects[item["metadata"]["name"]] = (item, self._memo(item))
+            objects[item["metadata"]["name"]] = self._entry(item)
         self._set(objects=objects, rv=max(rv, self.rv if self.synced else 0), synced=True,
                   live=True, absent=False, last_error="")
 
-    def _memo(self, obj: Dict[str, Any]) -> Any:
+    def _entry(self, obj: Dict[str, Any]) -> Tuple[Dict[str, Any], Any]:
+        """What the mirror holds for ``obj``: (the object or what ``keep`` keeps, memo)."""
         if self.memo is None:
-            return None
+            return obj, None
         try:
-            return self.memo(obj)
+            memo = self.memo(obj)
         except Exception as e:  # the reader reports it as it would for a listed object
-            return e
+            return obj, e
+        return (self.keep(obj, memo) if self.keep is not None else obj), memo
 
     def _watch(self, client: KubeClient) -> None:
         timeout_s = int(WATCH_TIMEOUT_S * (1 + random.random() * 0.2))
@@ -200,7 +206,7 @@ class Reflector:
             self._set(rv=max(self.rv, rv))
             return
         name = obj["metadata"]["name"]
-        value = None if kind == "DELETED" else (obj, self._memo(obj))
+        value = None if kind == "DELETED" else self._entry(obj)
         with self.condition:
             if value is None:
                 self.objects.pop(name, None)

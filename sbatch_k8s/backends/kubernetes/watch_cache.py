@@ -77,6 +77,20 @@ def _memo_for(kind: Kind) -> Optional[Callable[[Dict[str, Any]], Any]]:
     return record_from_config_map
 
 
+def keep_of_record(cm: Dict[str, Any], parsed: Any) -> Dict[str, Any]:
+    """What the mirror keeps of a record: all of it while the job is active (a command may
+    write it back), only its metadata once final (the parsed record says the rest: a
+    namespace's history then costs a fraction of the memory)."""
+    from sbatch_k8s.backends.kubernetes.records import is_final
+
+    if not is_final(parsed[0]):
+        return cm
+    metadata = cm.get("metadata") or {}
+    return {"apiVersion": cm.get("apiVersion", "v1"), "kind": cm.get("kind", "ConfigMap"),
+            "metadata": {k: metadata[k] for k in ("name", "namespace", "labels",
+                                                  "resourceVersion") if k in metadata}}
+
+
 def labels_match(selector: str, labels: Mapping[str, str]) -> bool:
     """Whether ``labels`` satisfy an equality selector (``a=b,c=d``), the form mirrors use."""
     for term in filter(None, selector.split(",")):
@@ -129,7 +143,8 @@ class WatchCache:
                 if key not in self.mirrors:
                     self.mirrors[key] = Reflector(
                         lambda env=env, context=context: connect(env, context), kind,
-                        namespace, selector, self.condition, _memo_for(kind))
+                        namespace, selector, self.condition, _memo_for(kind),
+                        keep_of_record if kind == CONFIG_MAP else None)
                     started.append(self.mirrors[key])
         for mirror in started:
             mirror.start()

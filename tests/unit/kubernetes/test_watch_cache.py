@@ -182,3 +182,19 @@ def test_a_forked_command_reads_a_whole_snapshot(cluster: EmulatedCluster,
         counts = [int(line) for line in seen]
     assert len(counts) == 10 and counts == sorted(counts)
     assert watch_cache.snapshot() is None  # the server itself never reads its own copy
+
+
+def test_final_records_are_kept_as_metadata_and_their_parsed_record() -> None:
+    from parsers.records import COMPLETED, with_changes
+    from sbatch_k8s.backends.kubernetes.records import record_config_map, record_from_config_map
+    from tests.unit.kubernetes.test_records import submitted
+
+    ref = {"apiVersion": "batch/v1", "kind": "Job", "name": "x-7", "namespace": "ns"}
+    active = record_config_map(submitted(7), ref)
+    assert watch_cache.keep_of_record(active, record_from_config_map(active)) is active
+    done = record_config_map(with_changes(submitted(7), state=COMPLETED, end_time=1), ref)
+    done["metadata"].update(namespace="ns", resourceVersion="99")
+    kept = watch_cache.keep_of_record(done, record_from_config_map(done))
+    assert kept == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "sbatch-k8s-job-7", "namespace": "ns", "resourceVersion": "99",
+        "labels": done["metadata"]["labels"]}}
