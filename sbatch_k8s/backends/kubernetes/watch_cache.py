@@ -12,7 +12,11 @@ while holding the cache's lock (:func:`os.register_at_fork`), which reflectors t
 change: the child's copy is a whole, consistent snapshot as of its fork — copy-on-write, so
 taking it costs nothing. The child never waits on that copy (nothing would move it on): it
 reads it at once, or, when it is older than :data:`SNAPSHOT_MAX_AGE_S` (``squeue -i``'s
-later rounds), not at all.
+later rounds), not at all. Nothing else a reflector thread may hold at the fork is used by
+the child: its HTTP connections and their pool belong to the reflector (the child connects
+with a client of its own), and ``logging`` and the import lock are re-initialised by Python.
+The child inherits the reflectors' sockets but never reads them; a long-lived child keeps a
+dropped watch connection open at most until the server's ``timeoutSeconds`` ends it.
 
 **Correctness never depends on it.** A reader uses a mirror only when it is synced, its watch
 is connected, and it has reached every resourceVersion our own commands wrote to it
@@ -21,6 +25,8 @@ forking a reader, the server waits up to :data:`CATCH_UP_WAIT_S` for lagging mir
 other case that collection is listed from the API server as without a cache. What a cache
 read would record as final is confirmed by a LIST before it is shown or written back
 (:mod:`.cluster_jobs`): a mirror that lags never shows a job as finished or gone wrongly.
+Writes made elsewhere (another machine, a command run with ``SBATCH_K8S_SERVER=0``) reach
+the cache through its watch, within the watch's latency, as they would reach a later LIST.
 """
 
 from __future__ import annotations
