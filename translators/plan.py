@@ -38,7 +38,7 @@ from translators.placement import (
     tolerations_to_manifest,
 )
 from translators.resources import PodResources, allocation_to_resources
-from translators.security import check_run_as
+from translators.security import check_run_as, run_as_warnings
 from translators.storage import container_mounts, job_workdir, pod_working_dir
 from translators.targets import MPIJOB, PYTORCHJOB, TargetTraits, target_traits
 
@@ -181,7 +181,8 @@ def plan_job(inputs: "RenderInputs") -> JobPlan:
                 + list(resources.warnings) + list(affinity_warnings)
                 + list(exclusivity_warnings(job)) + list(workdir_warnings)
                 + _array_warnings(job, units, inputs.kubernetes_minor)
-                + _requeue_warnings(job, traits))
+                + _requeue_warnings(job, traits)
+                + run_as_warnings(partition, inputs.context, workdir, not workdir_warnings))
     return JobPlan(
         inputs=inputs,
         job=job,

@@ -157,6 +157,19 @@ def check_run_as(partition: "PartitionConfig", context: "SubmitContext") -> None
             "as root, uid 0)")
 
 
+def run_as_warnings(partition: "PartitionConfig", context: "SubmitContext", workdir: str,
+                    shared: bool) -> List[str]:
+    """A warning when the tasks write into a shared working directory as another uid than
+    the submitter's (``run_as = "uid"``): the files there are not the user's."""
+    ids = run_as_ids(partition, context)
+    if not shared or run_as_mode(partition) != RUN_AS_UID or ids is None \
+            or ids[0] == context.uid:
+        return []
+    return [f"partition {partition.name} runs tasks as uid {ids[0]} (run_as_uid), not as "
+            f"uid {context.uid}: what they write in {workdir} belongs to uid {ids[0]}, and "
+            "they may write only where that uid may"]
+
+
 def pod_security_context(partition: "PartitionConfig",
                          context: "SubmitContext") -> Dict[str, Any]:
     """The pod's ``securityContext`` (empty: none)."""

@@ -126,6 +126,20 @@ def test_the_submitters_other_groups_come_along(partition: str, supplemental: An
     assert pod_security.violations(pod) == []
 
 
+def test_a_shared_working_directory_written_as_another_uid_is_warned_about() -> None:
+    bob = dataclasses.replace(CONTEXT, uid=1001, gid=1001)
+    warning = ("partition uid runs tasks as uid 1000 (run_as_uid), not as uid 1001: what "
+               "they write in /home/alice/project belongs to uid 1000, and they may write "
+               "only where that uid may")
+    assert warning in _render([], "uid", "indexed-job", context=bob).warnings
+    # Not when the uid is the submitter's, the submitter's own, or the directory unshared.
+    assert not any("run_as_uid" in w for w in _render([], "uid", "indexed-job").warnings)
+    assert not any("run_as_uid" in w for w in
+                   _render([], "submitter", "indexed-job", context=bob).warnings)
+    assert not any("run_as_uid" in w for w in _render(["--chdir=/scratch"], "uid",
+                                                      "indexed-job", context=bob).warnings)
+
+
 def test_the_image_user_keeps_files_readable_in_the_pod() -> None:
     pod = _pods(_render([], "image", "indexed-job"))[0][1]
     volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
