@@ -218,6 +218,7 @@ def main() -> None:
     lock = _held_lock(environ, directory)
     if lock is None:
         return
+    os.chdir(directory)  # never keep the starting command's working directory busy
     try:
         Scheduler(environ, directory).run()
     except Exception:  # the log says why; the next command starts a new scheduler
