@@ -62,6 +62,9 @@ def test_squeue_shows_running_then_scancel_cancels(kube: KubeSlurm, kubelet: Any
     assert cancel.returncode == 0, cancel.stderr
     sacct = kube.run("sacct", "-j", str(job_id), "-X", "-n", "-P", "-o", "State")
     assert sacct.stdout.startswith("CANCELLED by ")
+    steps = kube.run("sacct", "-j", str(job_id), "-n", "-P", "-o", "JobID,State,ExitCode")
+    assert steps.stdout.splitlines()[1:] == [f"{job_id}.batch|CANCELLED|0:15",
+                                             f"{job_id}.extern|COMPLETED|0:0"]
     wait_until(lambda: not kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}"), 60,
                "the job's pods gone")
     assert kube.run("squeue", "-h").stdout == ""

@@ -57,6 +57,10 @@ def cancel_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, s
                              exit_code=0, exit_signal=15 if started else 0,
                              start_time=record.start_time if started else now,
                              reason="None")
+    if started:
+        from sbatch_k8s.backends.kubernetes.record_steps import cancelled_steps
+
+        cancelled = with_changes(cancelled, steps=cancelled_steps(record.steps, now))
     _write_record(client, cancelled, namespace)
     kind = _kind(ref)
     if kind is None:

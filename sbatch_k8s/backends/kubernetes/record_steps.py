@@ -109,3 +109,19 @@ def dropped_steps(steps: Sequence[StepRecord]) -> int:
     the report keeps the last ones, so the first kept id counts the missing."""
     numbered = [int(s.step_id) for s in steps if s.step_id.isdigit()]
     return min(numbered) if numbered else 0
+
+
+def cancelled_steps(steps: Sequence[StepRecord], now: int) -> Tuple[StepRecord, ...]:
+    """``steps`` as slurmctld closes them when a running job is cancelled: every step still
+    running ends CANCELLED by SIGTERM (``0:15``) at ``now``, except ``extern``, which
+    completes; ended steps keep what they had."""
+    closed: List[StepRecord] = []
+    for step in steps:
+        if step.state != RUNNING:
+            closed.append(step)
+        elif step.step_id == "extern":
+            closed.append(with_changes(step, state=COMPLETED, end_time=now))
+        else:
+            closed.append(with_changes(step, state=CANCELLED, exit_code=0, exit_signal=15,
+                                       end_time=now))
+    return tuple(closed)
