@@ -168,11 +168,11 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
         desc = load_description(job_dir)
     names, addresses = node_addresses(environ)
     request = parse_srun(argv, environ)
+    for line in request.errors:  # the -w cut comes before the task-count warnings
+        error(line)
     if not request.quiet:
         for note in request.warnings:
             warn(note)
-    for line in request.errors:
-        error(line)
     _check_container(request, desc)
     job_id = int(desc["job_id"])
     layout = layout_step(request, names, desc["cpus_per_node"], job_id,

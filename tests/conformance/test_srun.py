@@ -55,7 +55,8 @@ CASES: Dict[str, str] = {
     # limits a step is held to: -w cut to -N's maximum (its first names kept), GPUs
     "nodelist-cut": "srun -w \"$(scontrol show hostnames | tac | paste -sd,)\" -N1 -n1 "
                     "sh -c 'echo $SLURMD_NODENAME'",
-    "nodelist-cut-too-many-cpus": "srun -w \"$(scontrol show hostnames | paste -sd,)\" -N1 true",
+    "nodelist-cut-too-many-cpus": "srun -w \"$(scontrol show hostnames | paste -sd,)\" -N1 -n1 "
+                                  "-c4 true",
     "gpus-without-gres": "srun -N1 -n1 --gpus=1 true",
     # labels
     "label-4": "srun -l sh -c 'echo out; echo err >&2'",
