@@ -10,7 +10,7 @@ reports print the same way whatever answered them.
 from __future__ import annotations
 
 import abc
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.jobspec import JobSpec, SubmitOptions
@@ -39,9 +39,11 @@ class Backend(abc.ABC):
         with ``--wait``)."""
 
     @abc.abstractmethod
-    def job_records(self, include_finished: bool, now: int) -> List[JobRecord]:
+    def job_records(self, include_finished: bool, now: int,
+                    job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
         """Jobs squeue and scontrol show: active ones, and recently finished ones when
-        ``include_finished``."""
+        ``include_finished``; with ``job_ids``, only jobs whose id or array id is among them
+        (a narrowing the caller still checks: a backend may return more)."""
 
     @abc.abstractmethod
     def accounting_records(self, start: int, end: int,

@@ -28,7 +28,8 @@ def _listing(query: "SqueueQuery", environ: Mapping[str, str]) -> str:
     now = int(time.time())
     backend = open_backend(environ)
     wants_finished = query.all_states or query.states is not None or query.jobs is not None
-    records = backend.job_records(wants_finished, now)
+    named = None if query.jobs is None else [sel.job_id for sel in query.jobs]
+    records = backend.job_records(wants_finished, now, job_ids=named)
     if query.single_job_id is not None and not any(
             query.single_job_id in (r.job_id, r.array_job_id) for r in records):
         if not backend.known(query.single_job_id):

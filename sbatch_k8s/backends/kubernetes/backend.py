@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Dict, List, Mapping, Optional, Set, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.jobspec import JobSpec, SubmitOptions
@@ -52,13 +52,16 @@ class KubernetesBackend(Backend):
 
         return submit_to_cluster(job, submit, self.config, self.environ, self.client)
 
-    def job_records(self, include_finished: bool, now: int) -> List[JobRecord]:
+    def job_records(self, include_finished: bool, now: int,
+                    job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
         from sbatch_k8s.backends.kubernetes.cluster_jobs import cluster_records
 
         records = cluster_records(self.client, self.namespaces(), now,
                                   active_only=not include_finished)
+        wanted = None if job_ids is None else set(job_ids)
         return [r for r in records
-                if r.end_time is None or r.end_time >= now - MIN_JOB_AGE_S]
+                if (r.end_time is None or r.end_time >= now - MIN_JOB_AGE_S)
+                and (wanted is None or r.job_id in wanted or r.array_job_id in wanted)]
 
     def accounting_records(self, start: int, end: int,
                            job_ids: Optional[List[int]]) -> List[JobRecord]:

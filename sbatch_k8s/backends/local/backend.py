@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.jobspec import JobSpec, SubmitOptions
@@ -31,14 +31,15 @@ class LocalBackend(Backend):
 
         return submit_local(job, submit, self.config, self.environ)
 
-    def job_records(self, include_finished: bool, now: int) -> List[JobRecord]:
+    def job_records(self, include_finished: bool, now: int,
+                    job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
         from sbatch_k8s import jobdb
         from sbatch_k8s.backends.local.records import active_records
         from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 
         conn = jobdb.connect(self.environ)
         ensure_scheduler(self.environ, nudge=False, conn=conn)
-        return active_records(conn, include_finished, now)
+        return active_records(conn, include_finished, now, job_ids=job_ids)
 
     def accounting_records(self, start: int, end: int,
                            job_ids: Optional[List[int]]) -> List[JobRecord]:

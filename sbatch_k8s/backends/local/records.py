@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from dataclasses import replace
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from parsers.records import PENDING, RUNNING, JobRecord, StepRecord, build, with_changes
 from sbatch_k8s import jobdb
@@ -74,14 +74,16 @@ def to_record(row: sqlite3.Row, steps: Sequence[StepRecord] = (),
 NOT_STARTED_ELEMENT = "array_job_id IS NOT NULL AND state = 'PENDING' AND start_time IS NULL"
 
 
-def _not_started_groups(conn: sqlite3.Connection) -> List[sqlite3.Row]:
-    """Per array, its first not-started element's row and every such element's task id.
-    Folded in SQL: a 10,000-task array is one row here, not 10,000."""
+def _not_started_groups(conn: sqlite3.Connection, narrow: str = "",
+                        params: Sequence[object] = ()) -> List[sqlite3.Row]:
+    """Per array, its first not-started element's row and every such element's task id
+    (``narrow``: an extra SQL condition on the elements). Folded in SQL: a 10,000-task
+    array is one row here, not 10,000."""
     return list(conn.execute(
         "SELECT jobs.*, grouped.ids AS folded_ids, grouped.n AS folded_count FROM jobs JOIN "
         "(SELECT MIN(job_id) AS first, group_concat(array_task_id) AS ids, COUNT(*) AS n "
-        f"FROM jobs WHERE {NOT_STARTED_ELEMENT} GROUP BY array_job_id) AS grouped "
-        "ON jobs.job_id = grouped.first"))
+        f"FROM jobs WHERE {NOT_STARTED_ELEMENT}{narrow} GROUP BY array_job_id) AS grouped "
+        "ON jobs.job_id = grouped.first", list(params)))
 
 
 def _fold_arrays(rows: List[sqlite3.Row], groups: List[sqlite3.Row],
@@ -114,17 +116,30 @@ def _fold_arrays(rows: List[sqlite3.Row], groups: List[sqlite3.Row],
 
 
 def active_records(conn: sqlite3.Connection, include_finished: bool, now: float,
-                   cluster: str = "") -> List[JobRecord]:
+                   cluster: str = "", job_ids: Optional[Sequence[int]] = None
+                   ) -> List[JobRecord]:
     """What squeue sees: active jobs, and with ``include_finished`` those that ended within
-    MinJobAge."""
+    MinJobAge; with ``job_ids``, only those whose id or array id is among them."""
     marks = ", ".join("?" for _ in ACTIVE_STATES)
     where = f"state IN ({marks})"
     params: List[object] = list(ACTIVE_STATES)
     if include_finished:
         where = f"({where}) OR end_time >= ?"
         params.append(now - MIN_JOB_AGE_S)
-    rows = jobdb.select_jobs(conn, f"({where}) AND NOT ({NOT_STARTED_ELEMENT})", params)
-    return _fold_arrays(rows, _not_started_groups(conn), cluster)
+    narrow, narrow_params = _id_clause(job_ids)
+    rows = jobdb.select_jobs(conn, f"({where}) AND NOT ({NOT_STARTED_ELEMENT}){narrow}",
+                             params + narrow_params)
+    return _fold_arrays(rows, _not_started_groups(conn, narrow, narrow_params), cluster)
+
+
+def _id_clause(job_ids: Optional[Sequence[int]]) -> Tuple[str, List[object]]:
+    """SQL narrowing rows to ``job_ids`` (by job id or array id), with its parameters."""
+    if job_ids is None:
+        return "", []
+    ids = sorted(set(int(i) for i in job_ids)) or [-1]
+    marks = ", ".join("?" for _ in ids)
+    return (f" AND (job_id IN ({marks}) OR array_job_id IN ({marks}))",
+            [*ids, *ids])
 
 
 def accounting_records(conn: sqlite3.Connection, where: str, params: Iterable[object],
