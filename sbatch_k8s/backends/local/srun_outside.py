@@ -9,16 +9,12 @@ passed to that inner srun (twice within a second aborts, as in Slurm).
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import sys
 import time
 from typing import IO, List, Mapping, Optional, Sequence
 
-from parsers.errors import fatal
-from parsers.getopt import parse_args
 from parsers.jobspec import BatchScript
-from parsers.options import SBATCH, SRUN
 from parsers.sbatch import build_job, split_command_line
 from translators.config import ClusterConfig
 
@@ -28,25 +24,16 @@ CHECK_INTERVAL_S = 0.5
 
 
 def allocation_argv(argv: Sequence[str], job_dir_hint: str) -> List[str]:
-    """sbatch arguments for the job an outside srun creates: its options valid for sbatch,
-    the command's name as job name, output into files we follow, stdin from our FIFO."""
-    parsed = parse_args(SRUN, argv)
-    if not parsed.operands:
-        raise fatal("No command given to execute.")
-    words: List[str] = []
-    for given in parsed.options:
-        option = given.option
-        if option.level(SBATCH) is None or option.long in ("output", "error", "input",
-                                                            "label", "wait"):
-            continue
-        words.append(f"--{option.long}" if given.raw is None else f"--{option.long}={given.raw}")
-    name = os.path.basename(parsed.operands[0])
-    inner = "exec srun " + " ".join(shlex.quote(a) for a in argv)
+    """sbatch arguments for the job an outside srun creates (:mod:`sbatch_k8s.srun_job`),
+    with output into files we follow and stdin from our FIFO."""
+    from sbatch_k8s.srun_job import allocation_options, step_command
+
+    name, words = allocation_options(argv)
     return (["--job-name", name] + words +
             ["--output", os.path.join(job_dir_hint, "srun.out"),
              "--error", os.path.join(job_dir_hint, "srun.err"),
              "--input", os.path.join(job_dir_hint, "srun.in"),
-             "--wrap", inner])
+             "--wrap", step_command(argv)])
 
 
 class Follower:
