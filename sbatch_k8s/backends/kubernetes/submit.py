@@ -163,7 +163,7 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     from sbatch_k8s.submit import now_iso, submit_context
     from translators import RenderInputs, render
 
-    check_backend_support(job, submit)
+    check_backend_support(job, submit, command)
     partition, allocation = plan_on_cluster(job, config, client, environ)
     if not submit.quiet:
         for note in allocation.warnings:
@@ -218,7 +218,8 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     return namespace, [base_id + k for k in range(len(indices))]
 
 
-def check_backend_support(job: JobSpec, submit: SubmitOptions) -> None:
+def check_backend_support(job: JobSpec, submit: SubmitOptions, command: str = "sbatch"
+                          ) -> None:
     """What the option table says about this backend: a Slurm-worded refusal of the options
     it rejects here (never a dependent job started at once), warnings about those it ignores
     here (unless ``-Q``). The table alone decides: :mod:`parsers.backend_support`."""
@@ -230,7 +231,7 @@ def check_backend_support(job: JobSpec, submit: SubmitOptions) -> None:
         raise submission_failed(refusal)
     if not submit.quiet:
         for note in backend_warnings(job.given, KUBERNETES):
-            print_warning("sbatch", note)
+            print_warning(command, note)
 
 
 def submit_minor(submit: SubmitOptions, client: KubeClient) -> int:
