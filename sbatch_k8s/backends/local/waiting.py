@@ -9,86 +9,42 @@ cancelled with ``--kill-on-invalid-dep=yes``).
 from __future__ import annotations
 
 import sqlite3
-from functools import lru_cache
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import List, Mapping, Optional, Tuple
 
+from parsers.dependency_state import TERMINAL, parsed_dependency, spec_verdict
 from parsers.records import COMPLETED, PENDING, RUNNING
 from sbatch_k8s import jobdb
 
-TERMINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
-            "PREEMPTED", "BOOT_FAIL", "DEADLINE")
 HELD, DEPENDENCY, BEGIN_TIME, NEVER = ("JobHeldUser", "Dependency", "BeginTime",
                                        "DependencyNeverSatisfied")
 
 
-def _targets(conn: sqlite3.Connection, job_id: int, task: Optional[int]) -> List[sqlite3.Row]:
-    """The jobs a dependency target names: a job, a whole array, or one array element."""
+def _targets(conn: sqlite3.Connection, job_id: int, task: Optional[int]
+             ) -> List[Tuple[str, Optional[float]]]:
+    """The jobs a dependency target names (a job, a whole array, or one array element): their
+    state and start time."""
     if task is not None:
-        return jobdb.select_jobs(conn, "array_job_id=? AND array_task_id=?", (job_id, task))
-    rows = jobdb.select_jobs(conn, "array_job_id=?", (job_id,))
-    return rows or jobdb.select_jobs(conn, "job_id=?", (job_id,))
-
-
-def _clause_state(conn: sqlite3.Connection, row: sqlite3.Row, clause: object,
-                  now: float) -> str:
-    """``ok``, ``wait`` or ``never`` for one dependency clause."""
-    kind = getattr(clause, "kind")
-    if kind == "singleton":
-        others = conn.execute(
-            "SELECT COUNT(*) FROM jobs WHERE name=? AND uid=? AND job_id<? AND state IN (?, ?)",
-            (row["name"], row["uid"], row["job_id"], PENDING, RUNNING)).fetchone()[0]
-        return "wait" if others else "ok"
-    verdicts = []
-    for target in getattr(clause, "targets"):
-        task = target.array_task_id
-        if kind == "aftercorr" and task is None and row["array_task_id"] is not None:
-            task = row["array_task_id"]
-        jobs = _targets(conn, target.job_id, task)
-        if not jobs:
-            verdicts.append("never")
-            continue
-        for job in jobs:
-            verdicts.append(_target_state(kind, job, target.delay_min, now))
-    if "never" in verdicts:
-        return "never"
-    return "wait" if "wait" in verdicts else "ok"
-
-
-def _target_state(kind: str, job: sqlite3.Row, delay_min: int, now: float) -> str:
-    state = job["state"]
-    done = state in TERMINAL
-    if kind == "after":
-        started = job["start_time"] if job["start_time"] else (now if done else None)
-        if started is None:
-            return "wait"
-        return "ok" if now >= started + 60 * delay_min else "wait"
-    if not done:
-        return "wait"
-    if kind in ("afterok", "aftercorr"):
-        return "ok" if state == COMPLETED else "never"
-    if kind == "afternotok":
-        return "never" if state == COMPLETED else "ok"
-    return "ok"
-
-
-@lru_cache(maxsize=4096)
-def _parsed(expression: str) -> Any:
-    """A ``--dependency`` expression, parsed once per scheduler (they repeat)."""
-    from parsers.values.dependency import parse_dependency
-
-    return parse_dependency(expression)
+        rows = jobdb.select_jobs(conn, "array_job_id=? AND array_task_id=?", (job_id, task))
+    else:
+        rows = jobdb.select_jobs(conn, "array_job_id=?", (job_id,)) or \
+            jobdb.select_jobs(conn, "job_id=?", (job_id,))
+    return [(row["state"], row["start_time"]) for row in rows]
 
 
 def dependency_state(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> str:
-    """``ok``, ``wait`` or ``never`` for the job's whole ``--dependency`` expression."""
+    """``ok``, ``wait`` or ``never`` for the job's whole ``--dependency`` expression
+    (:mod:`parsers.dependency_state` decides; this supplies the database's jobs)."""
     if not row["dependency"]:
         return "ok"
-    spec = _parsed(row["dependency"])
-    states = [_clause_state(conn, row, clause, now) for clause in spec.clauses]
-    if spec.require_all:
-        return "never" if "never" in states else ("wait" if "wait" in states else "ok")
-    return "ok" if "ok" in states else ("never" if all(s == "never" for s in states)
-                                        else "wait")
+
+    def singleton_waits() -> bool:
+        return bool(conn.execute(
+            "SELECT COUNT(*) FROM jobs WHERE name=? AND uid=? AND job_id<? AND state IN (?, ?)",
+            (row["name"], row["uid"], row["job_id"], PENDING, RUNNING)).fetchone()[0])
+
+    return spec_verdict(parsed_dependency(row["dependency"]), row["array_task_id"],
+                        lambda job_id, task: _targets(conn, job_id, task), singleton_waits,
+                        now)
 
 
 def eligibility(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> Tuple[bool, str]:
