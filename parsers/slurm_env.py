@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from parsers.contract_variables import TaskView, contract_task_variables
 from parsers.step_layout import StepLayout
 from parsers.steps import StepRequest
 from parsers.values.hostlist import compress_hostlist
@@ -249,4 +250,6 @@ def task_environment(desc: Description, names: Sequence[str], layout: StepLayout
     if per_task and step_gpus:
         mine = [step_gpus[(local * per_task + k) % len(step_gpus)] for k in range(per_task)]
     _gpu_vars(env, "SLURM_STEP_GPUS", mine, len(step_gpus), mine)
+    env.update(contract_task_variables(desc.get("contract_variables"),
+                                       TaskView(rank, layout.ntasks, local, position, mine)))
     return env

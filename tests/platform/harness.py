@@ -12,6 +12,8 @@ platform's files at their paths, and an environment of nothing but the platform'
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import socket
 import sys
@@ -42,6 +44,31 @@ class Node(NamedTuple):
     files: Dict[str, str] = {}
     #: Further names of this container in every /etc/hosts (an FQDN first).
     aliases: Tuple[str, ...] = ()
+    #: Where the platform starts the command several times in the container (once per
+    #: card, per MPI slot): each instance's own variables. Every instance's exit code is
+    #: logged as ``instance <i> exit <code>``; the container's is the first non-zero one.
+    instances: Tuple[Dict[str, str], ...] = ()
+
+
+#: In a platform file, ``{{address:<hostname>}}`` stands for that container's address
+#: (known only when the containers start).
+ADDRESS_MARK = "{{address:%s}}"
+INSTANCE_EXIT = re.compile(r"^instance (\d+) exit (\d+)$", re.MULTILINE)
+
+
+def instances_command(argv: List[str], instances: Sequence[Dict[str, str]]) -> List[str]:
+    """A shell command starting ``argv`` once per instance (with its variables) and waiting
+    for them all."""
+    lines = ["pids=''"]
+    for env in instances:
+        assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+        lines.append(f"env {assignments} {' '.join(map(shlex.quote, argv))} & "
+                     "pids=\"$pids $!\"")
+    lines += ["code=0; i=0",
+              "for pid in $pids; do wait $pid; c=$?; echo \"instance $i exit $c\"; "
+              "[ $code = 0 ] && code=$c; i=$((i+1)); done",
+              "exit $code"]
+    return ["/bin/bash", "-c", "\n".join(lines)]
 
 
 class Outcome(NamedTuple):
@@ -87,7 +114,8 @@ class PlatformCluster:
         path = self.work / name
         return path.read_text() if path.exists() else ""
 
-    def _file_mounts(self, box: Path, files: Dict[str, str]) -> List[Mount]:
+    def _file_mounts(self, box: Path, files: Dict[str, str],
+                     addresses: Dict[str, str]) -> List[Mount]:
         """The platform's files, by directory: each directory is mounted whole, so a
         container without the file does not find an empty mount point in its place. Mount
         points missing on this machine are created (empty) and removed by :meth:`close`."""
@@ -99,6 +127,8 @@ class PlatformCluster:
             source = box / f"dir-{n}"
             source.mkdir()
             for name, text in content.items():
+                for hostname, address in addresses.items():
+                    text = text.replace(ADDRESS_MARK % hostname, address)
                 (source / name).write_text(text)
             if not os.path.exists(directory):
                 self._created.append(directory)
@@ -135,10 +165,13 @@ class PlatformCluster:
             (box / "tmp").mkdir(parents=True)
             mounts = [Mount(str(box / "tmp"), "/tmp", False),
                       Mount(str(hosts), "/etc/hosts", True)]
-            mounts += self._file_mounts(box, node.files)
+            mounts += self._file_mounts(box, node.files, {
+                n.hostname: a for n, a in zip(nodes, addresses)})
             env = {"PATH": BIN_PATH, "HOME": "/root"}
             env.update(node.env)
             argv = [self.python, str(self.bundle), "run"] + list(run_args)
+            if node.instances:
+                argv = instances_command(argv, node.instances)
             spec = ContainerSpec(
                 name=node.hostname, argv=argv, env=env, hostname=node.hostname,
                 working_dir=str(self.work), mounts=mounts, uid=None, gid=None, groups=[],
@@ -146,6 +179,17 @@ class PlatformCluster:
             processes.append(ContainerProcess(spec))
         self._addresses = addresses
         return processes
+
+    def rewrite_files(self, name: str, old: str, new: str) -> int:
+        """Replace ``old`` by ``new`` in the platform files called ``name`` of the latest run
+        (as the platform updates a file while the containers run); how many changed."""
+        changed = 0
+        for path in (self.root / f"run-{self._runs}").glob(f"c*/dir-*/{name}"):
+            text = path.read_text()
+            if old in text:
+                path.write_text(text.replace(old, new))
+                changed += 1
+        return changed
 
     def finish(self, processes: List[ContainerProcess], timeout_s: float) -> Outcome:
         """Wait for every container (at most ``timeout_s`` in all); kill the stragglers."""

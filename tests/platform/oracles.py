@@ -147,3 +147,35 @@ def tf_config(job: str, workers: int, chief: bool = False, namespace: str = "ns"
             nodes.append(Node(hostname, {"TF_CONFIG": config},
                               aliases=(f"{hostname}.{namespace}.svc",)))
     return PlatformJob(nodes, tuple(n.hostname for n in nodes))
+
+
+def modelarts(job: str, count: int, cards: int, template: int = 2,
+              status: str = "completed") -> PlatformJob:
+    """ModelArts on Ascend (seed 004): the command runs once per card of each node, with
+    ``ASCEND_DEVICE_ID`` (logical card 0…), ``RANK_ID`` (the card's index in the job),
+    ``RANK_SIZE`` (cards in the job) and ``RANK_TABLE_FILE=/user/config``, the directory of
+    ``jobstart_hccl.json`` (template 2 as ModelArts writes it, or template 1). ``server_id``
+    is the server's address (here the container's own)."""
+    names = [f"{job}-job-trainjob-{i}" for i in range(count)]
+    if template == 2:
+        table = {"group_count": "1", "group_list": [{
+            "device_count": str(count * cards), "group_name": "job-trainjob",
+            "instance_count": str(count), "instance_list": [{
+                "devices": [{"device_id": str(d), "device_ip": f"192.1.{n}.{d}"}
+                            for d in range(cards)],
+                "pod_name": name, "server_id": "{{address:%s}}" % name}
+                for n, name in enumerate(names)]}], "status": status}
+    else:
+        table = {"server_count": str(count), "server_list": [{
+            "device": [{"device_id": str(d), "device_ip": f"192.1.{n}.{d}",
+                        "rank_id": str(n * cards + d)} for d in range(cards)],
+            "server_id": "{{address:%s}}" % name} for n, name in enumerate(names)],
+            "status": status, "version": "1.0"}
+    files = {"/user/config/jobstart_hccl.json": json.dumps(table)}
+    nodes = []
+    for n, name in enumerate(names):
+        instances = tuple({"ASCEND_DEVICE_ID": str(d), "RANK_ID": str(n * cards + d)}
+                          for d in range(cards))
+        env = {"RANK_TABLE_FILE": "/user/config", "RANK_SIZE": str(count * cards)}
+        nodes.append(Node(name, env, files, instances=instances))
+    return PlatformJob(nodes, tuple(names))

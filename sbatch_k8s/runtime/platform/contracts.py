@@ -12,7 +12,7 @@ import re
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.platform import aistation, kube, kubeflow, task_training
+from sbatch_k8s.runtime.platform import aistation, kube, kubeflow, modelarts, task_training
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts, subdomain_of
 
 Adapter = Callable[[Container], PlatformFacts]
@@ -53,6 +53,8 @@ def _jobset_hostname(container: Container) -> bool:
 
 
 CONTRACTS: Tuple[PlatformContract, ...] = (
+    PlatformContract("modelarts", modelarts.modelarts, ("RANK_TABLE_FILE", "ASCEND_DEVICE_ID"),
+                     summary="ModelArts / Ascend rank table (one instance per card)"),
     PlatformContract("tf-config", task_training.tf_config, ("TF_CONFIG",),
                      summary="TF_CONFIG (task-training TensorFlow mode, Kubeflow TFJob)"),
     PlatformContract("task-training", task_training.task_training, ("SLOTS", "RANK"),

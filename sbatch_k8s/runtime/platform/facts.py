@@ -25,6 +25,11 @@ JOB_ID_BASE = 1_000_000
 JOB_ID_SPAN = 9_000_000
 
 
+class NotReady(ContractError):
+    """The platform has not finished writing its contract yet (a rank table still
+    initializing): the adapter is asked again until the bound."""
+
+
 class Container(NamedTuple):
     """What one container can see of its platform."""
 
@@ -69,6 +74,12 @@ class PlatformFacts(NamedTuple):
     evidence: Tuple[str, ...]
     #: Peers (and the index, when None) come from a rendezvous at the master address.
     rendezvous: bool = False
+    #: Where the platform starts the command several times per container: the variable
+    #: numbering the instances and this one's number (instance 0 acts; :mod:`.instances`).
+    instance: Optional[Tuple[str, int]] = None
+    #: The platform's per-task variables the tasks get in Slurm's layout
+    #: (:mod:`parsers.contract_variables`), if any.
+    task_variables: Optional[str] = None
 
     def identity(self, count: int, index: int, hostname: str,
                  resolve: Callable[[str], str]) -> NodeIdentity:

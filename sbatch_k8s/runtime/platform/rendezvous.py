@@ -27,7 +27,8 @@ PORT_OFFSET = 1
 RETRY_S = 0.2
 LINE_LIMIT = 65536
 #: The variable each contract's node count comes from (for the messages).
-COUNT_VARIABLES = {"aistation": "NNODES", "task-training": "WORLD_SIZE"}
+COUNT_VARIABLES = {"aistation": "NNODES", "task-training": "WORLD_SIZE",
+                   "modelarts": "server_count"}
 
 
 def _send(conn: socket.socket, message: Dict[str, object]) -> None:

@@ -15,6 +15,7 @@ import json
 import os
 import pwd
 import sys
+import time
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional
 
 from parsers.errors import SlurmInputError
@@ -25,8 +26,9 @@ from sbatch_k8s.runtime.node import NodeSettings, platform_environment, run_node
 from sbatch_k8s.runtime.platform.aistation import is_master
 from sbatch_k8s.runtime.platform.contracts import contract_named, detect, signs_looked_for
 from sbatch_k8s.runtime.platform.description import Facts, parse_script, platform_job
-from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts, job_id_of, \
+from sbatch_k8s.runtime.platform.facts import Container, NotReady, PlatformFacts, job_id_of, \
     this_container
+from sbatch_k8s.runtime.platform.instances import Actor, wait_for_actor
 from sbatch_k8s.runtime.platform.rendezvous import agree_on_ranks
 from sbatch_k8s.runtime.protocol import fresh_loop
 from sbatch_k8s.runtime.step_server import start as start_step_server
@@ -87,8 +89,20 @@ def say(line: str) -> None:
     sys.stderr.flush()
 
 
-def read_facts(options: RunOptions, container: Container) -> PlatformFacts:
-    """The platform's facts under the named or detected contract."""
+#: How often an adapter is asked again while the platform finishes its contract.
+NOT_READY_RETRY_S = 0.5
+
+
+def wait_bound(options: RunOptions, environ: Mapping[str, str]) -> float:
+    """How long this container waits for the platform and the other nodes."""
+    if options.wait_s is not None:
+        return options.wait_s
+    return settings_from("platform", environ).wait_s
+
+
+def read_facts(options: RunOptions, container: Container, wait_s: float) -> PlatformFacts:
+    """The platform's facts under the named or detected contract (asked again while the
+    platform has not finished writing them, at most ``wait_s``)."""
     if options.contract:
         row = contract_named(options.contract)
         how = "named with --contract"
@@ -100,7 +114,15 @@ def read_facts(options: RunOptions, container: Container) -> PlatformFacts:
                                 "--contract")
         row = found
         how = "detected from " + (", ".join(row.needs) or "its hostname")
-    facts = row.adapter(container)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            facts = row.adapter(container)
+            break
+        except NotReady as e:
+            if time.monotonic() >= deadline:
+                raise ContractError(f"{e} after {wait_s:g} s") from None
+            time.sleep(NOT_READY_RETRY_S)
     if options.verbose:
         say(f"run: contract {row.name}: {row.summary}, {how}; facts from "
             f"{', '.join(facts.evidence)}")
@@ -170,9 +192,35 @@ def _node_count(facts: PlatformFacts, options: RunOptions, text: Optional[str],
 
 
 def start(options: RunOptions, environ: Mapping[str, str]) -> int:
-    """Become this container's node of the platform job; the exit code."""
+    """Become this container's node of the platform job (or, where the platform starts the
+    command several times per container, wait for the instance that does); the exit
+    code."""
     container = this_container(environ)
-    facts = read_facts(options, container)
+    wait_s = wait_bound(options, environ)
+    facts = read_facts(options, container, wait_s)
+    if facts.instance is None:
+        return become_node(options, environ, container, facts)
+    variable, number = facts.instance
+    if number != 0:
+        if options.verbose:
+            say(f"run: {variable}={number}: the instance with {variable}=0 runs the job")
+        return wait_for_actor(facts.job_key, f"{variable}=0", wait_s)
+    actor = Actor(facts.job_key)
+    actor.open()
+    code = 1
+    try:
+        code = become_node(options, environ, container, facts)
+    except SlurmInputError as e:
+        code = e.exit_code
+        raise
+    finally:
+        actor.finish(code)
+    return code
+
+
+def become_node(options: RunOptions, environ: Mapping[str, str], container: Container,
+                facts: PlatformFacts) -> int:
+    """This container's node of the platform job; the exit code."""
     text = _read_script(options.script)
     job_env = platform_environment(environ)
     count = _node_count(facts, options, text, job_env)
@@ -203,6 +251,8 @@ def start(options: RunOptions, environ: Mapping[str, str]) -> int:
             gpus_per_node=facts.gpus_per_node, cpus_per_node=None,
             cwd=os.getcwd(), host=identity.names[0], **_user_facts()))
         desc = built.description
+        if facts.task_variables:
+            desc["contract_variables"] = facts.task_variables
         if index == 0:
             for warning in built.warnings:
                 say(f"warning: {warning}")
