@@ -33,6 +33,9 @@ def _oracles() -> Dict[str, Callable[[int], object]]:
         "task-training (DeepSpeed)": lambda n: oracles.task_training_deepspeed("b-td", n, 1),
         "tf-config": lambda n: oracles.tf_config("b-tf", n),
         "aistation": lambda n: oracles.aistation("b-ai", n, 1, "bench"),
+        "modelarts (2 cards, one run per card)": lambda n: oracles.modelarts("b-ma", n, 2),
+        "task-training (Horovod, 2 slots, one run per slot)":
+            lambda n: oracles.task_training_horovod("b-hv", n, 2),
     }
 
 

@@ -179,3 +179,39 @@ def modelarts(job: str, count: int, cards: int, template: int = 2,
         env = {"RANK_TABLE_FILE": "/user/config", "RANK_SIZE": str(count * cards)}
         nodes.append(Node(name, env, files, instances=instances))
     return PlatformJob(nodes, tuple(names))
+
+
+def task_training_horovod(job: str, count: int, slots: int, mpich: bool = False) -> PlatformJob:
+    """The task-training platform's Horovod mode (seed 001): OpenMPI's
+    ``OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile`` (``server1 slots=4``) or MPICH's
+    ``HYDRA_HOST_FILE=/etc/mpi/mpich_hostfile`` (``server1:4``) and ``HYDRA_IFACE=eth0``;
+    the command runs under ``mpirun -np <count × slots> -map-by slot``: once per slot, each
+    run with the per-process variables mpirun sets (OpenMPI's ``OMPI_COMM_WORLD_*``,
+    MPICH's ``PMI_RANK``/``PMI_SIZE``/``MPI_LOCALRANKID``/``MPI_LOCALNRANKS``)."""
+    names = [f"{job}-{i}" for i in range(count)]
+    if mpich:
+        path, variable = "/etc/mpi/mpich_hostfile", "HYDRA_HOST_FILE"
+        text = "".join(f"{n}:{slots}\n" for n in names)
+    else:
+        path, variable = "/etc/mpi/hostfile", "OMPI_MCA_orte_default_hostfile"
+        text = "".join(f"{n} slots={slots}\n" for n in names)
+    nodes = []
+    for n, name in enumerate(names):
+        instances = []
+        for local in range(slots):
+            rank = n * slots + local
+            if mpich:
+                instances.append({"PMI_RANK": str(rank), "PMI_SIZE": str(count * slots),
+                                  "MPI_LOCALRANKID": str(local),
+                                  "MPI_LOCALNRANKS": str(slots)})
+            else:
+                instances.append({"OMPI_COMM_WORLD_RANK": str(rank),
+                                  "OMPI_COMM_WORLD_SIZE": str(count * slots),
+                                  "OMPI_COMM_WORLD_LOCAL_RANK": str(local),
+                                  "OMPI_COMM_WORLD_LOCAL_SIZE": str(slots),
+                                  "OMPI_COMM_WORLD_NODE_RANK": str(n)})
+        env = {variable: path}
+        if mpich:
+            env["HYDRA_IFACE"] = "eth0"
+        nodes.append(Node(name, env, {path: text}, instances=tuple(instances)))
+    return PlatformJob(nodes, tuple(names))

@@ -164,3 +164,42 @@ def test_every_name_is_known_and_unknown_names_are_refused():
     with pytest.raises(ContractError, match="unknown contract 'slurmd'"):
         contract_named("slurmd")
     assert detect(container({}, "plain")) is None
+
+
+HOROVOD_FILES = {"/etc/mpi/hostfile": "h-0 slots=4\nh-1.h.svc slots=4\n"}
+
+
+def test_horovod_mode_one_run_per_slot():
+    seen = container({"OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile",
+                      "OMPI_COMM_WORLD_LOCAL_RANK": "3", "OMPI_COMM_WORLD_RANK": "7"},
+                     "h-1", files=HOROVOD_FILES)
+    row = detect(seen)
+    assert row is not None and row.name == "task-training"
+    facts = row.adapter(seen)
+    assert (facts.index, facts.count, facts.gpus_per_node) == (1, 2, 4)
+    assert facts.peers(2) == (("h-0", "h-1"), ("h-0", "h-1.h.svc"))
+    assert facts.instance == ("OMPI_COMM_WORLD_LOCAL_RANK", 3)
+    mpich = container({"HYDRA_HOST_FILE": "/etc/mpi/mpich_hostfile", "MPI_LOCALRANKID": "0"},
+                      "m-0", files={"/etc/mpi/mpich_hostfile": "m-0:2\nm-1:2\n"})
+    facts = contract_named("task-training").adapter(mpich)
+    assert (facts.index, facts.count, facts.gpus_per_node, facts.instance) == (
+        0, 2, 2, ("MPI_LOCALRANKID", 0))
+
+
+@pytest.mark.parametrize("env, hostname, files, message", [
+    ({"OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile",
+      "OMPI_COMM_WORLD_LOCAL_RANK": "0"}, "h-0", None,
+     "the hostfile /etc/mpi/hostfile (OMPI_MCA_orte_default_hostfile) does not exist"),
+    ({"OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile",
+      "OMPI_COMM_WORLD_LOCAL_RANK": "0"}, "other", HOROVOD_FILES,
+     "this container (other) is not in the hostfile /etc/mpi/hostfile (h-0, h-1)"),
+    ({"OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile"}, "launcher", HOROVOD_FILES,
+     "an MpiJob runs the command on its launcher only"),
+])
+def test_hostfile_contract_errors(env, hostname, files, message):
+    seen = container(env, hostname, files=files)
+    row = detect(seen)
+    assert row is not None
+    with pytest.raises(ContractError) as caught:
+        row.adapter(seen)
+    assert message in str(caught.value)

@@ -12,7 +12,8 @@ import re
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.platform import aistation, kube, kubeflow, modelarts, task_training
+from sbatch_k8s.runtime.platform import aistation, kube, kubeflow, modelarts, mpi, \
+    task_training
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts, subdomain_of
 
 Adapter = Callable[[Container], PlatformFacts]
@@ -52,13 +53,27 @@ def _jobset_hostname(container: Container) -> bool:
     return bool(_JOBSET_TAIL.match(rest))
 
 
+def _task_training(container: Container) -> PlatformFacts:
+    """The task-training platform in any of its modes but TensorFlow's."""
+    if mpi.hostfile_variable(container) and "RANK" not in container.environ:
+        return mpi.horovod(container)
+    return task_training.task_training(container)
+
+
 CONTRACTS: Tuple[PlatformContract, ...] = (
     PlatformContract("modelarts", modelarts.modelarts, ("RANK_TABLE_FILE", "ASCEND_DEVICE_ID"),
                      summary="ModelArts / Ascend rank table (one instance per card)"),
     PlatformContract("tf-config", task_training.tf_config, ("TF_CONFIG",),
                      summary="TF_CONFIG (task-training TensorFlow mode, Kubeflow TFJob)"),
-    PlatformContract("task-training", task_training.task_training, ("SLOTS", "RANK"),
+    PlatformContract("task-training", _task_training, ("SLOTS", "RANK"),
                      summary="task-training platform, PyTorch or DeepSpeed mode"),
+    PlatformContract("task-training", _task_training, ("OMPI_MCA_orte_default_hostfile",),
+                     check=mpi.started_by_mpirun,
+                     summary="task-training platform, Horovod mode (OpenMPI, one run per slot)"),
+    PlatformContract("task-training", _task_training, ("HYDRA_HOST_FILE",),
+                     summary="task-training platform, Horovod mode (MPICH)"),
+    PlatformContract("mpijob", mpi.mpijob_launcher, ("OMPI_MCA_orte_default_hostfile",),
+                     summary="AI Hub MpiJob launcher (refused: the command runs there only)"),
     PlatformContract("volcano", kube.volcano, ("VC_TASK_INDEX",), check=_has_volcano_hosts,
                      summary="Volcano Job (svc and env plugins)"),
     PlatformContract("trainjob", kubeflow.trainjob, ("PET_NODE_RANK", "PET_NNODES"),

@@ -1,0 +1,91 @@
+"""Contracts that hand the nodes to MPI: a hostfile, and ``mpirun`` starting the command.
+
+- The task-training platform's Horovod mode (seed 001): ``OMPI_MCA_orte_default_hostfile``
+  (``/etc/mpi/hostfile``, ``server1 slots=4`` lines) or, with MPICH, ``HYDRA_HOST_FILE``
+  (``/etc/mpi/mpich_hostfile``, ``server1:4``); a command without ``mpirun`` is run by
+  ``mpirun -np <procs> -map-by slot …``, so it starts once per MPI slot of every host. The
+  hosts, in hostfile order, are the nodes; this container is the one its hostname names; the
+  instance whose MPI local rank (``OMPI_COMM_WORLD_LOCAL_RANK``, MPICH's ``MPI_LOCALRANKID``)
+  is 0 acts for it (:mod:`.instances`), the others wait. A node's slots are its GPUs.
+- AI Hub's MpiJob (seed 000): the command runs on the launcher only, whose hostfile
+  (``OMPI_MCA_orte_default_hostfile``) names the workers, which run only sshd. Nothing of
+  ours runs on the workers and platform mode never logs into other containers, so a job can
+  have no node there: :func:`mpijob_launcher` refuses with one line saying what to use.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from sbatch_k8s.runtime.contract import ContractError
+from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, number
+from sbatch_k8s.runtime.platform.task_training import read_hostfile
+
+#: The hostfile variables, OpenMPI's first.
+HOSTFILE_VARIABLES = ("OMPI_MCA_orte_default_hostfile", "HYDRA_HOST_FILE")
+#: Per-process variables mpirun sets: the process's rank among those of its host.
+LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID")
+
+
+def hostfile_variable(container: Container) -> Optional[str]:
+    """The hostfile variable this container has, if any."""
+    for name in HOSTFILE_VARIABLES:
+        if container.environ.get(name, "").strip():
+            return name
+    return None
+
+
+def local_rank(container: Container) -> Optional[Tuple[str, int]]:
+    """This process's MPI local rank and the variable giving it (None outside mpirun)."""
+    for name in LOCAL_RANK_VARIABLES:
+        if name in container.environ:
+            return name, number(container, name, "an MPI local rank")
+    return None
+
+
+def started_by_mpirun(container: Container) -> bool:
+    """Whether mpirun started this process (its per-process variables are set)."""
+    return local_rank(container) is not None
+
+
+def horovod(container: Container) -> PlatformFacts:
+    """One MPI slot's run of the task-training platform's Horovod mode."""
+    variable = hostfile_variable(container)
+    if variable is None:
+        raise ContractError(f"neither {' nor '.join(HOSTFILE_VARIABLES)} is set (the "
+                            "Horovod mode's hostfile)")
+    path = container.environ[variable].strip()
+    text = container.read_file(path)
+    if text is None:
+        raise ContractError(f"the hostfile {path} ({variable}) does not exist in this "
+                            "container")
+    hosts = read_hostfile(text, path)
+    names = tuple(host.split(".")[0] for host, _ in hosts)
+    addresses = tuple(host for host, _ in hosts)
+    short = container.hostname.split(".")[0]
+    if short not in names:
+        raise ContractError(f"this container ({short}) is not in the hostfile {path} "
+                            f"({', '.join(names)})")
+    if len(set(names)) != len(names):
+        raise ContractError(f"the hostfile {path} names a host twice")
+    slots = sorted({s for _, s in hosts if s is not None})
+    gpus = slots[0] if len(slots) == 1 and all(s is not None for _, s in hosts) else None
+    instance = local_rank(container)
+    evidence = (variable,) + ((instance[0],) if instance else ())
+
+    def listed(n: int) -> Peers:
+        return names, addresses
+
+    return PlatformFacts("task-training", names.index(short), len(hosts), listed, gpus,
+                         addresses[0], None, f"task-training-mpi/{','.join(addresses)}",
+                         evidence, instance=instance)
+
+
+def mpijob_launcher(container: Container) -> PlatformFacts:
+    """AI Hub's MpiJob launcher: refused (see the module's note)."""
+    variable = hostfile_variable(container) or HOSTFILE_VARIABLES[0]
+    raise ContractError(
+        f"an MpiJob runs the command on its launcher only ({variable} names the workers, "
+        "which run only sshd): platform mode needs the command on every node and does not "
+        "log into other containers; submit the job as a PyTorchJob (contract aihub) instead, "
+        "or keep mpirun/deepspeed in the MpiJob's command without sbatch-k8s")
