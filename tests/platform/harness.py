@@ -149,8 +149,10 @@ class PlatformCluster:
             finally:
                 probe.close()
 
-    def start(self, nodes: Sequence[Node], run_args: Sequence[str]) -> List[ContainerProcess]:
-        """Start every container with ``python3 runtime.pyz run <run_args>``."""
+    def start(self, nodes: Sequence[Node], run_args: Sequence[str],
+              command: Optional[List[str]] = None) -> List[ContainerProcess]:
+        """Start every container with ``python3 runtime.pyz run <run_args>`` (or
+        ``command``, as a platform's form gives it)."""
         self._runs += 1
         run_dir = self.root / f"run-{self._runs}"
         run_dir.mkdir()
@@ -170,6 +172,8 @@ class PlatformCluster:
             env = {"PATH": BIN_PATH, "HOME": "/root"}
             env.update(node.env)
             argv = [self.python, str(self.bundle), "run"] + list(run_args)
+            if command is not None:
+                argv = list(command)
             if node.instances:
                 argv = instances_command(argv, node.instances)
             spec = ContainerSpec(
@@ -210,6 +214,6 @@ class PlatformCluster:
         return Outcome(codes, logs, seconds)
 
     def run(self, nodes: Sequence[Node], run_args: Sequence[str],
-            timeout_s: float = 120.0) -> Outcome:
+            timeout_s: float = 120.0, command: Optional[List[str]] = None) -> Outcome:
         """Start the containers and wait for them all."""
-        return self.finish(self.start(nodes, run_args), timeout_s)
+        return self.finish(self.start(nodes, run_args, command), timeout_s)
