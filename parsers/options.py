@@ -143,11 +143,6 @@ def _row(
                   aliases, const, hidden, on_backend)
 
 
-#: Why an option works on the local backend only, for now: running without it would mislead
-#: (a dependent job started at once runs a chain out of order).
-_NOT_ON_KUBERNETES_YET = ("not applied on Kubernetes yet, and running without it would "
-                          "mislead; it works with SBATCH_K8S_BACKEND=local")
-
 #: Why the local backend does less with an option.
 _LOCAL_NODES = "the local backend's nodes are processes on this machine, not chosen by name"
 _LOCAL_NO_CONTAINER = "jobs run on this machine, not in a container"
@@ -177,8 +172,7 @@ OPTIONS: Tuple[Option, ...] = (
          "the executable is not copied; nodes share the image"),
     _row("bcast-exclude", "1", "string", "bcast_exclude", "-I", "see --bcast"),
     _row("begin/b", "1", "begin", "begin", "AA",
-         "the job stays pending (reason BeginTime) until the begin time",
-         kubernetes=("R", _NOT_ON_KUBERNETES_YET)),
+         "the job stays pending (reason BeginTime) until the begin time"),
     _row("cluster-constraint", "1", "string", "cluster_constraint", "II",
          "one cluster only", "SBATCH_CLUSTER_CONSTRAINT", "SLURM_CLUSTER_CONSTRAINT"),
     _row("chdir/D", "1", "string", "chdir", "HH",
@@ -223,7 +217,7 @@ OPTIONS: Tuple[Option, ...] = (
          "SBATCH_DELAY_BOOT", "SLURM_DELAY_BOOT"),
     _row("dependency/d", "1", "dependency", "dependency", "HH",
          "the job stays pending until its dependencies are satisfied",
-         srun_env="SLURM_DEPENDENCY", kubernetes=("R", _NOT_ON_KUBERNETES_YET)),
+         srun_env="SLURM_DEPENDENCY"),
     _row("disable-status/X", "0", "flag", "disable_status", "-H",
          "Ctrl-C forwards SIGINT at once", srun_env="SLURM_DISABLE_STATUS"),
     _row("distribution/m", "1", "distribution", "distribution", "HH",
@@ -301,8 +295,7 @@ OPTIONS: Tuple[Option, ...] = (
     _row("kill-on-bad-exit/K", "?", "int0", "kill_on_bad_exit", "-H",
          "a task failing ends the whole step", srun_env="SLURM_KILL_BAD_EXIT"),
     _row("kill-on-invalid-dep", "1", "yesno", "kill_on_invalid_dep", "H-",
-         "a job whose dependency can never be met is cancelled",
-         kubernetes=("I", "dependencies are not applied on Kubernetes yet")),
+         "a job whose dependency can never be met is cancelled"),
     _row("label/l", "0", "flag", "label", "-H", "prefix output lines with the task rank",
          srun_env="SLURM_LABELIO"),
     _row("licenses/L", "1", "string", "licenses", "II", "no license counting"),

@@ -124,6 +124,10 @@ class JobRecord:
     #: The workload characterization key (``*name`` when it is the user's default; "" for
     #: none: sbatch-k8s keeps none).
     wckey: str = ""
+    #: ``--begin``: the job may not start before (epoch seconds; None: no begin time).
+    begin_time: Optional[int] = None
+    #: ``--kill-on-invalid-dep=yes``: a dependency that can never be met cancels the job.
+    kill_on_invalid_dep: bool = False
 
     @property
     def job_id_text(self) -> str:

@@ -26,6 +26,7 @@ from translators.features import (
     SUCCESS_POLICY,
     supports,
 )
+from translators.gates import starts_suspended
 
 if TYPE_CHECKING:
     from translators.plan import JobPlan, Unit
@@ -77,7 +78,7 @@ def job_spec(plan: "JobPlan", unit: "Unit", template: Dict[str, Any], container:
         spec["backoffLimit"] = 0
     if standalone and plan.partition.ttl_seconds_after_finished is not None:
         spec["ttlSecondsAfterFinished"] = plan.partition.ttl_seconds_after_finished
-    if standalone and plan.job.hold:
+    if standalone and starts_suspended(plan.job, plan.inputs.submit_time):
         spec["suspend"] = True
     if supports(POD_FAILURE_POLICY, minor):
         spec["podFailurePolicy"] = pod_failure_policy(

@@ -32,6 +32,8 @@ OPTIONS = "sbatch-k8s.io/options"
 OPTION_SOURCES = "sbatch-k8s.io/option-sources"
 COMMENT = "sbatch-k8s.io/comment"
 HOLD = "sbatch-k8s.io/hold"
+DEPENDENCY = "sbatch-k8s.io/dependency"
+BEGIN = "sbatch-k8s.io/begin"
 VOLCANO_GROUP = "scheduling.k8s.io/group-name"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 #: scancel's signal and step-cancel requests to a running job (written on its node-0 pod; the
@@ -60,6 +62,10 @@ METADATA_KEYS: Tuple[Tuple[str, str, str, str], ...] = (
     (OPTION_SOURCES, ANNOTATION, "the workload", "where each option came from, same order"),
     (COMMENT, ANNOTATION, "the workload, with --comment", "Slurm's Comment"),
     (HOLD, ANNOTATION, "the workload, while held", "user (--hold, scontrol hold) or admin"),
+    (DEPENDENCY, ANNOTATION, "the workload, until its --dependency is satisfied",
+     "the dependency expression (translators.gates)"),
+    (BEGIN, ANNOTATION, "the workload, until its --begin time",
+     "the begin time, local time like submit-time (translators.gates)"),
     (VOLCANO_GROUP, ANNOTATION, "pods, with gang = volcano", "the Volcano PodGroup"),
     (COMPLETION_INDEX, ANNOTATION, "(read) pods of Indexed Jobs", "the node index"),
     (SCANCEL_REQUESTS, ANNOTATION, "node 0's pod, after scancel -s/-b/-f or of a step",
@@ -144,10 +150,11 @@ def given_to_words(given: Sequence[OptionRecord]) -> Tuple[str, str]:
 
 def workload_annotations(
     job_name: str, submit_time: str, given: Sequence[OptionRecord], comment: Optional[str],
-    held: bool = False
+    held: bool = False, gates: Optional[Dict[str, str]] = None
 ) -> Dict[str, str]:
     """The annotations of the workload object: what Slurm reports that has no field (and,
-    for ``--hold``, who holds the suspended workload)."""
+    for ``--hold``, who holds the suspended workload; ``gates``: what else keeps it
+    suspended, :mod:`translators.gates`)."""
     options, sources = given_to_words(given)
     annotations = {JOB_NAME: job_name, SUBMIT_TIME: submit_time, OPTIONS: options,
                    OPTION_SOURCES: sources}
@@ -155,4 +162,5 @@ def workload_annotations(
         annotations[COMMENT] = comment
     if held:
         annotations[HOLD] = "user"
+    annotations.update(gates or {})
     return annotations

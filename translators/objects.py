@@ -12,6 +12,7 @@ import base64
 from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 from translators import metadata
+from translators.gates import gate_annotations
 from translators.job_description import describe_job, description_to_json, split_description
 from translators.pod import RUNTIME_PORT_NAME
 from translators.storage import (
@@ -132,5 +133,6 @@ def workload_metadata(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
         labels[metadata.KUEUE_PRIORITY] = plan.kueue_priority
     job = plan.job
     annotations = metadata.workload_annotations(
-        job.job_name, plan.inputs.submit_time, job.given, job.comment, held=bool(job.hold))
+        job.job_name, plan.inputs.submit_time, job.given, job.comment, held=bool(job.hold),
+        gates=gate_annotations(job, plan.inputs.submit_time))
     return {"name": unit.name, "labels": labels, "annotations": annotations}

@@ -174,15 +174,3 @@ def test_verbose_names_backend_and_context(kube: KubeSlurm) -> None:
     done = kube.run("sbatch", "-v", "hello.sh")
     assert done.returncode == 0, done.stderr
     assert "sbatch: backend kubernetes, context " in done.stderr
-
-
-@pytest.mark.parametrize("option", ["--dependency=afterok:1", "--begin=now+1hour"])
-def test_lifecycle_options_not_applied_yet_are_refused(kube: KubeSlurm, option: str) -> None:
-    kube.script("hello.sh", HELLO)
-    done = kube.run("sbatch", option, "hello.sh")
-    assert done.returncode == 1
-    assert done.stderr.splitlines()[-1] == (
-        f"sbatch: error: Batch job submission failed: {option.split('=')[0]} is not available "
-        "on the Kubernetes backend: not applied on Kubernetes yet, and running without it would "
-        "mislead; it works with SBATCH_K8S_BACKEND=local")
-    assert "Job" not in kube.everything()

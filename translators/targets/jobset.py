@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List
 
 from translators.batch_job import job_spec
+from translators.gates import starts_suspended
 from translators.objects import (
     job_config_map,
     pod_group,
@@ -58,7 +59,7 @@ def render_unit(plan: "JobPlan", unit: "Unit") -> List[Dict[str, Any]]:
              "spec": job_spec(plan, unit, template, container, standalone=False,
                               gang_restart=gang_restart)}
     spec: Dict[str, Any] = {}
-    if plan.job.hold:
+    if starts_suspended(plan.job, plan.inputs.submit_time):
         spec["suspend"] = True
     if plan.partition.ttl_seconds_after_finished is not None:
         spec["ttlSecondsAfterFinished"] = plan.partition.ttl_seconds_after_finished

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any, Dict
 
+from translators.gates import starts_suspended
 from translators.pod import pod_template
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def run_policy(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
         if plan.scheduling.get("priorityClassName"):
             scheduling["priorityClass"] = plan.scheduling["priorityClassName"]
         policy["schedulingPolicy"] = scheduling
-    if plan.job.hold:
+    if starts_suspended(plan.job, plan.inputs.submit_time):
         policy["suspend"] = True
     return policy
 

@@ -168,17 +168,20 @@ def _namespace_records(client: KubeClient, namespace: str, now: int,
     what the cache alone would end is confirmed (and written back) from LISTs."""
     from sbatch_k8s.backends.kubernetes.records import is_final
 
+    from sbatch_k8s.backends.kubernetes.dependencies import release_waiting
+
     reads = reads_for(client)
     view = look(client, namespace, active_only, reads=reads, **selection)
     joined = joined_records(client, view, now, reconcile=not reads.cached)
     ending = {r.job_id for r, (stored, _, _) in zip(joined, view.stored)
               if is_final(r) and not is_final(stored)}
-    if not reads.cached or not ending:
-        return joined
-    live = look(client, namespace, False, job_ids=sorted(ending))
-    confirmed = {r.job_id: r for r in joined_records(client, live, now)}
-    return [confirmed[r.job_id] if r.job_id in ending else r for r in joined
-            if r.job_id not in ending or r.job_id in confirmed]
+    if reads.cached and ending:
+        live = look(client, namespace, False, job_ids=sorted(ending))
+        confirmed = {r.job_id: r for r in joined_records(client, live, now)}
+        joined = [confirmed[r.job_id] if r.job_id in ending else r for r in joined
+                  if r.job_id not in ending or r.job_id in confirmed]
+    return release_waiting(client, namespace, view.stored, joined, reads, now,
+                           complete=active_only and not selection)
 
 
 def cluster_records(client: KubeClient, namespaces: Iterable[str], now: int,

@@ -157,24 +157,29 @@ def _nested(path: Tuple[str, ...], leaf: Dict[str, Any]) -> Dict[str, Any]:
 def hold_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
                     namespace: str, reason: Optional[str]) -> str:
     """Suspend (``reason``: why it is held) or resume (None) one pending job's workload:
-    ``done``."""
+    ``done``. Released, a job that still waits for its dependency or begin time stays
+    suspended with that reason (:mod:`.dependencies`)."""
+    from sbatch_k8s.backends.kubernetes.dependencies import gate_reason, release_new
     from sbatch_k8s.backends.kubernetes.records import record_name
 
     kind = _kind(ref)
     if kind is None:
         return FINISHED
     hold = reason is not None
+    waits = None if hold else gate_reason(client, kind, ref["name"], namespace)
     *path, leaf = SUSPEND_FIELD[kind.kind]
-    patch = _nested(tuple(path), {leaf: hold})
+    patch = _nested(tuple(path), {leaf: hold or waits is not None})
     patch["metadata"] = {"annotations": {
         HOLD: None if not hold else "admin" if reason == "JobHeldAdmin" else "user"}}
     client.merge_patch(kind, ref["name"], namespace, patch)
     now = int(time.time())
-    held = with_changes(record, reason=reason or "None",
-                        eligible_time=None if hold else now)
+    held = with_changes(record, reason=reason or waits or "None",
+                        eligible_time=None if hold or waits else now)
     from sbatch_k8s.backends.kubernetes.records import record_config_map
 
     body = record_config_map(held, dict(ref))
     client.merge_patch(CONFIG_MAP, record_name(record.job_id), namespace,
                        {"data": body["data"]})
+    if waits is not None:
+        release_new(client, namespace, [record.job_id], now)
     return DONE

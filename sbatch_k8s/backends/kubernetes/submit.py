@@ -70,8 +70,9 @@ def ensure_runtime(client: KubeClient, namespace: str, runtime_hash: str, bundle
 def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContext,
                      partition: PartitionConfig, cluster: str, job_id: int,
                      array_job_id: Optional[int], array_task_id: Optional[int],
-                     submit_time: int) -> JobRecord:
-    """The job as sacct knows it at submission (PENDING)."""
+                     submit_time: int, begin_time: Optional[int] = None) -> JobRecord:
+    """The job as sacct knows it at submission (PENDING); ``begin_time``: ``--begin``
+    resolved (epoch seconds)."""
     workdir = os.path.normpath(os.path.join(context.cwd, job.chdir)) if job.chdir else \
         context.cwd
     gpus = allocation.gpus_per_node
@@ -80,7 +81,11 @@ def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContex
         group=context.group, gid=context.gid, partition=partition.name, state=PENDING,
         account=job.account or context.user, qos=job.qos or "normal",
         reason=initial_reason(job), array_job_id=array_job_id, array_task_id=array_task_id,
-        submit_time=submit_time, eligible_time=None if job.hold else submit_time,
+        submit_time=submit_time,
+        eligible_time=None if job.hold or (job.dependency and job.dependency.clauses)
+        else begin_time or submit_time,
+        dependency=job.dependency.format() if job.dependency else "",
+        begin_time=begin_time, kill_on_invalid_dep=bool(job.kill_on_invalid_dep),
         time_limit_min=job.time_limit_min, node_count=allocation.node_count,
         cpus=sum(allocation.cpus_per_node), batch_cpus=allocation.cpus_per_node[0],
         ntasks=allocation.ntasks, cpus_per_task=job.cpus_per_task or 1,
@@ -159,12 +164,18 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     from sbatch_k8s.backends.kubernetes.ids import COUNTER_NAME, allocate_job_ids
     from sbatch_k8s.backends.kubernetes.node_shape import plan_on_cluster
     from sbatch_k8s.backends.kubernetes.records import record_config_map
+    from sbatch_k8s.backends.kubernetes.dependencies import check_targets, release_new
+    from sbatch_k8s.runtime.release import WAITING_LABEL
     from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
     from sbatch_k8s.submit import now_iso, submit_context
     from translators import RenderInputs, render
+    from translators.gates import begin_moment, gate_annotations
 
     check_backend_support(job, submit, command)
     partition, allocation = plan_on_cluster(job, config, client, environ)
+    if not submit.test_only:
+        check_targets(job, client, {p.namespace or client.target.namespace
+                                    for p in config.partitions})
     if not submit.quiet:
         for note in allocation.warnings:
             print_warning(command, note)
@@ -176,6 +187,7 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     target = submit.k8s_target or partition.target
     bundle = build_bundle()
     runtime_hash = bundle_hash(bundle)
+    submit_iso = now_iso()
     try:
         if submit.test_only:
             counter = client.get(CONFIG_MAP, COUNTER_NAME, state_namespace)
@@ -187,7 +199,7 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     result = render(RenderInputs(
         job=job, allocation=allocation, context=context, partition=partition,
         cluster_name=config.cluster_name, job_id=base_id, token=secrets.token_hex(32),
-        runtime_hash=runtime_hash, submit_time=now_iso(), target=target,
+        runtime_hash=runtime_hash, submit_time=submit_iso, target=target,
         kubernetes_minor=minor))
     if not submit.quiet:
         for note in result.warnings:
@@ -199,14 +211,20 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     submission = Submission(client, namespace)
     now = int(time.time())
     indices: Sequence[Optional[int]] = job.array.indices() if job.array else (None,)
+    gates = gate_annotations(job, submit_iso)
+    begin = begin_moment(job, submit_iso)
     try:
         ensure_runtime(client, namespace, runtime_hash, bundle)
         workload_refs = _workload_refs(units, namespace, indices, base_id)
         for k, index in enumerate(indices):
             record = submitted_record(job, allocation, context, partition,
                                       config.cluster_name, base_id + k,
-                                      base_id if job.array else None, index, now)
-            submission.create(record_config_map(record, workload_refs[k]))
+                                      base_id if job.array else None, index, now,
+                                      int(begin.timestamp()) if begin else None)
+            manifest = record_config_map(record, workload_refs[k])
+            if gates:
+                manifest["metadata"]["labels"][WAITING_LABEL] = "true"
+            submission.create(manifest)
         for unit in units:
             create_unit(submission, unit)
     except KubeError as e:
@@ -215,7 +233,10 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     except BaseException:
         submission.roll_back()
         raise
-    return namespace, [base_id + k for k in range(len(indices))]
+    job_ids = [base_id + k for k in range(len(indices))]
+    if gates:
+        release_new(client, namespace, job_ids, int(time.time()))
+    return namespace, job_ids
 
 
 def check_backend_support(job: JobSpec, submit: SubmitOptions, command: str = "sbatch"

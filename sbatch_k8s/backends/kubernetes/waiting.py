@@ -31,6 +31,8 @@ def exit_code_of(records: Sequence[JobRecord]) -> int:
 def wait_for_jobs(client: KubeClient, namespace: str, job_ids: Sequence[int]) -> int:
     """Block until all ``job_ids`` are final; their exit code as sbatch --wait returns it."""
     from sbatch_k8s.backends.kubernetes.cluster_jobs import joined_records, look
+    from sbatch_k8s.backends.kubernetes.cluster_reads import LiveReads
+    from sbatch_k8s.backends.kubernetes.dependencies import release_waiting
     from sbatch_k8s.backends.kubernetes.records import is_final
 
     wanted = set(job_ids)
@@ -39,7 +41,10 @@ def wait_for_jobs(client: KubeClient, namespace: str, job_ids: Sequence[int]) ->
     while True:
         try:
             view = look(client, namespace, active_only=False, job_ids=job_ids)
-            records: List[JobRecord] = joined_records(client, view, int(time.time()))
+            now = int(time.time())
+            records: List[JobRecord] = release_waiting(
+                client, namespace, view.stored, joined_records(client, view, now),
+                LiveReads(client), now, complete=False)
         except KubeError:
             records = []  # a passing failure: the retries inside ran out; look again
         for record in records:

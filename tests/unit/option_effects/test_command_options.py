@@ -7,7 +7,6 @@ the options the table rejects there, in the table's words, creating nothing."""
 from __future__ import annotations
 
 import re
-import shlex
 import subprocess
 from pathlib import Path
 from typing import Iterator, List, Tuple
@@ -70,10 +69,6 @@ def _rejected_on_kubernetes() -> List[str]:
             if o.level(SBATCH, KUBERNETES) == REJECTED and o.level(SBATCH) != REJECTED]
 
 
-def test_kubernetes_rejects_something():
-    assert {"dependency", "begin"} <= set(_rejected_on_kubernetes())
-
-
 @pytest.mark.parametrize("name", _rejected_on_kubernetes())
 def test_kubernetes_refuses_what_the_table_rejects_there(commands, name):
     from parsers.options import find_option
@@ -89,9 +84,3 @@ def test_kubernetes_refuses_what_the_table_rejects_there(commands, name):
         f"sbatch: error: Batch job submission failed: --{name} is not available on the "
         f"Kubernetes backend: {note}")
     assert slurm.everything() == before
-
-
-def test_the_refused_options_run_on_the_local_backend(commands):
-    slurm = commands[LOCAL]
-    done = slurm.run("sbatch", "--parsable", *shlex.split("--dependency=singleton"), "job.sh")
-    assert done.returncode == 0, done.stderr

@@ -1,0 +1,155 @@
+"""Dependencies and begin times on a cluster, from the login side: submission checks and the
+release pass every command runs.
+
+``sbatch`` refuses a dependency on a job the cluster has no record of (``Job dependency
+problem``, as the local backend does) and, once the job's objects exist, runs the release
+pass for it: a dependency already met (or a begin time already past) starts it at once, and
+an upstream job that ended while the objects were being created is not missed.
+
+Every look at a namespace (squeue, sacct, scontrol, scancel, sbatch --wait, the controller)
+ends with :func:`release_waiting`: the jobs whose records carry the waiting label are decided
+from the live records just joined (the upstream job's state as the cluster shows it, so a job
+ended by its deadline or a lost node counts) and released, failed or cancelled through
+:func:`sbatch_k8s.runtime.release.settle` — the same code node 0's runtime and the controller
+run. A write that fails is left for the next look.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, List, Optional, Sequence, Set
+
+from parsers.dependency_state import dependency_targets, parsed_dependency
+from parsers.errors import submission_failed
+from parsers.jobspec import JobSpec
+from parsers.records import JobRecord, with_changes
+from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
+from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, Kind
+from sbatch_k8s.runtime.release import (
+    BEGIN_TIME,
+    DEPENDENCY,
+    GATES,
+    WAITING_LABEL,
+    KnownJob,
+    Waiting,
+    settle,
+    waiting_from,
+)
+
+RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
+
+
+def check_targets(job: JobSpec, client: KubeClient, namespaces: Iterable[str]) -> None:
+    """``Job dependency problem`` when a job the dependency names has no record (neither a
+    job nor an array of that id) in any namespace of the cluster's partitions."""
+    if job.dependency is None or not job.dependency.clauses:
+        return
+    wanted = set(dependency_targets(job.dependency))
+    if not wanted:
+        return
+    found: Set[int] = set()
+    listed = ",".join(str(i) for i in sorted(wanted))
+    try:
+        for namespace in sorted(set(namespaces)):
+            for label in ("sbatch-k8s.io/job-id", "sbatch-k8s.io/array-job-id"):
+                items, _ = client.list(CONFIG_MAP, namespace,
+                                       f"{RECORD_SELECTOR},{label} in ({listed})")
+                found |= {int(((i.get("metadata") or {}).get("labels") or {}).get(label, 0))
+                          for i in items}
+    except KubeError as e:
+        raise submission_failed(str(e)) from e
+    if wanted - found:
+        raise submission_failed("Job dependency problem")
+
+
+def _known(record: JobRecord) -> KnownJob:
+    return KnownJob(record.job_id, record.array_job_id, record.array_task_id, record.name,
+                    record.user, record.state, record.start_time)
+
+
+def _missing_targets(waiting: Sequence[Waiting], known: Sequence[KnownJob]) -> List[int]:
+    have = {k.job_id for k in known} | {k.array_job_id for k in known if k.array_job_id}
+    wanted: Set[int] = set()
+    for item in waiting:
+        if item.dependency:
+            wanted |= set(dependency_targets(parsed_dependency(item.dependency)))
+    return sorted(wanted - have)
+
+
+def _more_known(client: KubeClient, namespace: str, missing: Sequence[int], reads: Any,
+                now: int) -> List[KnownJob]:
+    """The live records of the jobs (or arrays) ``missing`` names."""
+    from sbatch_k8s.backends.kubernetes.cluster_jobs import joined_records, look
+
+    view = look(client, namespace, False, job_ids=missing, reads=reads)
+    records = joined_records(client, view, now, reconcile=not reads.cached)
+    arrays = sorted({r.job_id for r in records if r.array_job_id == r.job_id})
+    for array_id in arrays:
+        view = look(client, namespace, False, array_job_id=array_id, reads=reads)
+        records += joined_records(client, view, now, reconcile=not reads.cached)
+    return [_known(r) for r in records]
+
+
+def release_waiting(client: KubeClient, namespace: str, stored: Sequence[Any],
+                    joined: List[JobRecord], reads: Any, now: int,
+                    complete: bool) -> List[JobRecord]:
+    """The release pass over one namespace's look: ``stored`` is the look's ``(record, ref,
+    ConfigMap)`` triples, ``joined`` the live records (returned with the states and reasons
+    the pass gave them); ``complete`` says the look saw every active job (else the jobs a
+    ``singleton`` compares with are looked up)."""
+    live = {r.job_id: r for r in joined}
+    waiting: List[Waiting] = []
+    for _, _, cm in stored:
+        labels = (cm.get("metadata") or {}).get("labels") or {}
+        if labels.get(WAITING_LABEL) != "true":
+            continue
+        item = waiting_from(cm)
+        record = live.get(item.job.job_id) if item else None
+        if item is not None and record is not None and record.state == "PENDING":
+            waiting.append(item)
+    if not waiting:
+        return joined
+    known = [_known(r) for r in joined]
+    try:
+        missing = _missing_targets(waiting, known)
+        if missing:
+            known += _more_known(client, namespace, missing, reads, now)
+        if not complete and any("singleton" in w.dependency for w in waiting):
+            from sbatch_k8s.backends.kubernetes.cluster_jobs import joined_records, look
+
+            view = look(client, namespace, True, reads=reads)
+            known += [_known(r) for r in joined_records(client, view, now,
+                                                        reconcile=not reads.cached)]
+        changed = settle(client, waiting, known, now)
+    except (KubeError, RuntimeError):
+        return joined  # the next look tries again
+    return [_changed(r, changed.get(r.job_id), now) for r in joined]
+
+
+def _changed(record: JobRecord, change: Optional[Any], now: int) -> JobRecord:
+    if change is None:
+        return record
+    state, reason = change
+    if state == "CANCELLED":
+        return with_changes(record, state=state, reason=reason, start_time=now, end_time=now)
+    return with_changes(record, state=state, reason=reason)
+
+
+def release_new(client: KubeClient, namespace: str, job_ids: Sequence[int], now: int) -> None:
+    """sbatch's own pass over the jobs it just created (see the module docstring)."""
+    from sbatch_k8s.backends.kubernetes.cluster_jobs import joined_records, look
+    from sbatch_k8s.backends.kubernetes.cluster_reads import LiveReads
+
+    reads = LiveReads(client)
+    view = look(client, namespace, False, job_ids=job_ids, reads=reads)
+    joined = joined_records(client, view, now)
+    release_waiting(client, namespace, view.stored, joined, reads, now, complete=False)
+
+
+def gate_reason(client: KubeClient, kind: Kind, name: str, namespace: str) -> Optional[str]:
+    """Why the workload still waits once released from a hold: ``Dependency`` or
+    ``BeginTime`` while it carries that gate annotation, else None."""
+    workload = client.get(kind, name, namespace)
+    annotations = ((workload or {}).get("metadata") or {}).get("annotations") or {}
+    if annotations.get(GATES[0]):
+        return DEPENDENCY
+    return BEGIN_TIME if annotations.get(GATES[1]) else None

@@ -1,0 +1,284 @@
+"""Releasing cluster jobs that wait for dependencies or a begin time — one code for everyone.
+
+A job submitted with ``--dependency`` or ``--begin`` gets a suspended workload carrying gate
+annotations (:mod:`translators.gates`) and a record labelled :data:`WAITING_LABEL`. Three
+parties may find it due, and all of them act through :func:`settle`:
+
+* node 0's runtime of the job it waits for, when that job starts or ends
+  (:mod:`sbatch_k8s.runtime.job_end`, with the pod's ServiceAccount);
+* any sbatch-k8s command that looks at the cluster (its reconcile pass,
+  :mod:`sbatch_k8s.backends.kubernetes.dependencies`), which also catches what nobody
+  reported (a deadline, a lost node) and begin times that came;
+* the optional ``sbatch-k8s controller``, which runs that pass continuously.
+
+Each decides from what it knows of the jobs named (:class:`KnownJob`) with the same pure
+evaluation as the local scheduler (:mod:`parsers.dependency_state`). Acting is safe when
+several do it at once: the workload is read fresh and patched at that resourceVersion (409:
+someone else acted first), a held workload (``scontrol hold``) is never resumed, and a record
+is rewritten at the resourceVersion it was read at. ``api`` is anything with
+``request(method, path, query, body, content_type)`` raising an error with ``.status``: the
+pod's :class:`~sbatch_k8s.runtime.kube_api.KubeApi` or the login side's ``KubeClient``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+from parsers.dependency_state import NEVER, UNFINISHED, WAIT, parsed_dependency, spec_verdict
+
+RECORD_KEY = "record.json"
+WORKLOAD_KEY = "workload.json"
+STATE_LABEL = "sbatch-k8s.io/state"
+ACTIVE = "active"
+END_TIME_ANNOTATION = "sbatch-k8s.io/end-time"
+#: On a job's record while its workload waits for a dependency or begin time.
+WAITING_LABEL = "sbatch-k8s.io/waiting"
+WAITING_SELECTOR = f"sbatch-k8s.io/kind=record,{STATE_LABEL}={ACTIVE},{WAITING_LABEL}=true"
+#: The workload's hold and gate annotations (:mod:`translators.metadata`, same keys).
+HOLD = "sbatch-k8s.io/hold"
+GATES = ("sbatch-k8s.io/dependency", "sbatch-k8s.io/begin")
+#: Pending reasons, as Slurm names them.
+DEPENDENCY, BEGIN_TIME, NEVER_SATISFIED = "Dependency", "BeginTime", "DependencyNeverSatisfied"
+ELIGIBLE = "None"
+#: The hold annotation's value → the reason a held job shows.
+HELD_REASONS = {"user": "JobHeldUser", "admin": "JobHeldAdmin"}
+#: Workload kinds: their resource (plural) and where their ``suspend`` flag lives.
+WORKLOAD_KINDS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
+    "Job": ("jobs", ("spec", "suspend")),
+    "JobSet": ("jobsets", ("spec", "suspend")),
+    "PyTorchJob": ("pytorchjobs", ("spec", "runPolicy", "suspend")),
+    "MPIJob": ("mpijobs", ("spec", "runPolicy", "suspend")),
+}
+#: Times a record or workload is read again after a conflicting writer (409).
+ATTEMPTS = 4
+
+
+class KnownJob(NamedTuple):
+    """What a dependency needs of a job it may name (a JobRecord has these fields too)."""
+
+    job_id: int
+    array_job_id: Optional[int]
+    array_task_id: Optional[int]
+    name: str
+    user: str
+    state: str
+    start_time: Optional[float]
+
+
+class Waiting(NamedTuple):
+    """A job whose workload waits: its record's ConfigMap and what the decision needs."""
+
+    job: KnownJob
+    dependency: str
+    begin_time: Optional[float]
+    kill_on_invalid_dep: bool
+    config_map: Mapping[str, Any]
+    workload: Mapping[str, str]
+
+
+def known_job(values: Mapping[str, Any]) -> KnownJob:
+    """A :class:`KnownJob` from ``record.json``'s values."""
+    return KnownJob(int(values["job_id"]), values.get("array_job_id"),
+                    values.get("array_task_id"), str(values.get("name", "")),
+                    str(values.get("user", "")), str(values.get("state", "")),
+                    values.get("start_time"))
+
+
+def waiting_from(config_map: Mapping[str, Any]) -> Optional[Waiting]:
+    """A waiting job from its record ConfigMap (None when unreadable)."""
+    data = config_map.get("data") or {}
+    try:
+        values = json.loads(data[RECORD_KEY])
+        ref = json.loads(data.get(WORKLOAD_KEY) or "{}")
+        return Waiting(known_job(values), str(values.get("dependency") or ""),
+                       values.get("begin_time"), bool(values.get("kill_on_invalid_dep")),
+                       config_map, {k: str(v) for k, v in ref.items()})
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def eligibility(waiting: Waiting, known: Sequence[KnownJob], now: float) -> str:
+    """Why the job still waits (``Dependency``, ``BeginTime``,
+    ``DependencyNeverSatisfied``), or ``None`` when it may start — as slurmctld: the
+    dependency first, then the begin time."""
+    job = waiting.job
+    if waiting.dependency:
+        def lookup(job_id: int, task: Optional[int]) -> List[Tuple[str, Optional[float]]]:
+            if task is not None:
+                hits = [k for k in known if k.array_job_id == job_id and k.array_task_id == task]
+            else:
+                hits = [k for k in known if k.array_job_id == job_id] or \
+                    [k for k in known if k.job_id == job_id]
+            return [(k.state, k.start_time) for k in hits]
+
+        def singleton_waits() -> bool:
+            return any(k.name == job.name and k.user == job.user and k.job_id < job.job_id
+                       and k.state in UNFINISHED for k in known)
+
+        verdict = spec_verdict(parsed_dependency(waiting.dependency), job.array_task_id,
+                               lookup, singleton_waits, now)
+        if verdict == NEVER:
+            return NEVER_SATISFIED
+        if verdict == WAIT:
+            return DEPENDENCY
+    if waiting.begin_time is not None and now < waiting.begin_time:
+        return BEGIN_TIME
+    return ELIGIBLE
+
+
+def workload_path(ref: Mapping[str, str]) -> Optional[str]:
+    """The API path of the workload ``ref`` names (None: not a workload kind)."""
+    kind = WORKLOAD_KINDS.get(ref.get("kind", ""))
+    if kind is None or not ref.get("name") or not ref.get("apiVersion"):
+        return None
+    version = ref["apiVersion"]
+    prefix = f"/api/{version}" if "/" not in version else f"/apis/{version}"
+    return f"{prefix}/namespaces/{ref.get('namespace', 'default')}/{kind[0]}/{ref['name']}"
+
+
+def _suspend_patch(kind: str, suspend: bool) -> Dict[str, Any]:
+    *path, leaf = WORKLOAD_KINDS[kind][1]
+    body: Dict[str, Any] = {leaf: suspend}
+    for key in reversed(path):
+        body = {key: body}
+    return body
+
+
+def _status(error: BaseException) -> int:
+    return int(getattr(error, "status", 0) or 0)
+
+
+def lift_gates(api: Any, ref: Mapping[str, str]) -> Optional[str]:
+    """Remove the workload's gate annotations and resume it unless it is held: the reason it
+    now shows (``None``, or ``JobHeldUser``/``JobHeldAdmin`` while held), None when it is
+    gone (or not a workload)."""
+    path = workload_path(ref)
+    if path is None:
+        return None
+    for _ in range(ATTEMPTS):
+        try:
+            workload = api.request("GET", path)
+        except Exception as e:
+            if _status(e) == 404:
+                return None
+            raise
+        meta = workload.get("metadata") or {}
+        hold = (meta.get("annotations") or {}).get(HOLD)
+        patch = {} if hold else _suspend_patch(ref["kind"], False)
+        patch["metadata"] = {"resourceVersion": meta.get("resourceVersion"),
+                             "annotations": {gate: None for gate in GATES}}
+        try:
+            api.request("PATCH", path, body=patch, content_type="application/merge-patch+json")
+            return HELD_REASONS.get(str(hold), "JobHeldUser") if hold else ELIGIBLE
+        except Exception as e:
+            if _status(e) == 404:
+                return None
+            if _status(e) != 409:
+                raise
+    raise RuntimeError(f"workload {ref.get('name')} kept changing")
+
+
+def delete_workload(api: Any, ref: Mapping[str, str]) -> None:
+    """Delete the workload (its pods and companions go with it); gone already is fine."""
+    path = workload_path(ref)
+    if path is None:
+        return
+    try:
+        api.request("DELETE", path, {"propagationPolicy": "Background"})
+    except Exception as e:
+        if _status(e) != 404:
+            raise
+
+
+def rewrite_record(api: Any, config_map: Mapping[str, Any], changes: Mapping[str, Any],
+                   labels: Mapping[str, Optional[str]],
+                   annotations: Optional[Mapping[str, str]] = None) -> bool:
+    """Apply ``changes`` to the record's fields and ``labels`` to its labels, at the
+    resourceVersion it was read at (on 409: read again). False when the record is gone or
+    final by then (someone else ended the job)."""
+    meta = config_map.get("metadata") or {}
+    path = f"/api/v1/namespaces/{meta.get('namespace', 'default')}/configmaps/{meta['name']}"
+    current: Mapping[str, Any] = config_map
+    for _ in range(ATTEMPTS):
+        now_meta = current.get("metadata") or {}
+        if (now_meta.get("labels") or {}).get(STATE_LABEL, ACTIVE) != ACTIVE:
+            return False
+        values = json.loads((current.get("data") or {})[RECORD_KEY])
+        values.update(changes)
+        body = {"metadata": {"resourceVersion": now_meta.get("resourceVersion"),
+                             "labels": dict(labels), "annotations": dict(annotations or {})},
+                "data": {RECORD_KEY: json.dumps(values, sort_keys=True,
+                                                separators=(",", ":"))}}
+        try:
+            api.request("PATCH", path, body=body,
+                        content_type="application/merge-patch+json")
+            return True
+        except Exception as e:
+            if _status(e) == 404:
+                return False
+            if _status(e) != 409:
+                raise
+        current = api.request("GET", path)
+    return False
+
+
+def _cancel(api: Any, waiting: Waiting, now: int, delete: bool) -> None:
+    """``--kill-on-invalid-dep=yes``: the job ends CANCELLED (reason ``Dependency``, as
+    slurmctld records it) and, when no other waiting job shares it, its workload is
+    deleted."""
+    changes = {"state": "CANCELLED", "reason": DEPENDENCY, "start_time": now, "end_time": now,
+               "exit_code": 0, "exit_signal": 0}
+    if rewrite_record(api, waiting.config_map, changes,
+                      {STATE_LABEL: "CANCELLED", WAITING_LABEL: None},
+                      {END_TIME_ANNOTATION: str(now)}) and delete:
+        delete_workload(api, waiting.workload)
+
+
+def settle(api: Any, waiting: Sequence[Waiting], known: Sequence[KnownJob],
+           now: Optional[float] = None) -> Dict[int, Tuple[str, str]]:
+    """Decide and act for each waiting job; what changed, by job id: ``(state, reason)``
+    (``PENDING``/``RUNNING``-to-be jobs say ``PENDING``). A workload shared by several
+    waiting jobs (the elements of an array run as one Indexed Job) is resumed once all of
+    them may start."""
+    moment = time.time() if now is None else now
+    stamp = int(moment)
+    changed: Dict[int, Tuple[str, str]] = {}
+    groups: Dict[Tuple[str, str], List[Tuple[Waiting, str]]] = {}
+    for item in waiting:
+        reason = eligibility(item, known, moment)
+        key = (item.workload.get("kind", ""), item.workload.get("name", ""))
+        groups.setdefault(key, []).append((item, reason))
+    for members in groups.values():
+        if all(reason == ELIGIBLE for _, reason in members):
+            after = lift_gates(api, members[0][0].workload)
+            if after is None:
+                continue  # not created yet (sbatch acts itself once it is) or gone
+            for item, _ in members:
+                if rewrite_record(api, item.config_map,
+                                  {"reason": after, "eligible_time": stamp},
+                                  {WAITING_LABEL: None}):
+                    changed[item.job.job_id] = ("PENDING", after)
+            continue
+        killed = [item for item, reason in members
+                  if reason == NEVER_SATISFIED and item.kill_on_invalid_dep]
+        for item, reason in members:
+            if item in killed:
+                _cancel(api, item, stamp, delete=len(killed) == len(members))
+                changed[item.job.job_id] = ("CANCELLED", DEPENDENCY)
+            elif reason == NEVER_SATISFIED:
+                if rewrite_record(api, item.config_map, {"reason": reason},
+                                  {WAITING_LABEL: None}):
+                    changed[item.job.job_id] = ("PENDING", reason)
+            elif _stored_reason(item) not in (reason, *HELD_REASONS.values()):
+                if rewrite_record(api, item.config_map, {"reason": reason}, {}):
+                    changed[item.job.job_id] = ("PENDING", reason)
+    return changed
+
+
+def _stored_reason(item: Waiting) -> str:
+    try:
+        return str(json.loads(item.config_map["data"][RECORD_KEY]).get("reason"))
+    except (KeyError, ValueError, TypeError):
+        return ""

@@ -1,0 +1,175 @@
+"""Dependencies, begin times and holds on a cluster, end to end on an API server with the
+test kubelet: dependent jobs are created suspended (no pods), shown ``PD (Dependency)``, and
+released by node 0's runtime of the job they wait for (pods with the job ServiceAccount), by
+any command that looks (squeue), or never (``DependencyNeverSatisfied``, or cancelled with
+``--kill-on-invalid-dep=yes``)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List
+
+import pytest
+
+from sbatch_k8s.backends.kubernetes import kinds
+from tests.apiserver.support import wait_until
+from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
+
+pytestmark = pytest.mark.slow
+
+#: The test partition with the job ServiceAccount: node 0 may write its record and release.
+WITH_ACCOUNT = CONFIG + 'service_account = "sbatch-k8s-job"\n'
+
+
+def _sbatch(kube: KubeSlurm, *args: str) -> int:
+    done = kube.run("sbatch", *args)
+    assert done.returncode == 0, done.stderr
+    return submitted_id(done.stdout)
+
+
+def _sacct(kube: KubeSlurm, job_id: int) -> str:
+    return kube.run("sacct", "-X", "-n", "-P", "-j", str(job_id), "-o",
+                    "JobID,State,ExitCode,Start,End").stdout.strip()
+
+
+def _squeue(kube: KubeSlurm) -> Dict[int, str]:
+    out = kube.run("squeue", "-h", "-o", "%i %T %r").stdout
+    return {int(line.split()[0]): " ".join(line.split()[1:]) for line in out.splitlines()}
+
+
+def _pods(kube: KubeSlurm, job_id: int) -> List[Dict[str, Any]]:
+    return kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}")
+
+
+def _workload(kube: KubeSlurm, name: str, job_id: int) -> Dict[str, Any]:
+    return kube.api().get(kinds.JOB, f"{name}-{job_id}", kube.namespace)
+
+
+def _final(kube: KubeSlurm, job_id: int, timeout: float = 120) -> str:
+    """The job's sacct line once final, found without any command that reconciles (sacct
+    -j reads the records: a pass over the job itself only)."""
+    def ended() -> str:
+        line = _sacct(kube, job_id)
+        return line if line and line.split("|")[1] not in ("PENDING", "RUNNING") else ""
+
+    return wait_until(ended, timeout, f"job {job_id} ended")
+
+
+def test_dependent_job_is_created_suspended_and_shown_pending_dependency(
+        kube: KubeSlurm) -> None:
+    kube.script("long.sh", "#!/bin/sh\n#SBATCH -J up\nsleep 60\n")
+    kube.script("after.sh", "#!/bin/sh\n#SBATCH -J down\necho after\n")
+    upstream = _sbatch(kube, "long.sh")
+    dependent = _sbatch(kube, f"--dependency=afterok:{upstream}", "after.sh")
+    workload = _workload(kube, "down", dependent)
+    assert workload["spec"]["suspend"] is True
+    assert workload["metadata"]["annotations"]["sbatch-k8s.io/dependency"] == \
+        f"afterok:{upstream}"
+    assert _pods(kube, dependent) == []
+    assert _squeue(kube)[dependent] == "PENDING Dependency"
+    show = kube.run("scontrol", "show", "job", str(dependent)).stdout
+    assert f"Dependency=afterok:{upstream}" in show
+
+
+def test_k8s_print_gives_the_held_form(kube: KubeSlurm) -> None:
+    import yaml
+
+    kube.script("after.sh", "#!/bin/sh\n#SBATCH -J down\necho after\n")
+    done = kube.run("sbatch", "--k8s-print=objects", "--dependency=afterok:17",
+                    "--begin=2030-01-01T10:00", "after.sh")
+    assert done.returncode == 0, done.stderr
+    job = next(m for m in yaml.safe_load_all(done.stdout) if m and m["kind"] == "Job")
+    assert job["spec"]["suspend"] is True
+    annotations = job["metadata"]["annotations"]
+    assert annotations["sbatch-k8s.io/dependency"] == "afterok:17"
+    assert annotations["sbatch-k8s.io/begin"] == "2030-01-01T10:00:00"
+    assert "sbatch-k8s.io/hold" not in annotations
+
+
+def test_unknown_dependency_target_is_refused(kube: KubeSlurm) -> None:
+    kube.script("after.sh", "#!/bin/sh\necho after\n")
+    done = kube.run("sbatch", "--dependency=afterok:99999", "after.sh")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == \
+        "sbatch: error: Batch job submission failed: Job dependency problem"
+    assert "Job" not in kube.everything()
+
+
+def test_chain_released_by_commands_that_look(kube: KubeSlurm, kubelet: Any) -> None:
+    """Node 0 has no API access here: squeue, run in a loop, releases each link."""
+    kube.script("a.sh", "#!/bin/sh\n#SBATCH -J a\necho a > a.txt\n")
+    kube.script("b.sh", "#!/bin/sh\n#SBATCH -J b\ncat a.txt > b.txt; echo b >> b.txt\n")
+    kube.script("c.sh", "#!/bin/sh\n#SBATCH -J c\necho c > c.txt\n")
+    a = _sbatch(kube, "a.sh")
+    b = _sbatch(kube, f"--dependency=afterok:{a}", "b.sh")
+    c = _sbatch(kube, f"--dependency=afternotok:{b}", "c.sh")
+
+    def chain_settled() -> Dict[int, str]:
+        shown = _squeue(kube)
+        return shown if c in shown and shown[c] == "PENDING DependencyNeverSatisfied" and \
+            b not in shown else {}
+
+    shown = wait_until(chain_settled, 180, "b ran and c can never run")
+    assert a not in shown
+    assert kube.read("b.txt") == "a\nb\n"
+    assert _sacct(kube, b).split("|")[1] == "COMPLETED"
+    assert _pods(kube, c) == []
+    assert _workload(kube, "c", c)["spec"]["suspend"] is True
+
+
+def test_kill_on_invalid_dep_cancels_the_dependent(kube: KubeSlurm, kubelet: Any) -> None:
+    kube.script("fail.sh", "#!/bin/sh\n#SBATCH -J fail\nexit 3\n")
+    kube.script("after.sh", "#!/bin/sh\n#SBATCH -J after\necho never\n")
+    upstream = _sbatch(kube, "fail.sh")
+    dependent = _sbatch(kube, f"--dependency=afterok:{upstream}",
+                        "--kill-on-invalid-dep=yes", "after.sh")
+
+    def cancelled() -> str:
+        _squeue(kube)
+        line = _sacct(kube, dependent)
+        return line if "CANCELLED" in line else ""
+
+    line = wait_until(cancelled, 120, f"job {dependent} cancelled")
+    job_id, state, code, start, end = line.split("|")
+    assert (state, code, start) == ("CANCELLED", "0:0", end)  # as slurmctld: start = end
+    assert dependent not in _squeue(kube)
+    assert _pods(kube, dependent) == []
+    assert kube.api().get(kinds.JOB, f"after-{dependent}", kube.namespace) is None or \
+        _workload(kube, "after", dependent)["metadata"].get("deletionTimestamp")
+
+
+def test_begin_time_holds_the_job_until_then(kube: KubeSlurm, kubelet: Any) -> None:
+    kube.script("later.sh", "#!/bin/sh\n#SBATCH -J later\ndate +%s > started.txt\n")
+    submitted = time.time()
+    job_id = _sbatch(kube, "--begin=now+5", "later.sh")
+    assert _squeue(kube)[job_id] == "PENDING BeginTime"
+    assert _workload(kube, "later", job_id)["spec"]["suspend"] is True
+
+    def started() -> str:
+        _squeue(kube)
+        return kube.read("started.txt") if (kube.work / "started.txt").exists() else ""
+
+    began = int(wait_until(started, 120, "the job started").strip())
+    assert began >= int(submitted) + 5
+
+
+def test_hold_and_dependency_combine(kube: KubeSlurm, kubelet: Any) -> None:
+    kube.script("long.sh", "#!/bin/sh\n#SBATCH -J up\nsleep 5\n")
+    kube.script("after.sh", "#!/bin/sh\n#SBATCH -J held\necho ran > held.txt\n")
+    upstream = _sbatch(kube, "long.sh")
+    dependent = _sbatch(kube, "--hold", f"--dependency=afterok:{upstream}", "after.sh")
+    assert _squeue(kube)[dependent] == "PENDING JobHeldUser"
+    assert kube.run("scontrol", "release", str(dependent)).returncode == 0
+    assert _squeue(kube)[dependent] == "PENDING Dependency"
+    assert kube.run("scontrol", "hold", str(dependent)).returncode == 0
+    held = _squeue(kube)[dependent]  # JobHeldAdmin when root holds it, as in Slurm
+    assert held in ("PENDING JobHeldUser", "PENDING JobHeldAdmin")
+
+    def upstream_done() -> str:
+        shown = _squeue(kube)
+        return shown.get(dependent, "") if upstream not in shown else ""
+
+    assert wait_until(upstream_done, 120, "upstream ended") == held
+    assert _pods(kube, dependent) == []
+    assert kube.run("scontrol", "release", str(dependent)).returncode == 0
+    wait_until(lambda: (kube.work / "held.txt").exists(), 120, "the dependent ran")
