@@ -105,7 +105,45 @@ def lint_report(command_line: CommandLine, environ: Mapping[str, str],
     if ok:
         outcome, ok = submission_outcome(command_line, environ, script)
         lines += outcome
+    lines += pitfall_lines(command_line, environ, script)
     return "\n".join(lines) + "\n", ok
+
+
+#: Widths the pitfall table wraps its columns at (WHERE, FOUND, WHY IT BREAKS, FIX).
+PITFALL_WIDTHS = (None, 28, 56, 44)
+
+
+def pitfall_lines(command_line: CommandLine, environ: Mapping[str, str],
+                  script: BatchScript) -> List[str]:
+    """The script body's platform pitfalls (:mod:`parsers.pitfalls`) as a table after the
+    options': where, what was found, why it breaks, the fix. Warnings only: they do not
+    change the exit status."""
+    from tabulate import tabulate
+
+    from parsers.pitfalls import find_pitfalls
+
+    node_range, environment = None, list(environ)
+    try:
+        job = build_job(command_line, environ, script)[0]
+    except SlurmInputError:
+        job = None
+    if job is not None:
+        if job.nodes is not None and job.nodes.min_nodes < job.nodes.max_nodes:
+            node_range = (job.nodes.min_nodes, job.nodes.max_nodes)
+        export = job.export
+        if export is not None and export.mode != "ALL":
+            environment = [n for n in environ if n.startswith("SLURM_") or n in export.names]
+        if export is not None:
+            environment += [name for name, _ in export.assignments]
+    findings = find_pitfalls(script.text, node_range, environment)
+    if not findings:
+        return []
+    rows = [("WHERE", "FOUND", "WHY IT BREAKS", "FIX")] + [
+        (f"{script.display_name}:{f.line}", f.found, f.why, f.fix) for f in findings]
+    table = tabulate(rows, tablefmt="plain", disable_numparse=True,
+                     maxcolwidths=list(PITFALL_WIDTHS))
+    return ["", f"pitfalls: {len(findings)} in the script's body (warnings; the job can "
+            "still be submitted)"] + table.splitlines()
 
 
 def submission_outcome(command_line: CommandLine, environ: Mapping[str, str],
