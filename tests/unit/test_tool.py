@@ -129,4 +129,5 @@ def test_options_prints_the_table_per_backend():
 def test_a_usage_error_is_clicks():
     done = _tool("runtime")
     assert done.returncode == 2
-    assert "Missing option '-o'" in done.stderr
+    assert "Error: give -o FILE, --bootstrap PATH SCRIPT, or both" in done.stderr
+    assert done.stderr.startswith("Usage: sbatch-k8s runtime")
