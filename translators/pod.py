@@ -49,6 +49,11 @@ def runtime_command(target: str, image: str) -> List[str]:
     return ["/bin/sh", "-c", script]
 
 
+#: Set in pods with a ServiceAccount of the partition's: node 0's runtime may use the API
+#: (:mod:`sbatch_k8s.runtime.job_end`).
+JOB_API_VARIABLE = "SBATCH_K8S_JOB_API"
+
+
 def _field_env(name: str, path: str) -> Dict[str, Any]:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
@@ -80,6 +85,8 @@ def main_container(plan: "JobPlan", unit: "Unit", name: str,
     if plan.working_dir:
         container["workingDir"] = plan.working_dir
     container["env"] = runtime_env(unit.job_id, partition.runtime_port, node_index_env)
+    if partition.service_account:  # node 0 records its job's end and releases dependents
+        container["env"].append({"name": JOB_API_VARIABLE, "value": "1"})
     container["ports"] = [{"name": RUNTIME_PORT_NAME, "containerPort": partition.runtime_port}]
     container["resources"] = plan.resources.to_manifest()
     security = container_security_context(partition, plan.job.container_writable is False)

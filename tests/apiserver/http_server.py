@@ -140,6 +140,10 @@ class Handler(BaseHTTPRequestHandler):
             self._stream(lambda write: pod_logs.relay(answer, write), "text/plain")
             return None
         content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if route.subresource == "token" and verb == "create":
+            from tests.apiserver.service_accounts import token_request
+
+            return token_request(api, self.backend.access, route, body)
         return verbs.execute(api, verb, route, query, body, content_type)
 
     def _stream(self, produce: Any, content_type: str = "application/json") -> None:

@@ -72,7 +72,7 @@ BUILTIN: Tuple[Resource, ...] = (
     _core("endpoints", "Endpoints", short_names=("ep",)),
     _core("configmaps", "ConfigMap", short_names=("cm",)),
     _core("secrets", "Secret"),
-    _core("serviceaccounts", "ServiceAccount", short_names=("sa",)),
+    _core("serviceaccounts", "ServiceAccount", subresources=("token",), short_names=("sa",)),
     _core("events", "Event", short_names=("ev",)),
     _core("persistentvolumeclaims", "PersistentVolumeClaim", subresources=STATUS,
           short_names=("pvc",)),

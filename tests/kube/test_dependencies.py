@@ -7,18 +7,59 @@ any command that looks (squeue), or never (``DependencyNeverSatisfied``, or canc
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
 from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.client import KubeError
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
+from tests.local.harness import REPO
 
 pytestmark = pytest.mark.slow
 
 #: The test partition with the job ServiceAccount: node 0 may write its record and release.
 WITH_ACCOUNT = CONFIG + 'service_account = "sbatch-k8s-job"\n'
+
+
+def apply_job_account(kube: KubeSlurm) -> None:
+    """The namespaced objects of ``deploy/rbac.yaml`` (the job ServiceAccount, its Role and
+    RoleBinding), as an administrator applies them; those already there are kept."""
+    import yaml
+
+    plurals = {"ServiceAccount": "serviceaccounts", "Role": "roles",
+               "RoleBinding": "rolebindings"}
+    client = kube.api()
+    for doc in yaml.safe_load_all((REPO / "deploy" / "rbac.yaml").read_text()):
+        if not doc or doc["kind"] not in plurals:
+            continue
+        version = doc["apiVersion"]
+        prefix = f"/apis/{version}" if "/" in version else f"/api/{version}"
+        try:
+            client.request("POST", f"{prefix}/namespaces/{kube.namespace}/"
+                                   f"{plurals[doc['kind']]}", body=doc)
+        except KubeError as e:
+            if e.status != 409:
+                raise
+
+
+@pytest.fixture
+def account_kube(cluster: Any, tmp_path: Path) -> Iterator[KubeSlurm]:
+    """The commands, with a partition whose pods run as the job ServiceAccount."""
+    slurm = KubeSlurm(tmp_path, cluster.kubeconfig, config=WITH_ACCOUNT)
+    apply_job_account(slurm)
+    yield slurm
+    slurm.cleanup()
+
+
+def _record_state(kube: KubeSlurm, job_id: int) -> str:
+    """The state label of the job's record, read straight from the API (no command runs,
+    so nothing reconciles or releases)."""
+    record = kube.api().get(kinds.CONFIG_MAP, f"sbatch-k8s-job-{job_id}", kube.namespace)
+    return ((record or {}).get("metadata") or {}).get("labels", {}).get(
+        "sbatch-k8s.io/state", "")
 
 
 def _sbatch(kube: KubeSlurm, *args: str) -> int:
@@ -93,6 +134,27 @@ def test_unknown_dependency_target_is_refused(kube: KubeSlurm) -> None:
     assert done.stderr.strip().splitlines()[-1] == \
         "sbatch: error: Batch job submission failed: Job dependency problem"
     assert "Job" not in kube.everything()
+
+
+def test_chain_runs_in_order_released_by_node_0(account_kube: KubeSlurm,
+                                                 kubelet: Any) -> None:
+    """A → B (afterok) → C (afternotok): after the three sbatch, nobody types anything; each
+    job's node 0 records its end and releases the next."""
+    kube = account_kube
+    kube.script("a.sh", "#!/bin/sh\n#SBATCH -J a\necho a > order.txt\n")
+    kube.script("b.sh", "#!/bin/sh\n#SBATCH -J b\necho b >> order.txt\nexit 1\n")
+    kube.script("c.sh", "#!/bin/sh\n#SBATCH -J c\necho c >> order.txt\n")
+    a = _sbatch(kube, "a.sh")
+    b = _sbatch(kube, f"--dependency=afterok:{a}", "b.sh")
+    c = _sbatch(kube, f"--dependency=afternotok:{b}", "c.sh")
+    wait_until(lambda: _record_state(kube, c) == "COMPLETED", 180, "c completed")
+    assert kube.read("order.txt") == "a\nb\nc\n"
+    assert [_record_state(kube, j) for j in (a, b)] == ["COMPLETED", "FAILED"]
+    for job_id, state, code in ((a, "COMPLETED", "0:0"), (b, "FAILED", "1:0"),
+                                (c, "COMPLETED", "0:0")):
+        assert _sacct(kube, job_id).split("|")[1:3] == [state, code]
+    steps = kube.run("sacct", "-n", "-P", "-j", str(b), "-o", "JobID,State").stdout
+    assert f"{b}.batch|FAILED" in steps.splitlines()
 
 
 def test_chain_released_by_commands_that_look(kube: KubeSlurm, kubelet: Any) -> None:

@@ -11,6 +11,9 @@ list of :class:`~parsers.records.StepRecord` field dicts, and ``steps_dropped`` 
 report had to leave early steps out); ``workload.json`` names the workload
 (``apiVersion kind name namespace``). The reference has its own key so that
 :func:`final_patch`, a JSON merge patch that replaces ``record.json`` whole, need not know it.
+``report.json``, when node 0 had API access, is its own report of the job's end (the JSON of
+its termination message with its nodes); a record that has it is read as ended so
+(:func:`reported_record`), whatever happened to the pods since.
 
 While the job is active, :func:`live_record` overlays what the workload and its pods show
 (:mod:`.state`). A job whose workload and pods are all gone while its record is still active
@@ -64,6 +67,8 @@ ACTIVE = "active"
 END_TIME_ANNOTATION = "sbatch-k8s.io/end-time"
 RECORD_KEY = "record.json"
 WORKLOAD_KEY = "workload.json"
+#: Node 0's own report of the job's end (:mod:`sbatch_k8s.runtime.job_end`).
+REPORT_KEY = "report.json"
 WORKLOAD_REF_KEYS = ("apiVersion", "kind", "name", "namespace")
 #: States a job never leaves (sacct's terminal states).
 FINAL_STATES = frozenset({COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL, PREEMPTED,
@@ -137,6 +142,8 @@ def record_from_config_map(cm: Mapping[str, Any]) -> Tuple[JobRecord, Dict[str, 
         record = build(JobRecord, **dict(known, steps=steps))
         ref = json.loads(data[WORKLOAD_KEY]) if WORKLOAD_KEY in data else \
             values.get("workload") or {}
+        if REPORT_KEY in data and not is_final(record):
+            record = reported_record(record, json.loads(data[REPORT_KEY]))
     except (KeyError, ValueError, TypeError, AttributeError) as e:
         raise ValueError(f"ConfigMap {name} holds no readable job record: {e}") from e
     return record, {k: str(v) for k, v in ref.items()}
@@ -190,6 +197,23 @@ def _times(stored: JobRecord, node0: Optional[Pod], report: Optional[Mapping[str
     if final and end is None:
         end = now
     return start, end
+
+
+def reported_record(stored: JobRecord, report: Mapping[str, Any]) -> JobRecord:
+    """``stored`` ended as node 0's report (:data:`REPORT_KEY`) says: state and reason as
+    its termination message would give them, times, exit code, nodes and steps."""
+    state, reason = job_state({f"reported:{report.get('state')}"}, report)
+    start = report.get("start_time") or stored.start_time
+    code, signal = exit_status(None, report)
+    ended = with_changes(
+        stored, state=state, reason=reason, start_time=start, end_time=report.get("end_time"),
+        node_list=report.get("node_list") or stored.node_list,
+        batch_host=report.get("batch_host") or stored.batch_host, exit_code=code,
+        exit_signal=signal,
+        eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
+    steps = job_steps(ended, True, report)
+    return with_changes(ended, steps=steps,
+                        derived_exit_code=max([code] + [s.exit_code for s in steps]))
 
 
 def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],

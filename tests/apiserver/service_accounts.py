@@ -1,0 +1,81 @@
+"""ServiceAccounts: the TokenRequest API and the admission that gives pods API access.
+
+A real API server's ServiceAccount admission plugin adds a projected volume
+``kube-api-access-<suffix>`` to every pod (a bound token, the cluster CA from the
+``kube-root-ca.crt`` ConfigMap, the namespace) mounted at :data:`ACCESS_DIR` in every
+container, unless ``automountServiceAccountToken`` is false. Here:
+
+* only pods with a ServiceAccount of their own get it — the emulated ``default`` account
+  behaves as one with ``automountServiceAccountToken: false`` (a cluster may configure it
+  so), which keeps the many pods of the test suite free of token requests;
+* there is no CA (the emulator serves plain HTTP), so the volume holds the token and the
+  namespace only, and every container gets ``SBATCH_K8S_TEST_API_SCHEME=http`` — **a
+  test-only switch** telling the pod-side client (:mod:`sbatch_k8s.runtime.kube_api`) to
+  use HTTP; a real server never sets it.
+
+``POST .../serviceaccounts/<name>/token`` (TokenRequest) registers a fresh bearer token for
+the user ``system:serviceaccount:<namespace>:<name>``, so a test can deny that user things
+with :meth:`tests.apiserver.auth.Access.forbid`.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any, Dict
+
+from tests.apiserver.auth import Access
+from tests.apiserver.verbs import Reply
+
+Obj = Dict[str, Any]
+
+ACCESS_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+TOKEN_SECONDS = 3607
+#: The test-only variable of the module docstring.
+TEST_SCHEME_VARIABLE = "SBATCH_K8S_TEST_API_SCHEME"
+
+
+def service_account_user(namespace: str, name: str) -> str:
+    """The user a ServiceAccount's tokens authenticate as."""
+    return f"system:serviceaccount:{namespace}:{name}"
+
+
+def token_request(api: Any, access: Access, route: Any, body: Any) -> Reply:
+    """TokenRequest: a new token of an existing ServiceAccount (404 when it does not
+    exist)."""
+    namespace, name = route.namespace or "", route.name or ""
+    api.get(route.resource, namespace, name)
+    spec = dict((body or {}).get("spec") or {})
+    seconds = int(spec.get("expirationSeconds") or 3600)
+    token = access.add_user(service_account_user(namespace, name))
+    expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
+    spec["expirationSeconds"] = seconds
+    return Reply(201, {
+        "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": name, "namespace": namespace}, "spec": spec,
+        "status": {"token": token,
+                   "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}})
+
+
+def admit_pod(pod: Obj) -> None:
+    """Mount the pod's ServiceAccount token (module docstring); pods of the ``default``
+    account, with ``automountServiceAccountToken: false``, or mounting something at
+    :data:`ACCESS_DIR` themselves are left alone."""
+    meta, spec = pod.setdefault("metadata", {}), pod.setdefault("spec", {})
+    account = spec.get("serviceAccountName") or "default"
+    if account == "default" or spec.get("automountServiceAccountToken") is False:
+        return
+    containers = (spec.get("containers") or []) + (spec.get("initContainers") or [])
+    if any(m.get("mountPath") == ACCESS_DIR for c in containers
+           for m in c.get("volumeMounts") or []):
+        return
+    name = "kube-api-access-" + str(meta.get("uid", "00000")).replace("-", "")[:5]
+    spec.setdefault("volumes", []).append({"name": name, "projected": {
+        "defaultMode": 0o644,
+        "sources": [
+            {"serviceAccountToken": {"expirationSeconds": TOKEN_SECONDS, "path": "token"}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+                "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}})
+    for container in containers:
+        container.setdefault("volumeMounts", []).append(
+            {"name": name, "mountPath": ACCESS_DIR, "readOnly": True})
+        container.setdefault("env", []).append({"name": TEST_SCHEME_VARIABLE, "value": "http"})
