@@ -157,7 +157,8 @@ async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeId
     except RuntimeError as e:
         message = f"sbatch-k8s: error: job {desc['job_id']}: {e}"
         log(message[len("sbatch-k8s: "):])
-        _write_line(paths.stderr, message, paths.append, missing)
+        if not _is_own_output(paths.stderr):  # else the log line above is already there
+            _write_line(paths.stderr, message, paths.append, missing)
         return JobResult(FAILED, 1, 0, "NodeNotAvailable")
     runnable = os.path.join(settings.spool, SCRIPT_COPY)
     for path in {paths.stdout, paths.stderr}:
@@ -173,6 +174,16 @@ async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeId
         log(f"error: job {desc['job_id']}: cannot open {e.filename}: "
             f"{os.strerror(e.errno or 0)}")
         return JobResult(FAILED, 1, 0, "JobLaunchFailure")
+
+
+def _is_own_output(path: str) -> bool:
+    """Whether ``path`` is this process's stdout or stderr (platform mode's default batch
+    output, where the node's log is)."""
+    try:
+        seen = os.stat(path)
+        return any(os.fstat(fd)[1:3] == seen[1:3] for fd in (1, 2))  # st_ino, st_dev
+    except OSError:
+        return False
 
 
 def _write_line(path: str, line: str, append: bool, missing_workdir: Optional[str]) -> None:
