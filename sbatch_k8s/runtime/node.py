@@ -17,6 +17,7 @@ import sys
 import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from sbatch_k8s.runtime import job_end
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.agent import Agent, log
 from sbatch_k8s.runtime.batch import CANCELLED, FAILED, BatchHost, JobResult
@@ -74,6 +75,15 @@ def write_result(settings: NodeSettings, result: JobResult) -> None:
             pass
 
 
+def _written_result(settings: NodeSettings) -> Dict[str, Any]:
+    """The result :func:`write_result` left in the spool."""
+    import json
+
+    with open(os.path.join(settings.spool, "result.json")) as f:
+        loaded: Dict[str, Any] = json.loads(f.read())
+    return loaded
+
+
 def array_element(desc: Dict[str, Any], settings: NodeSettings,
                   environ: Mapping[str, str]) -> Tuple[Dict[str, Any], NodeIdentity]:
     """This node's job and identity. A pod of a single-node array's Indexed Job is array
@@ -126,6 +136,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
                       settings.seconds_per_minute)
     host.append(batch)
     watch = start_watch(settings.contract, batch.handle_cancel, environ)
+    job_end.job_started(environ, desc, log)
     loop = asyncio.get_event_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, lambda: asyncio.ensure_future(
@@ -134,6 +145,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     if watch is not None:
         watch.cancel()
     write_result(settings, result)
+    job_end.job_ended(environ, desc, identity.names, _written_result(settings), log)
     code = result.exit_code if result.signal == 0 else 128 + result.signal
     await batch.shutdown_nodes(code if settings.workers_exit_as_job else 0)
     await agent.close()

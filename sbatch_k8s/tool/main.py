@@ -14,7 +14,7 @@ from sbatch_k8s.errors import SbatchK8sError
 
 PROGRAM = "sbatch-k8s"
 #: One module of :mod:`sbatch_k8s.tool` per subcommand, each defining ``command``.
-SUBCOMMANDS = ("runtime", "config", "options", "version")
+SUBCOMMANDS = ("runtime", "config", "options", "version", "controller")
 
 
 @click.group(name=PROGRAM, context_settings={"help_option_names": ["-h", "--help"]})

@@ -6,6 +6,8 @@ any command that looks (squeue), or never (``DependencyNeverSatisfied``, or canc
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
@@ -155,6 +157,40 @@ def test_chain_runs_in_order_released_by_node_0(account_kube: KubeSlurm,
         assert _sacct(kube, job_id).split("|")[1:3] == [state, code]
     steps = kube.run("sacct", "-n", "-P", "-j", str(b), "-o", "JobID,State").stdout
     assert f"{b}.batch|FAILED" in steps.splitlines()
+
+
+def _controller(kube: KubeSlurm) -> "subprocess.Popen[str]":
+    return subprocess.Popen([sys.executable, "-m", "sbatch_k8s.tool", "controller",
+                             "--interval", "0.5", "-v"], cwd=kube.work, env=kube.env,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_controller_releases_and_records_with_nobody_typing(kube: KubeSlurm,
+                                                            kubelet: Any) -> None:
+    """No ServiceAccount (node 0 cannot act) and no command after sbatch: two controllers,
+    one leading through the Lease, release B and record both ends."""
+    kube.script("a.sh", "#!/bin/sh\n#SBATCH -J a\necho a > order.txt\n")
+    kube.script("b.sh", "#!/bin/sh\n#SBATCH -J b\necho b >> order.txt\n")
+    kube.script("later.sh", "#!/bin/sh\n#SBATCH -J later\ntrue\n")
+    controllers = [_controller(kube), _controller(kube)]
+    try:
+        a = _sbatch(kube, "a.sh")
+        b = _sbatch(kube, f"--dependency=afterok:{a}", "b.sh")
+        begins = _sbatch(kube, "--begin=now+3", "later.sh")
+        wait_until(lambda: _record_state(kube, b) == "COMPLETED", 180, "b recorded")
+        assert _record_state(kube, a) == "COMPLETED"
+        assert kube.read("order.txt") == "a\nb\n"
+        wait_until(lambda: _record_state(kube, begins) == "COMPLETED", 180, "begin recorded")
+        lease = kube.api().request("GET", "/apis/coordination.k8s.io/v1/namespaces/"
+                                          f"{kube.namespace}/leases/sbatch-k8s-controller")
+        holder = lease["spec"]["holderIdentity"]
+        assert holder.endswith(tuple(f"-{p.pid}" for p in controllers))
+    finally:
+        for proc in controllers:
+            proc.terminate()
+        logs = [proc.communicate(timeout=60)[1] for proc in controllers]
+    assert sum("holding the lease" in log for log in logs) >= 1, logs
+    assert all("Traceback" not in log for log in logs), logs
 
 
 def test_chain_released_by_commands_that_look(kube: KubeSlurm, kubelet: Any) -> None:

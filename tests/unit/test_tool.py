@@ -30,7 +30,7 @@ def test_the_console_script_is_declared():
 def test_help_lists_the_subcommands():
     done = _tool("--help")
     assert done.returncode == 0
-    for name in ("config", "options", "runtime", "version"):
+    for name in ("config", "options", "runtime", "version", "controller"):
         assert f"\n  {name} " in done.stdout
 
 
