@@ -38,6 +38,16 @@ from sbatch_k8s.runtime.release import (
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 
 
+def check_gates(job: JobSpec, partition: Any) -> None:
+    """Refuse ``--dependency``/``--begin`` on a partition whose workloads Kueue admits: Kueue
+    resumes a suspended workload when it admits it, which would start the job early."""
+    gated = (job.dependency is not None and job.dependency.clauses) or job.begin is not None
+    if gated and partition.queue:
+        raise submission_failed(
+            f"--dependency and --begin are not applied yet on partition {partition.name}, "
+            "whose jobs Kueue admits (it would start them at once)")
+
+
 def check_targets(job: JobSpec, client: KubeClient, namespaces: Iterable[str]) -> None:
     """``Job dependency problem`` when a job the dependency names has no record (neither a
     job nor an array of that id) in any namespace of the cluster's partitions."""
