@@ -230,6 +230,19 @@ def test_chain_released_by_commands_that_look(kube: KubeSlurm, kubelet: Any) -> 
     assert _workload(kube, "c", c)["spec"]["suspend"] is True
 
 
+def test_singleton_waits_for_the_earlier_job_of_its_name(account_kube: KubeSlurm,
+                                                        kubelet: Any) -> None:
+    kube = account_kube
+    kube.script("one.sh", "#!/bin/sh\n#SBATCH -J solo\nsleep 3\necho first > solo.txt\n")
+    kube.script("two.sh", "#!/bin/sh\n#SBATCH -J solo\necho second >> solo.txt\n")
+    first = _sbatch(kube, "one.sh")
+    second = _sbatch(kube, "--dependency=singleton", "two.sh")
+    assert _squeue(kube)[second] == "PENDING Dependency"
+    wait_until(lambda: _record_state(kube, second) == "COMPLETED", 120, "second completed")
+    assert kube.read("solo.txt") == "first\nsecond\n"
+    assert _record_state(kube, first) == "COMPLETED"
+
+
 def test_kill_on_invalid_dep_cancels_the_dependent(kube: KubeSlurm, kubelet: Any) -> None:
     kube.script("fail.sh", "#!/bin/sh\n#SBATCH -J fail\nexit 3\n")
     kube.script("after.sh", "#!/bin/sh\n#SBATCH -J after\necho never\n")
