@@ -4,7 +4,9 @@ The command of every container of a job another platform started. It reads the p
 contract (:mod:`.contracts`), agrees on node ranks, builds the job description from the
 script's ``#SBATCH`` header (:mod:`.description`), and becomes a node exactly as
 ``runtime node`` does in our own pods: node 0 runs the script with Slurm's environment, the
-other containers serve its ``srun`` steps. The exit code is the job's.
+other containers serve its ``srun`` steps. The exit code is the job's. Where the platform
+starts the command several times per container (ModelArts, Horovod), one instance does all
+that and the others wait for its exit code (:mod:`.instances`).
 """
 
 from __future__ import annotations
