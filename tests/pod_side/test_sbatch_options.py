@@ -478,16 +478,6 @@ def test_help_ends_the_first_pass(capsys):
         255, "sbatch: error: Invalid --time specification\n")
 
 
-def test_lint_reports_bad_command_line_values(tmp_path, monkeypatch, capsys):
-    from sbatch_k8s.cli.common import run_command
-    from sbatch_k8s.cli.sbatch import _main
-
-    (tmp_path / "job.sh").write_text("#!/bin/sh\ntrue\n")
-    monkeypatch.chdir(tmp_path)
-    assert run_command("sbatch", _main, ["--k8s-lint", "--time=abc", "job.sh"]) == 1
-    assert "--time=abc  invalid  Invalid --time specification" in capsys.readouterr().out
-
-
 def test_wrap_is_not_checked_for_dos_line_breaks():
     """_get_script_buffer checks files and stdin; --wrap's script is built, not read."""
     job, _ = submit(None, ["--wrap", "true\r\ntrue"])
