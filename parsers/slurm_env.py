@@ -3,7 +3,7 @@
 Names and value formats follow Slurm (``env.c``: ``env_array_for_batch_job``,
 ``env_array_for_step``, ``setup_env``) as observed on a real Slurm 22.05: run-length lists
 (``2(x3),1``), compressed hostlists, per-task ranks. The inputs are the job description
-(``job.json``: see :mod:`translators.job_description`), the node names, and for tasks the
+(``job.json``: see :mod:`parsers.job_description`), the node names, and for tasks the
 step's layout — so the runtime computes them without any controller.
 
 GPUs follow slurmd's GPU plugin (``gres_common_gpu_set_env``): the batch step gets the job's

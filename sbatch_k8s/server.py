@@ -49,7 +49,7 @@ def preload() -> bool:
                    "parsers.report_options.scontrol", "parsers.report_options.sinfo",
                    "sbatch_k8s.backends.local.submit", "sbatch_k8s.backends.local.supervisor",
                    "sbatch_k8s.backends.local.records", "sbatch_k8s.jobdb", "translators",
-                   "translators.job_description", "sqlite3"):
+                   "parsers.job_description", "sqlite3"):
         importlib.import_module(module)
     from parsers.values.grammar import build_all
 

@@ -15,7 +15,7 @@ What the backend does with the result:
   part of the result: :func:`translators.objects.runtime_config_map` renders it, and the
   backend creates it when missing (``sbatch --k8s-print`` prints it first).
 * Nothing exported reaches a ConfigMap, label or annotation: the job's environment rides in
-  its Secret (see :mod:`translators.job_description`).
+  its Secret (see :mod:`parsers.job_description`).
 
 Usage::
 

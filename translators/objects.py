@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 from translators import metadata
 from translators.gates import gate_annotations
-from translators.job_description import describe_job, description_to_json, split_description
+from parsers.job_description import describe_job, description_to_json, split_description
 from translators.pod import RUNTIME_PORT_NAME
 from translators.storage import (
     DESCRIPTION_KEY,
@@ -50,7 +50,7 @@ def script_bytes(text: str) -> bytes:
 
 def job_config_map(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
     """ConfigMap ``<name>``: the batch script and ``job.json`` (nothing exported: see
-    :mod:`translators.job_description`).
+    :mod:`parsers.job_description`).
 
     A ConfigMap's ``data`` holds UTF-8 text only, so a script with other bytes (a Latin-1
     comment, a payload after ``exit``) goes into ``binaryData``, base64-encoded; the mounted

@@ -26,7 +26,7 @@ from translators import metadata
 from translators.config import PartitionConfig
 from translators.features import BACKOFF_LIMIT_PER_INDEX, supports
 from translators.image import choose_image
-from translators.job_description import LOGIN_ONLY_VARIABLES, job_environment
+from parsers.job_description import LOGIN_ONLY_VARIABLES, job_environment
 from translators.naming import unit_names
 from translators.pod import TERMINATION_GRACE_S
 from translators.placement import (

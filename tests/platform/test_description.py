@@ -1,6 +1,6 @@
 """The platform description (built pod-side) has the fields, and for the same script and
-allocation the values, of the description our translators write (translators cannot be
-imported pod-side, so the two are kept in step here)."""
+allocation the values, of the description our translators write (both build it with
+parsers.job_description), except where a platform run differs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from parsers.allocation import NodeShape, allocate
 from parsers.jobspec import SubmitContext
 from sbatch_k8s.runtime.platform.description import PLATFORM_OUTPUT, Facts, parse_script, \
     platform_job
-from translators.job_description import describe_job
+from parsers.job_description import describe_job
 
 SCRIPT = """#!/bin/bash
 #SBATCH --job-name=llm --nodes=2 --ntasks-per-node=2 --gpus-per-node=4 --time=10

@@ -63,7 +63,7 @@ def describe(
 ) -> Dict[str, Any]:
     """The job description (``job.json``) of ``sbatch <args> job.sh``: what the pods read.
     ``extra`` goes to ``describe_job`` (array ids)."""
-    from translators.job_description import describe_job
+    from parsers.job_description import describe_job
 
     job, _ = submit(text, words(args) + ["job.sh"], env)
     allocation = allocate(job, shape)

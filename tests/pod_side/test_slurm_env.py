@@ -393,7 +393,7 @@ def test_stdin_job_has_no_job_name_variable():
     """Observed: ``echo -e '#!/bin/sh\\nenv | grep JOB_NAME' | sbatch`` prints nothing, while
     squeue names the job ``sbatch`` (sbatch/opt.c sets SLURM_JOB_NAME only for a name it
     knows)."""
-    from translators.job_description import describe_job
+    from parsers.job_description import describe_job
 
     job, _ = submit("#!/bin/sh\ntrue\n", "-N1")
     desc = describe_job(job, allocate(job, SHAPE), CONTEXT, 40, "realslurm", CONTEXT.cwd, {})
@@ -407,7 +407,7 @@ def test_stdin_job_has_no_job_name_variable():
     ("#!/bin/sh\ntrue\n", "-N1", {"SBATCH_JOB_NAME": "sbatch"}),
 ])
 def test_stdin_job_named_by_the_user_has_the_variable(text, args, env):
-    from translators.job_description import describe_job
+    from parsers.job_description import describe_job
 
     job, _ = submit(text, args, env)
     desc = describe_job(job, allocate(job, SHAPE), CONTEXT, 40, "realslurm", CONTEXT.cwd, {})

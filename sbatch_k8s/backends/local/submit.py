@@ -31,7 +31,7 @@ from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.submit import plan, submit_context
 from translators.config import ClusterConfig
-from translators.job_description import (
+from parsers.job_description import (
     describe_job,
     description_to_json,
     job_environment,

@@ -5,9 +5,9 @@ No translator wrote a ``job.json`` for a job another platform started, so the ru
 one as ``sbatch`` would: the script's directives, then the ``SBATCH_*`` variables, then what
 the platform decided as if given on the command line (``--nodes=<its node count>``, and
 ``--gpus-per-node=<its GPUs>`` when the script asks for a different count), which wins as the
-command line wins in Slurm; a warning says so. The fields are those of
-:func:`translators.job_description.describe_job` (the pod side cannot import translators;
-``tests/platform/test_description.py`` keeps the two in step).
+command line wins in Slurm; a warning says so. The description is
+:func:`parsers.job_description.describe_job`'s, with what a platform run does differently:
+output to the container's own standard output, no array, no dependency.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from parsers.allocation import Allocation, NodeShape, allocate, gres_gpus
-from parsers.jobspec import JobSpec
+from parsers.allocation import Allocation, NodeShape, allocate
+from parsers.job_description import describe_job
+from parsers.jobspec import JobSpec, SubmitContext
 from parsers.sbatch import build_job, load_script, split_command_line
 
-DESCRIPTION_VERSION = 1
 #: Default batch output in platform mode: the node's own standard output (the platform's log).
 PLATFORM_OUTPUT = "/dev/stdout"
 #: Options that make no sense for a job the platform already started: ignored with a warning.
@@ -63,19 +63,6 @@ def parse_script(script_path: str, text: str, script_args: Sequence[str],
     return build_job(command_line, environ, script)[0]
 
 
-def _gpu_text(counts: Tuple[Any, ...]) -> Optional[str]:
-    if not counts:
-        return None
-    return ",".join(f"{c.type}:{c.count}" if c.type else str(c.count) for c in counts)
-
-
-def _given_raw(job: JobSpec, name: str) -> Optional[str]:
-    for record in reversed(job.given):
-        if record.name == name:
-            return record.raw
-    return None
-
-
 def platform_job(script_path: str, text: str, script_args: Sequence[str],
                  environ: Mapping[str, str], facts: Facts) -> PlatformJob:
     """The description of this platform run (SlurmInputError for a bad script)."""
@@ -107,44 +94,19 @@ def platform_job(script_path: str, text: str, script_args: Sequence[str],
 
 def describe(job: JobSpec, allocation: Allocation, facts: Facts,
              environ: Mapping[str, str]) -> Dict[str, Any]:
-    """The description's fields (as :func:`translators.job_description.describe_job`)."""
+    """The description :func:`parsers.job_description.describe_job` gives, for a job the
+    platform started: batch output to this container's own standard output unless the
+    script names a file, the job name always exported, no dependency."""
     workdir = os.path.normpath(os.path.join(facts.cwd, job.chdir)) if job.chdir else facts.cwd
-    signal = None
-    if job.signal is not None:
-        signal = {"number": job.signal.signal_number, "name": job.signal.signal_name,
-                  "seconds_before_end": job.signal.seconds_before_end,
-                  "batch_only": job.signal.batch_only}
+    context = SubmitContext(cwd=facts.cwd, host=facts.host, user=facts.user, uid=facts.uid,
+                            gid=facts.gid, group=facts.group)
+    description = describe_job(job, allocation, context, facts.job_id, facts.cluster_name,
+                               workdir, environ)
     output = job.output or PLATFORM_OUTPUT
-    return {
-        "version": DESCRIPTION_VERSION, "job_id": facts.job_id, "job_name": job.job_name,
-        "job_name_exported": True, "array_job_id": None, "array_task_id": None,
-        "array": None, "array_indices": None, "user": facts.user, "uid": facts.uid,
-        "gid": facts.gid, "group": facts.group, "submit_dir": facts.cwd,
-        "submit_host": facts.host, "cluster_name": facts.cluster_name,
-        "partition": job.partition, "account": job.account, "qos": job.qos,
-        "node_count": allocation.node_count,
-        "tasks_per_node": list(allocation.tasks_per_node),
-        "cpus_per_node": list(allocation.cpus_per_node), "ntasks": allocation.ntasks,
-        "ntasks_per_node": job.ntasks_per_node, "cpus_per_task": job.cpus_per_task,
-        "gpus_per_node_count": allocation.gpus_per_node,
-        "gpus_on_nodes": list(allocation.gpus_on_nodes),
-        "gpus_requested": bool(job.gpus or job.gpus_per_node or job.gpus_per_task
-                               or gres_gpus(job)),
-        "gpus": _gpu_text(job.gpus), "gpus_per_node": _given_raw(job, "gpus-per-node"),
-        "gpus_per_task": _gpu_text(job.gpus_per_task), "cpus_per_gpu": job.cpus_per_gpu,
-        "mem_per_node_mb": job.mem_per_node_mb, "mem_per_cpu_mb": job.mem_per_cpu_mb,
-        "mem_per_gpu_mb": job.mem_per_gpu_mb, "time_limit_min": job.time_limit_min,
-        "signal": signal, "output": output, "error": job.error, "input": job.input,
-        "open_mode": job.open_mode or _append_to_own_stdout(output), "workdir": workdir,
-        "export": _given_raw(job, "export"), "environment": dict(environ),
-        "script_name": job.script.display_name, "script_args": list(job.script.args),
-        "dependency": None, "distribution": job.distribution.format()
-        if job.distribution else None, "exclusive": job.exclusive,
-        "overcommit": job.overcommit, "requeue": job.requeue,
-        "container_image": job.container_image,
-        "container_mounts": [list(m) for m in job.container_mounts],
-        "container_workdir": job.container_workdir, "wait_all_nodes": job.wait_all_nodes,
-    }
+    description.update(job_name_exported=True, output=output, dependency=None,
+                       open_mode=job.open_mode or _append_to_own_stdout(output),
+                       array=None, array_indices=None)
+    return description
 
 
 def _append_to_own_stdout(output: str) -> Optional[str]:

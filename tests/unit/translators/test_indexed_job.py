@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from parsers.errors import SlurmInputError
-from translators.job_description import describe_job, split_description
+from parsers.job_description import describe_job, split_description
 from translators.plan import DEADLINE_MARGIN_S, NODE_WAIT_S
 from translators.pod import TERMINATION_GRACE_S, runtime_command
 from tests.unit.translators.support import (
