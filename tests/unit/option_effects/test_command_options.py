@@ -13,8 +13,7 @@ from typing import Iterator, List, Tuple
 
 import pytest
 
-from parsers.options import APPROXIMATED, BACKENDS, HONOURED, KUBERNETES, LOCAL, REJECTED, \
-    SBATCH, options_for
+from parsers.options import APPROXIMATED, BACKENDS, HONOURED, KUBERNETES, LOCAL, SBATCH, options_for
 from tests.local.harness import LocalSlurm
 from tests.unit.option_effects import observe
 from tests.unit.option_effects.probes import COMMAND, SCRIPT, Probe
@@ -62,25 +61,3 @@ def test_the_option_changes_what_sbatch_does(commands, backend, name):
     without = _outcome(slurm, probe.baseline)
     with_it = _outcome(slurm, f"{probe.baseline} {probe.args}")
     assert with_it != without, f"{probe.args} changes nothing on the {backend} backend"
-
-
-def _rejected_on_kubernetes() -> List[str]:
-    return [o.long for o in options_for(SBATCH)
-            if o.level(SBATCH, KUBERNETES) == REJECTED and o.level(SBATCH) != REJECTED]
-
-
-@pytest.mark.parametrize("name", _rejected_on_kubernetes())
-def test_kubernetes_refuses_what_the_table_rejects_there(commands, name):
-    from parsers.options import find_option
-    from tests.unit.option_effects.probes import JOB
-
-    slurm = commands[KUBERNETES]
-    before = slurm.everything()
-    words = observe.command_words(JOB[name].args, Path("files"))
-    done = slurm.run("sbatch", *words)
-    note = find_option(SBATCH, name).note_on(KUBERNETES)
-    assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr.splitlines()[-1] == (
-        f"sbatch: error: Batch job submission failed: --{name} is not available on the "
-        f"Kubernetes backend: {note}")
-    assert slurm.everything() == before
