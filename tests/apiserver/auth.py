@@ -2,7 +2,9 @@
 
 Every request must carry ``Authorization: Bearer <token>`` of a known user (else 401, as a
 real server with token authentication answers). Everything is allowed except what a test
-forbids with :meth:`Access.forbid`, which then answers 403 with the RBAC authorizer's message.
+forbids with :meth:`Access.forbid`, which then answers 403 with the RBAC authorizer's message;
+with :attr:`Access.rbac` set (opt-in), users other than the admin get only what the stored
+Roles and bindings grant them (:mod:`tests.apiserver.rbac`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 from tests.apiserver import errors
+from tests.apiserver.rbac import Attributes, Rbac
 
 ADMIN_USER = "emulated-admin"
 
@@ -44,6 +47,8 @@ class Access:
         self._users: Dict[str, str] = {self.token: ADMIN_USER}
         self._rules: List[Rule] = []
         self._lock = threading.Lock()
+        #: The RBAC authorizer when enabled (None: everything not forbidden is allowed).
+        self.rbac: Optional[Rbac] = None
 
     def add_user(self, user: str, token: Optional[str] = None) -> str:
         """Register another user; returns its bearer token."""
@@ -83,10 +88,14 @@ class Access:
 
     def authorize(self, user: str, verb: str, group: str, plural: str, subresource: str,
                   namespace: Optional[str], name: Optional[str]) -> None:
-        """403 Forbidden when a rule denies the request."""
+        """403 Forbidden when a rule denies the request, or RBAC (when on) grants it not."""
         path = f"{plural}/{subresource}" if subresource else plural
         with self._lock:
             rules = list(self._rules)
-        if any(r.denies(user, verb, group, path, namespace) for r in rules):
+        denied = any(r.denies(user, verb, group, path, namespace) for r in rules)
+        if not denied and self.rbac is not None and user != ADMIN_USER:
+            denied = not self.rbac.decide(
+                Attributes(user, verb, group, path, namespace, name)).allowed
+        if denied:
             qualified = f"{plural}.{group}" if group else plural
             raise errors.forbidden(user, verb, qualified, path, group, namespace, name)

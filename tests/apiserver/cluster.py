@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterable, List, Optional
 from tests.apiserver.auth import Access
 from tests.apiserver.faults import Faults
 from tests.apiserver.http_server import Backend, Request, serve
+from tests.apiserver.rbac import Rbac
 from tests.apiserver.registry import Api
 from tests.apiserver.resources import Resources
 from tests.apiserver.store import Store
@@ -26,19 +27,24 @@ class EmulatedCluster:
     False runs a bare API server (no Job controller, scheduler or garbage collector);
     ``allow_anonymous`` serves requests without a token as the admin (for kubectl by hand);
     ``scheduler_names`` are the ``spec.schedulerName`` values the scheduler binds (add
-    ``volcano`` to let it stand in for Volcano's scheduler, without gang semantics).
+    ``volcano`` to let it stand in for Volcano's scheduler, without gang semantics);
+    ``rbac`` authorizes users other than the admin from the stored Roles and bindings
+    (:mod:`tests.apiserver.rbac`; off: everything not :meth:`forbid`-den is allowed).
     """
 
     def __init__(self, namespaces: Iterable[str] = ("default",), port: int = 0,
                  token: Optional[str] = None, crd_groups: Optional[Iterable[str]] = None,
                  controllers: bool = True, kubeconfig_path: Optional[str] = None,
                  allow_anonymous: bool = False,
-                 scheduler_names: Iterable[str] = ("default-scheduler",)) -> None:
+                 scheduler_names: Iterable[str] = ("default-scheduler",),
+                 rbac: bool = False) -> None:
         self.store = Store()
         self.resources = Resources.default(crd_groups)
         self.api = Api(self.store, self.resources)
         self.access = Access(token, allow_anonymous)
         self.faults = Faults()
+        if rbac:
+            self.enable_rbac()
         self._backend = Backend(self.api, self.access, self.faults)
         self._namespaces = tuple(dict.fromkeys(tuple(namespaces) + SYSTEM_NAMESPACES))
         self._port = port
@@ -145,6 +151,17 @@ class EmulatedCluster:
                user: Optional[str] = None) -> Any:
         """Answer matching requests 403 Forbidden (see :meth:`Access.forbid`)."""
         return self.access.forbid(verb, resource, group, namespace, user)
+
+    def enable_rbac(self) -> Rbac:
+        """Authorize users other than the admin by RBAC from now on (idempotent)."""
+        if self.access.rbac is None:
+            self.access.rbac = Rbac(self.store)
+        return self.access.rbac
+
+    @property
+    def rbac(self) -> Optional[Rbac]:
+        """The RBAC authorizer (its recorded decisions), None when RBAC is off."""
+        return self.access.rbac
 
     def add_user(self, user: str) -> str:
         """Register another bearer-token user; returns the token."""
