@@ -119,6 +119,8 @@ class SubmitOptions:
     k8s_lint: bool = False
     k8s_target: Optional[str] = None
     k8s_job_id: Optional[int] = None
+    #: ``--k8s-export``: the form-based platform (:data:`parsers.platform_names.EXPORT_PLATFORMS`).
+    k8s_export: Optional[str] = None
     #: ``"1.<minor>"`` (see :func:`parsers.option_values.kubernetes_minor`).
     k8s_kubernetes_version: Optional[str] = None
 

@@ -17,6 +17,7 @@ from parsers.errors import fatal, submission_failed
 from parsers.formats.cnumbers import atoi, strtol
 from parsers.options import Option
 from parsers.target_names import TARGET_NAMES
+from parsers.platform_names import EXPORT_PLATFORMS
 
 #: Slurm's NICE_OFFSET - 3: the largest --nice adjustment.
 NICE_LIMIT = 0x80000000 - 3
@@ -330,6 +331,13 @@ def _k8s_target(option: Option, raw: Optional[str]) -> object:
     return raw
 
 
+def _k8s_export(option: Option, raw: Optional[str]) -> object:
+    if raw not in EXPORT_PLATFORMS:
+        names = ", ".join(EXPORT_PLATFORMS)
+        raise SlurmInputError(f"Invalid --k8s-export specification: {raw} (one of {names})")
+    return raw
+
+
 #: Oldest Kubernetes minor (1.x) sbatch-k8s renders for: Indexed Jobs with pod hostnames.
 MIN_KUBERNETES_MINOR = 24
 _KUBERNETES_VERSION = re.compile(r"^v?1\.(0|[1-9][0-9]{0,2})(\.[0-9]+)?([-+][0-9A-Za-z.+-]*)?$")
@@ -379,6 +387,7 @@ READERS: Dict[str, Callable[[Option, Optional[str]], object]] = {
     "open_mode": _open_mode, "requeue": _requeue, "no_kill": _no_kill, "nice": _nice,
     "wait_all_nodes": _wait_all_nodes, "tres": _tres, "mounts": _mounts,
     "k8s_target": _k8s_target, "k8s_print": _k8s_print, "k8s_version": _k8s_version,
+    "k8s_export": _k8s_export,
     "count": _count,
 }
 

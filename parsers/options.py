@@ -501,6 +501,10 @@ OPTIONS: Tuple[Option, ...] = (
          "print how each directive maps to Kubernetes and submit nothing"),
     _row("k8s-target", "1", "k8s_target", "k8s_target", "H-", targets_in_words(),
          local=("I", _LOCAL_NO_OBJECTS)),
+    _row("k8s-export", "1", "k8s_export", "k8s_export", "H-",
+         "print the form of a form-based platform and submit nothing (aistation, "
+         "task-training), or write its params file (dlc: <job name>.dlc.params); the "
+         "command runs the script with the runtime's bootstrap line"),
     _row("k8s-job-id", "1", "int", "k8s_job_id", "H-", "job id to use with --k8s-print"),
     _row("k8s-kubernetes-version", "1", "k8s_version", "k8s_kubernetes_version", "H-",
          "Kubernetes version (1.N) the manifests are for: version-dependent fields follow it "

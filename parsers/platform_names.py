@@ -7,6 +7,12 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, Tuple
 
+#: ``sbatch --k8s-export=NAME``: the form-based platforms a job can be exported to.
+EXPORT_DLC = "dlc"
+EXPORT_AISTATION = "aistation"
+EXPORT_TASK_TRAINING = "task-training"
+EXPORT_PLATFORMS = (EXPORT_DLC, EXPORT_AISTATION, EXPORT_TASK_TRAINING)
+
 #: Names set in every job: Slurm's, and what the runtime adds as Slurm sites do (the
 #: rendezvous defaults, the GPU device lists).
 SLURM_SET = re.compile(r"^(SLURM_\w+|SLURMD_\w+|SBATCH_\w+|MASTER_ADDR|MASTER_PORT|"

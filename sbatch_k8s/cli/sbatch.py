@@ -104,6 +104,10 @@ def _main(argv: List[str]) -> int:
     job, submit = build_job(command_line, environ, script)
     _print_warnings(job, submit)
     job = _with_partition_defaults(job, environ)
+    if submit.k8s_export:
+        from sbatch_k8s.cli.export import export_job
+
+        return export_job(job, submit, environ, sys.stdout)
     if submit.k8s_print:
         from sbatch_k8s.submit import print_manifests
 

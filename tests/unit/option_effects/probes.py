@@ -98,6 +98,7 @@ COMMAND: Dict[str, Probe] = {
     "autocomplete": Probe("--autocomplete=--exp"),
     "help": Probe("--help"),
     "ignore-pbs": Probe("--ignore-pbs"),
+    "k8s-export": Probe("--k8s-export=aistation"),
     "k8s-job-id": Probe("--k8s-job-id=4242", "--k8s-print=objects"),
     "k8s-lint": Probe("--k8s-lint"),
     "k8s-print": Probe("--k8s-print=objects"),
