@@ -135,13 +135,13 @@ class CommandServer(ForkServer):
         self.journal = journal
 
     def accepts(self, request: Request) -> bool:
-        from sbatch_k8s.backends.kubernetes.watch_cache import READERS
+        from sbatch_k8s.backends.kubernetes.watch_cache import READERS, catch_up_wait_s
 
         self.stale = self.stale or changed(self.sources)
         accepted = request.command in COMMANDS and super().accepts(request) and not self.stale
         self._drain_journal()
         if accepted and request.command in READERS:
-            self.cache.wait_caught_up()
+            self.cache.wait_caught_up(catch_up_wait_s(os.environ))
         return accepted
 
     def _drain_journal(self) -> None:

@@ -11,7 +11,7 @@ not survive ``fork``: the child gets the memory but not the reflectors. So the s
 while holding the cache's lock (:func:`os.register_at_fork`), which reflectors take for every
 change: the child's copy is a whole, consistent snapshot as of its fork — copy-on-write, so
 taking it costs nothing. The child never waits on that copy (nothing would move it on): it
-reads it at once, or, when it is older than :data:`SNAPSHOT_MAX_AGE_S` (``squeue -i``'s
+reads it at once, or, when it is older than :func:`snapshot_max_age_s` (``squeue -i``'s
 later rounds), not at all. Nothing else a reflector thread may hold at the fork is used by
 the child: its HTTP connections and their pool belong to the reflector (the child connects
 with a client of its own), and ``logging`` and the import lock are re-initialised by Python.
@@ -21,7 +21,7 @@ dropped watch connection open at most until the server's ``timeoutSeconds`` ends
 **Correctness never depends on it.** A reader uses a mirror only when it is synced, its watch
 is connected, and it has reached every resourceVersion our own commands wrote to it
 (:attr:`.reflector.Reflector.required_rv`, learnt through :mod:`.watch_journal`; before
-forking a reader, the server waits up to :data:`CATCH_UP_WAIT_S` for lagging mirrors). In any
+forking a reader, the server waits up to :func:`catch_up_wait_s` for lagging mirrors). In any
 other case that collection is listed from the API server as without a cache. What a cache
 read would record as final is confirmed by a LIST before it is shown or written back
 (:mod:`.cluster_jobs`): a mirror that lags never shows a job as finished or gone wrongly.
@@ -41,10 +41,12 @@ from sbatch_k8s.backends.kubernetes.reflector import Reflector, rv_number
 
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 MANAGED_SELECTOR = "app.kubernetes.io/managed-by=sbatch-k8s"
-#: A forked command reads its snapshot only this soon after the fork.
-SNAPSHOT_MAX_AGE_S = 2.0
-#: How long the server holds back a reader while a mirror catches up with our writes.
+#: How long the server holds back a reader while a mirror catches up with our writes (or
+#: takes its first LIST), unless ``$SBATCH_K8S_CACHE_WAIT_S`` says otherwise.
 CATCH_UP_WAIT_S = 1.0
+#: A forked command reads its snapshot only this soon after the fork (at least; twice the
+#: catch-up wait when that is longer: a loaded machine starts commands slowly).
+SNAPSHOT_MAX_AGE_S = 2.0
 #: Commands that read job state (the server waits for mirrors to catch up before them).
 READERS = ("squeue", "scontrol", "scancel", "sacct")
 
@@ -68,6 +70,19 @@ def mirrors_for(namespace: str, workload_kinds: List[Kind]) -> List[Tuple[Kind, 
     """The collections a namespace's cache mirrors: records, pods, the workload kinds."""
     return [(CONFIG_MAP, RECORD_SELECTOR), (POD, MANAGED_SELECTOR)] + \
         [(kind, MANAGED_SELECTOR) for kind in workload_kinds]
+
+
+def catch_up_wait_s(environ: Mapping[str, str]) -> float:
+    """The bound on the server's wait before a reader (see :data:`CATCH_UP_WAIT_S`)."""
+    try:
+        return max(0.0, float(environ.get("SBATCH_K8S_CACHE_WAIT_S", CATCH_UP_WAIT_S)))
+    except ValueError:
+        return CATCH_UP_WAIT_S
+
+
+def snapshot_max_age_s(environ: Mapping[str, str]) -> float:
+    """How old a forked command's snapshot may be when it reads it."""
+    return max(SNAPSHOT_MAX_AGE_S, 2 * catch_up_wait_s(environ))
 
 
 def _kind_named(text: str) -> Optional[Kind]:
@@ -224,7 +239,8 @@ class WatchCache:
     def mirror(self, cluster: ClusterId, namespace: str, kind: Kind,
                selector: str) -> Optional[Reflector]:
         """The frozen mirror a command may read now, or None (then it lists)."""
-        if not self.frozen or time.monotonic() - self.forked_at > SNAPSHOT_MAX_AGE_S:
+        age_s = time.monotonic() - self.forked_at
+        if not self.frozen or age_s > snapshot_max_age_s(os.environ):
             return None
         found = self.mirrors.get((cluster, namespace, kind, selector))
         return found if found is not None and found.usable() else None
