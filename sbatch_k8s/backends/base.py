@@ -17,8 +17,11 @@ from parsers.jobspec import JobSpec, SubmitOptions
 from parsers.records import JobRecord, StepRecord
 from translators.config import ClusterConfig
 
-#: Outcomes of :meth:`Backend.cancel` and :meth:`Backend.set_hold`, per job.
+#: Outcomes of :meth:`Backend.cancel`, :meth:`Backend.set_hold` and :meth:`Backend.requeue`,
+#: per job; ``pending`` and ``disabled`` only of requeue (a job not started yet, or
+#: submitted with ``--no-requeue``).
 DONE, FINISHED, UNKNOWN, REFUSED = "done", "finished", "unknown", "refused"
+NOT_STARTED, DISABLED = "pending", "disabled"
 
 
 class Backend(abc.ABC):
@@ -59,6 +62,14 @@ class Backend(abc.ABC):
     def set_hold(self, job_id: int, reason: Optional[str], uid: int) -> str:
         """``scontrol hold``/``uhold`` (``reason``: JobHeldUser or JobHeldAdmin) or
         ``release`` (``reason`` None) one pending job: one of the outcomes."""
+
+    def requeue(self, job_id: int, uid: int) -> str:
+        """``scontrol requeue``: run one started or finished job again under its id, pending
+        first, its restart count one higher: one of the outcomes. BackendError (one line for
+        the user) when the backend cannot."""
+        from sbatch_k8s.errors import BackendError
+
+        raise BackendError(f"scontrol requeue is not available on the {self.name} backend")
 
     @abc.abstractmethod
     def active_elements(self) -> List[JobRecord]:

@@ -1,6 +1,7 @@
 """``scontrol``: ``show job|node|partition|hostnames|hostlist|hostlistsorted``, ``hold``,
-``uhold``, ``release`` on the configured backend, in Slurm's formats. Other scontrol commands are
-administrative and answer with one line saying they are not available here."""
+``uhold``, ``release``, ``requeue`` on the configured backend, in Slurm's formats. Other
+scontrol commands are administrative and answer with one line saying they are not available
+here."""
 
 from __future__ import annotations
 
@@ -106,6 +107,29 @@ def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int
     return code
 
 
+def _requeue(words: Sequence[str], environ: Mapping[str, str]) -> int:
+    """``scontrol requeue ID[,ID…]``: each job runs again under its id; Slurm's line per
+    job it refuses, and exit status 1 after any."""
+    from sbatch_k8s.backends import open_backend
+    from sbatch_k8s.backends.base import DISABLED, DONE, NOT_STARTED, REFUSED
+
+    backend = open_backend(environ)
+    code = 0
+    messages = {NOT_STARTED: "Job is pending execution",
+                DISABLED: "Requested operation is presently disabled",
+                REFUSED: "Access/permission denied"}
+    for word in " ".join(words).replace(",", " ").split():
+        value = word.split("=", 1)[-1]
+        outcome = "unknown"
+        if value.isascii() and value.isdigit():
+            outcome = backend.requeue(int(value), os.getuid())
+        if outcome != DONE:
+            sys.stderr.write(f"{messages.get(outcome, 'Invalid job id specified')} "
+                             f"for job {word}\n")
+            code = 1
+    return code
+
+
 def _run(request: "ScontrolRequest", environ: Mapping[str, str]) -> int:
     """Run one scontrol command; its exit status."""
     if request.command == "show" and request.entity in ("hostnames", "hostlist",
@@ -122,6 +146,8 @@ def _run(request: "ScontrolRequest", environ: Mapping[str, str]) -> int:
                                          request.oneliner)
     if request.command in HOLD_COMMANDS:
         return _hold(request.command, request.words, environ)
+    if request.command == "requeue":
+        return _requeue(request.words, environ)
     what = request.command if request.command != "show" else f"show {request.entity}"
     raise SlurmInputError(f"{what} is not available with sbatch-k8s (it administers a "
                           "Slurm controller)", exit_code=1)

@@ -122,6 +122,16 @@ class KubernetesBackend(Backend):
             return REFUSED
         return hold_on_cluster(self.client, record, ref, namespace, reason)
 
+    def requeue(self, job_id: int, uid: int) -> str:
+        from sbatch_k8s.backends.kubernetes.control import requeue_job
+
+        found = self._find(job_id)
+        if found is None:
+            return UNKNOWN
+        record, ref, namespace = found
+        if uid != 0 and record.uid != uid:
+            return REFUSED
+        return requeue_job(self.client, record, ref, namespace)
 
     def active_elements(self) -> List[JobRecord]:
         from sbatch_k8s.backends.kubernetes.records import is_final

@@ -183,3 +183,23 @@ def hold_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str
     if waits is not None:
         release_new(client, namespace, [record.job_id], now)
     return DONE
+
+
+def requeue_job(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
+                namespace: str) -> str:
+    """``scontrol requeue`` of one job (:mod:`.requeue`): ``done``, ``pending`` for a job
+    not started, ``disabled`` for one submitted with ``--no-requeue``."""
+    from sbatch_k8s.backends.base import DISABLED, NOT_STARTED
+    from sbatch_k8s.backends.kubernetes.requeue import requeue_on_cluster
+
+    if not record.requeue:
+        return DISABLED
+    if record.state == PENDING:
+        return NOT_STARTED
+    kind = _kind(ref)
+    if kind is None or not ref.get("name") or (record.array_job_id is not None
+                                               and _shared(record, ref)):
+        raise BackendError(f"job {record.job_id}: an element of an array run as one "
+                           "workload cannot be requeued alone")
+    requeue_on_cluster(client, record, ref, kind, namespace)
+    return DONE

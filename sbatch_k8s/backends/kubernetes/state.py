@@ -213,6 +213,10 @@ def job_facts(workload_facts: AbstractSet[str], nodes: Mapping[int, Pod],
         facts.add("queued" if "kueue" in facts else "held_other")
     if (suspended or "gated" in facts) and waiting_reason in WAITING_REASONS:
         facts.add(WAITING_REASONS[waiting_reason])
+    elif waiting_reason == "BeginTime" and not any(
+            (p.get("spec") or {}).get("nodeName") for p in current):
+        # Requeued (:mod:`.requeue`): PD (BeginTime) as slurmctld shows it, until placed.
+        facts.add("begin_time")
     if ("ended" in facts or "deleting" in facts) and any(is_alive(p) for p in current):
         facts.add("completing")
     if len(current) == node_count and current:

@@ -1,0 +1,185 @@
+"""``scontrol requeue`` on a cluster: the job runs again under the same id, with new pods.
+
+A finished workload cannot be restarted (an Indexed Job that completed or failed stays so), so
+requeueing replaces it by a copy of itself: the companions (the job's ConfigMap, Secret,
+Service, PodGroup — every object of a unit shares the workload's name) are first detached
+from the workload so that deleting it keeps them; the workload is deleted and its pods waited
+for (a requeue never has two generations of pods under one job id); the record goes back to
+PENDING with reason ``BeginTime``, the restart count one higher and the submit time now, as
+slurmctld's requeue does; ``job.json`` gets the restart count (the runtime exports it as
+``SLURM_RESTART_COUNT`` and ``%r`` of the output file names); a fresh copy of the workload is
+created (what the API server generated for the old one removed, never suspended), and the
+companions are hung on it again.
+
+Slurm keeps a requeued job ``PD (BeginTime)`` for its credential lifetime (about two
+minutes) before it may start again; here nothing needs to expire, so the new pods are created
+at once and the reason lasts until they are scheduled.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from parsers.records import PENDING, JobRecord, with_changes
+from sbatch_k8s.backends.kubernetes.client import KubeClient
+from sbatch_k8s.backends.kubernetes.kinds import (
+    CONFIG_MAP,
+    POD,
+    POD_GROUP,
+    SECRET,
+    SERVICE,
+    Kind,
+)
+from sbatch_k8s.backends.kubernetes.workload_view import SUSPEND_FIELD
+from sbatch_k8s.errors import BackendError
+from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, HOLD, JOB_ID
+from translators.storage import DESCRIPTION_KEY
+
+#: The kinds that may be a workload's companions (named as the workload).
+COMPANION_KINDS = (CONFIG_MAP, SECRET, SERVICE, POD_GROUP)
+#: Labels and annotations the API server's controllers add to a workload and its template.
+GENERATED_KEYS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name",
+                  "batch.kubernetes.io/job-name")
+#: How long requeue waits for the old pods to be gone (their runtime's KillWait and the
+#: pods' grace period, on a busy cluster).
+OLD_PODS_WAIT_S = 180.0
+POLL_S = 0.5
+#: The reason a requeued job pends with, as slurmctld shows it.
+REQUEUED_REASON = "BeginTime"
+
+
+def _pod_selector(record: JobRecord) -> str:
+    if record.array_job_id is None:
+        return f"{JOB_ID}={record.job_id}"
+    return f"{ARRAY_JOB_ID}={record.array_job_id},{ARRAY_TASK_ID}={record.array_task_id}"
+
+
+def _without_generated(mapping: Optional[Mapping[str, str]]) -> Dict[str, str]:
+    return {k: v for k, v in (mapping or {}).items() if k not in GENERATED_KEYS}
+
+
+def fresh_workload(workload: Mapping[str, Any]) -> Dict[str, Any]:
+    """A manifest creating ``workload`` anew: its name, our labels and annotations (no hold)
+    and its spec, without what the API server generated (uid, status, a Job's selector and
+    the labels that select its pods), not suspended."""
+    meta = workload.get("metadata") or {}
+    annotations = _without_generated(meta.get("annotations"))
+    annotations.pop(HOLD, None)
+    spec = copy.deepcopy(workload.get("spec") or {})
+    if workload.get("kind") == "Job":
+        spec.pop("selector", None)
+        template_meta = (spec.get("template") or {}).get("metadata")
+        if template_meta is not None:
+            template_meta["labels"] = _without_generated(template_meta.get("labels"))
+    body: Dict[str, Any] = {"apiVersion": workload["apiVersion"], "kind": workload["kind"],
+                            "metadata": {"name": meta["name"],
+                                         "labels": _without_generated(meta.get("labels")),
+                                         "annotations": annotations},
+                            "spec": spec}
+    *path, leaf = SUSPEND_FIELD.get(str(workload["kind"]), ("spec", "suspend"))
+    holder = body
+    for key in path:
+        holder = holder.setdefault(key, {})
+    holder[leaf] = False
+    return body
+
+
+def _owner(workload: Mapping[str, Any]) -> Dict[str, Any]:
+    meta = workload["metadata"]
+    return {"apiVersion": workload["apiVersion"], "kind": workload["kind"],
+            "name": meta["name"], "uid": meta["uid"], "controller": False,
+            "blockOwnerDeletion": False}
+
+
+def _companions(client: KubeClient, workload: Mapping[str, Any],
+                namespace: str) -> List[Tuple[Kind, Dict[str, Any]]]:
+    """The objects the workload owns that share its name."""
+    meta = workload["metadata"]
+    found = []
+    for kind in COMPANION_KINDS:
+        obj = client.get(kind, meta["name"], namespace)
+        owners = ((obj or {}).get("metadata") or {}).get("ownerReferences") or []
+        if obj is not None and any(o.get("uid") == meta.get("uid") for o in owners):
+            found.append((kind, obj))
+    return found
+
+
+def _wait_gone(client: KubeClient, kind: Kind, name: str, namespace: str,
+               selector: str, job_id: int) -> None:
+    """Until the workload and every pod of the job are gone (BackendError after
+    :data:`OLD_PODS_WAIT_S`)."""
+    deadline = time.monotonic() + OLD_PODS_WAIT_S
+    while True:
+        pods, _ = client.list(POD, namespace, selector)
+        if not pods and client.get(kind, name, namespace) is None:
+            return
+        if time.monotonic() > deadline:
+            raise BackendError(f"job {job_id}: its old pods are still terminating; "
+                               "requeue it again later")
+        time.sleep(POLL_S)
+
+
+def _with_restart_count(config_map: Mapping[str, Any], count: int) -> Optional[Dict[str, Any]]:
+    """The data patch setting ``restart_count`` in ``job.json`` (None: no description)."""
+    text = (config_map.get("data") or {}).get(DESCRIPTION_KEY)
+    if text is None:
+        return None
+    desc = json.loads(text)
+    desc["restart_count"] = count
+    return {"data": {DESCRIPTION_KEY: json.dumps(desc, sort_keys=True,
+                                                 separators=(",", ":"))}}
+
+
+def requeued_record(record: JobRecord, now: int) -> JobRecord:
+    """The record of a job requeued at ``now``: pending again, one more restart."""
+    return with_changes(record, state=PENDING, reason=REQUEUED_REASON,
+                        restarts=record.restarts + 1, submit_time=now, eligible_time=now,
+                        start_time=None, end_time=None, exit_code=0, exit_signal=0,
+                        derived_exit_code=0, steps=(), node_list="", batch_host="",
+                        cancelled_by=None)
+
+
+def requeue_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
+                       kind: Kind, namespace: str) -> None:
+    """Run the job ``record`` again under its id (module docstring). BackendError when its
+    workload is gone (deleted after it finished) or its old pods do not go."""
+    from sbatch_k8s.backends.kubernetes.records import (
+        ACTIVE,
+        END_TIME_ANNOTATION,
+        RECORD_KEY,
+        REPORT_KEY,
+        STATE_LABEL,
+        record_name,
+        record_to_json,
+    )
+
+    name = ref["name"]
+    workload = client.get(kind, name, namespace)
+    if workload is None:
+        raise BackendError(f"job {record.job_id}: its {kind.kind} {name} no longer exists, "
+                           "so it cannot run again")
+    companions = _companions(client, workload, namespace)
+    for companion_kind, _ in companions:
+        client.merge_patch(companion_kind, name, namespace,
+                           {"metadata": {"ownerReferences": None}})
+    client.delete(kind, name, namespace, propagation="Background")
+    _wait_gone(client, kind, name, namespace, _pod_selector(record), record.job_id)
+
+    now = int(time.time())
+    requeued = requeued_record(record, now)
+    client.merge_patch(CONFIG_MAP, record_name(record.job_id), namespace, {
+        "metadata": {"labels": {STATE_LABEL: ACTIVE},
+                     "annotations": {END_TIME_ANNOTATION: None}},
+        "data": {RECORD_KEY: record_to_json(requeued), REPORT_KEY: None}})
+    for companion_kind, obj in companions:
+        if companion_kind == CONFIG_MAP:
+            patch = _with_restart_count(obj, requeued.restarts)
+            if patch is not None:
+                client.merge_patch(CONFIG_MAP, name, namespace, patch)
+    made = client.create(fresh_workload(workload), namespace)
+    owner = {"metadata": {"ownerReferences": [_owner(made)]}}
+    for companion_kind, _ in companions:
+        client.merge_patch(companion_kind, name, namespace, owner)

@@ -1,0 +1,119 @@
+"""``scontrol requeue`` on an API server with the test kubelet: the job runs again under the
+same id, with new pods, its restart count one higher (``Restarts=`` in scontrol,
+``SLURM_RESTART_COUNT`` in the job), pending with reason ``BeginTime`` first as slurmctld
+shows it; and Slurm's refusals for jobs that cannot be requeued."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, List, Set
+
+import pytest
+
+from sbatch_k8s.backends.kubernetes import kinds
+from tests.apiserver.support import wait_until
+from tests.kube.harness import KubeSlurm, submitted_id
+
+pytestmark = pytest.mark.slow
+
+#: Each run appends its restart count to a file of its own (``%r``: not the output file,
+#: which a new run truncates) and to the output, then waits for the test's go.
+RUNS = r"""#!/bin/sh
+#SBATCH -J again -o again-%j-%r.out --requeue
+echo "run ${SLURM_RESTART_COUNT:-unset} of $SLURM_JOB_ID" >> runs.txt
+echo "restart ${SLURM_RESTART_COUNT:-unset}"
+while [ ! -e go-${SLURM_RESTART_COUNT:-0} ]; do sleep 0.2; done
+"""
+WAIT_S = 180
+
+
+def _runs(kube: KubeSlurm) -> List[str]:
+    try:
+        return kube.read("runs.txt").splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def _pod_uids(kube: KubeSlurm, job_id: int) -> Set[str]:
+    return {p["metadata"]["uid"]
+            for p in kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}")}
+
+
+def _state(kube: KubeSlurm, job_id: int) -> str:
+    return kube.run("sacct", "-j", str(job_id), "-X", "-n", "-P", "-o", "State").stdout.strip()
+
+
+def test_requeue_runs_the_job_again_under_its_id(kube: KubeSlurm, kubelet: Any) -> None:
+    kube.script("again.sh", RUNS)
+    job_id = submitted_id(kube.run("sbatch", "again.sh").stdout)
+    wait_until(lambda: _runs(kube) == [f"run unset of {job_id}"], WAIT_S, "the first run")
+    first_pods = _pod_uids(kube, job_id)
+
+    done = kube.run("scontrol", "requeue", str(job_id))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done
+    shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
+    assert "Requeue=1 Restarts=1" in shown, shown
+    wait_until(lambda: _runs(kube)[1:] == [f"run 1 of {job_id}"], WAIT_S, "the second run")
+    assert not first_pods & _pod_uids(kube, job_id)
+    squeue = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%i %T")
+    assert squeue.stdout == f"{job_id} RUNNING\n"
+    (kube.work / "go-1").write_text("")
+    wait_until(lambda: _state(kube, job_id) == "COMPLETED", WAIT_S, "the second run's end")
+    assert kube.read(f"again-{job_id}-1.out") == "restart 1\n"
+    # The first run was ended as a cancel ends it (its pods were deleted). Slurm's line says
+    # "DUE TO JOB REQUEUE": the pod's runtime hears only SIGTERM, so it cannot (yet).
+    first = kube.read(f"again-{job_id}-0.out").splitlines()
+    assert first[0] == "restart unset" and re.fullmatch(
+        rf"slurmstepd: error: \*\*\* JOB {job_id} ON again-{job_id}-0 CANCELLED AT \S+ \*\*\*",
+        first[1]), first
+
+    # A finished job is requeued too, as Slurm does; and waits as slurmctld shows it.
+    done = kube.run("scontrol", "requeue", str(job_id))
+    assert (done.returncode, done.stderr) == (0, ""), done
+    shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
+    assert "Restarts=2" in shown, shown
+    wait_until(lambda: _runs(kube)[2:] == [f"run 2 of {job_id}"], WAIT_S, "the third run")
+    (kube.work / "go-2").write_text("")
+    wait_until(lambda: _state(kube, job_id) == "COMPLETED", WAIT_S, "the third run's end")
+    # The companions survived both requeues, and hang on the newest workload.
+    owners = {o["uid"] for o in kube.api().get(kinds.SECRET, f"again-{job_id}", kube.namespace)
+              ["metadata"]["ownerReferences"]}
+    workload = kube.api().get(kinds.JOB, f"again-{job_id}", kube.namespace)
+    assert owners == {workload["metadata"]["uid"]}
+
+
+def test_requeued_job_pends_with_begin_time_until_placed() -> None:
+    """What squeue shows of a requeued job between its requeue and its new pods' placing."""
+    from parsers.records import JobRecord, with_changes
+    from sbatch_k8s.backends.kubernetes.records import live_record
+    from sbatch_k8s.backends.kubernetes.requeue import requeued_record
+
+    ran = with_changes(JobRecord(job_id=7, name="x", user="u", uid=1, group="g", gid=1,
+                                 partition="debug", state="COMPLETED"),
+                       start_time=10, end_time=20, exit_code=3)
+    requeued = requeued_record(ran, 30)
+    assert (requeued.state, requeued.reason, requeued.restarts, requeued.submit_time,
+            requeued.start_time, requeued.end_time, requeued.exit_code) == (
+        "PENDING", "BeginTime", 1, 30, None, None, 0)
+    workload = {"apiVersion": "batch/v1", "kind": "Job", "spec": {"suspend": False},
+                "metadata": {"name": "x-7"}}
+    pending = live_record(requeued, workload, [], 31)
+    assert (pending.state, pending.reason) == ("PENDING", "BeginTime")
+    placed = {"metadata": {"name": "x-7-0", "labels": {"sbatch-k8s.io/job-id": "7"},
+                           "annotations": {"batch.kubernetes.io/job-completion-index": "0"}},
+              "spec": {"nodeName": "n1", "hostname": "x-7-0"},
+              "status": {"phase": "Pending"}}
+    assert live_record(requeued, workload, [placed], 32).reason != "BeginTime"
+
+
+def test_requeue_refusals(kube: KubeSlurm, kubelet: Any) -> None:
+    held = submitted_id(kube.run("sbatch", "-H", "--wrap", "true").stdout)
+    never = submitted_id(kube.run("sbatch", "--no-requeue", "--wrap", "sleep 300").stdout)
+    done = kube.run("scontrol", "requeue", f"{held},{never}", "999999", "abc")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"Job is pending execution for job {held}",
+        f"Requested operation is presently disabled for job {never}",
+        "Invalid job id specified for job 999999",
+        "Invalid job id specified for job abc"]
+    kube.run("scancel", str(held), str(never))
