@@ -117,3 +117,40 @@ def test_requeue_refusals(kube: KubeSlurm, kubelet: Any) -> None:
         "Invalid job id specified for job 999999",
         "Invalid job id specified for job abc"]
     kube.run("scancel", str(held), str(never))
+
+
+EVICTED = r"""#!/bin/sh
+#SBATCH -J evicted -o evicted-%j.out --requeue
+echo "run ${SLURM_RESTART_COUNT:-unset} on $(hostname)" >> evicted-runs.txt
+while [ ! -e go ]; do sleep 0.2; done
+"""
+
+
+def _lines_of(kube: KubeSlurm, name: str) -> List[str]:
+    try:
+        return kube.read(name).splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def test_evicted_pod_of_a_requeue_job_runs_again(kube: KubeSlurm, kubelet: Any) -> None:
+    kube.script("evicted.sh", EVICTED)
+    job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)
+    wait_until(lambda: len(_lines_of(kube, "evicted-runs.txt")) == 1, WAIT_S, "the first run")
+    (pod,) = kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}")
+    name = pod["metadata"]["name"]
+    kube.api().request("POST", f"/api/v1/namespaces/{kube.namespace}/pods/{name}/eviction",
+                       body={"apiVersion": "policy/v1", "kind": "Eviction",
+                             "metadata": {"name": name, "namespace": kube.namespace}})
+    wait_until(lambda: len(_lines_of(kube, "evicted-runs.txt")) == 2, WAIT_S, "the second run")
+    # The Job controller replaced the evicted pod (the pod failure policy ignores a
+    # disruption when the job may be requeued): the script runs again from its start, on a
+    # node of the same name, under the same id. (Its restart count is not raised: only
+    # scontrol requeue does that so far.)
+    assert _lines_of(kube, "evicted-runs.txt")[1].endswith(f" on evicted-{job_id}-0")
+    wait_until(lambda: name not in {p["metadata"]["name"] for p in kube.objects(
+        kinds.POD, f"sbatch-k8s.io/job-id={job_id}")}, WAIT_S, "the evicted pod gone")
+    squeue = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%i %T")
+    assert squeue.stdout == f"{job_id} RUNNING\n"
+    (kube.work / "go").write_text("")
+    wait_until(lambda: _state(kube, job_id) == "COMPLETED", WAIT_S, "the end")
