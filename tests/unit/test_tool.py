@@ -118,12 +118,12 @@ def test_options_prints_the_table_per_backend():
     assert done.returncode == 0
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["OPTION", "LOCAL", "KUBERNETES", "WHAT", "IT", "BECOMES"]
-    dependency = next(line for line in lines if line.startswith("-d, --dependency "))
-    assert dependency.split()[2:4] == ["honoured", "rejected"]
-    only = _tool("options", "--backend", "kubernetes").stdout.splitlines()
-    dependency = next(line for line in only if line.startswith("-d, --dependency "))
-    assert dependency.split()[2] == "rejected"
-    assert "SBATCH_K8S_BACKEND=local" in dependency
+    exclude = next(line for line in lines if line.startswith("-x, --exclude "))
+    assert exclude.split()[2:4] == ["ignored", "honoured"]
+    only = _tool("options", "--backend", "local").stdout.splitlines()
+    exclude = next(line for line in only if line.startswith("-x, --exclude "))
+    assert exclude.split()[2] == "ignored"
+    assert "not chosen by name" in exclude
 
 
 def test_a_usage_error_is_clicks():
