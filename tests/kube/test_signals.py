@@ -58,10 +58,17 @@ def _signal_lines(kube: KubeSlurm, job_id: int) -> List[str]:
     return [line for line in _lines(kube, job_id) if "got USR1" in line]
 
 
+def _set_stage(kube: KubeSlurm, name: str) -> None:
+    """Write the stage file atomically (a trap reading it mid-write would see nothing)."""
+    fresh = kube.work / "stage.new"
+    fresh.write_text(name + "\n")
+    os.replace(fresh, kube.work / "stage")
+
+
 def _stage(kube: KubeSlurm, job_id: int, name: str, *scancel: str,
            expected: List[str]) -> None:
     """Enter stage ``name``, run ``scancel``, wait until ``expected`` lines arrived."""
-    (kube.work / "stage").write_text(name + "\n")
+    _set_stage(kube, name)
     done = kube.run("scancel", *scancel)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done
     wait_until(lambda: set(expected) <= set(_signal_lines(kube, job_id)), WAIT_S,
@@ -71,7 +78,7 @@ def _stage(kube: KubeSlurm, job_id: int, name: str, *scancel: str,
 def test_signals_reach_exactly_the_processes_scancel_names(kube: KubeSlurm,
                                                            kubelet: Any) -> None:
     kube.script("traps.sh", TRAPS)
-    (kube.work / "stage").write_text("none\n")
+    _set_stage(kube, "none")
     job_id = submitted_id(kube.run("sbatch", "traps.sh").stdout)
     ready = {"batch ready", "child ready", "0: task 0 ready", "1: task 1 ready"}
     wait_until(lambda: ready <= set(_lines(kube, job_id)), WAIT_S, "every process trapping")
@@ -85,7 +92,7 @@ def test_signals_reach_exactly_the_processes_scancel_names(kube: KubeSlurm,
     _stage(kube, job_id, "full", "-f", "--signal=USR1", str(job_id),
            expected=["batch got USR1 in full", "child got USR1 in full"]
            + [t + "full" for t in tasks])
-    (kube.work / "stage").write_text("step\n")
+    _set_stage(kube, "step")
     for _ in range(2):                     # idempotent: the second is a no-op
         done = kube.run("scancel", f"{job_id}.0")
         assert (done.returncode, done.stderr) == (0, ""), done
