@@ -242,9 +242,13 @@ def test_the_roles_grant_exactly_what_is_used(cluster: Any, user_kube: KubeSlurm
         raise
     rbac = cluster.rbac
     assert rbac.refused() == []
-    users = {d.request.user for d in rbac.decisions}
-    assert {USER, f"system:serviceaccount:{NAMESPACE}:sbatch-k8s-job",
-            f"system:serviceaccount:{NAMESPACE}:sbatch-k8s-controller"} <= users, users
+    done = {(d.request.user, d.request.resource, d.request.verb) for d in rbac.decisions}
+    job_account = f"system:serviceaccount:{NAMESPACE}:sbatch-k8s-job"
+    controller = f"system:serviceaccount:{NAMESPACE}:sbatch-k8s-controller"
+    assert (job_account, "configmaps", "patch") in done        # node 0 recorded its job's end
+    assert {(controller, plural, verb) for _, plural in WORKLOADS.values()
+            for verb in ("get", "patch", "delete")} <= done     # released and cancelled
+    assert (USER, "pods/log", "get") in done
     unused = {label: rbac.unused(label, rules) for label, rules in
               roles_of(rbac_documents("rbac.yaml") + rbac_documents("controller.yaml"))}
     unused = {label: grants for label, grants in unused.items() if grants}
