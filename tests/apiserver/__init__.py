@@ -40,8 +40,9 @@ Emulated (real-server semantics, checked with the real client in ``test_*.py``):
 - ``pods/log``: proxied to the kubelet of the pod's node (its preferred address and
   ``daemonEndpoints`` port, HTTPS without verification) and streamed back, with ``follow``
   (:mod:`pod_logs`).
-- Bearer-token authentication (401), a deny list giving RBAC-shaped 403s, fault injection
-  (status codes, delays, connection resets), a request log.
+- Bearer-token authentication (401), a deny list giving RBAC-shaped 403s, opt-in RBAC
+  from the stored Roles and bindings (``rbac=True``, :mod:`.rbac`; decisions recorded),
+  fault injection (status codes, delays, connection resets), a request log.
 
 Control loops (threads; woken by store events, with a short poll as backstop):
 

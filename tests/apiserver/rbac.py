@@ -62,6 +62,7 @@ class Decision:
 
     @property
     def allowed(self) -> bool:
+        """Whether some rule allowed the request."""
         return bool(self.allowed_by)
 
 
