@@ -20,6 +20,10 @@ import fnmatch
 import re
 from typing import Dict, List, Tuple
 
+from sbatch_k8s.backends.local.capacity import local_cpus
+from sbatch_k8s.backends.local.node_view import MAX_LOCAL_NODES
+from translators.config import LocalConfig
+
 INTENDED: Dict[str, str] = {
     "env:SLURM_CONF": "there is no slurm.conf: no Slurm controller runs under sbatch-k8s",
     "env:SLURM_WORKING_CLUSTER": "names slurmctld's address and protocol; there is no "
@@ -37,10 +41,9 @@ INTENDED: Dict[str, str] = {
                              "gives every job TRES mem=<256 x CPUs>M and MinMemoryCPU=256M; "
                              "sbatch-k8s has no memory default (see env:SLURM_MEM_PER_CPU), so "
                              "no mem TRES and MinMemoryNode=0",
-    "output:sinfo nodes": "local backend: sinfo shows this machine as the one node "
-                          "'localhost' of every partition (the capacity of [local]); jobs' "
-                          "nodes 127.0.0.2… exist only while a job runs. The emulated "
-                          "cluster has n[1-4] (debug) and n[1-2] (gpu)",
+    "output:sinfo nodes": "local backend: every partition has the nodes local jobs run on, "
+                          "127.0.0.2… (one per CPU of the [local] pool, all sharing it); "
+                          "the emulated cluster has n[1-4] (debug) and n[1-2] (gpu)",
     "value:SLURM_SRUN_COMM_HOST": "the IP of the node running srun: 127.0.0.1 on the emulated "
                                   "cluster, the node's own loopback address here",
     "value:SLURM_LAUNCH_NODE_IPADDR": "see SLURM_SRUN_COMM_HOST",
@@ -99,6 +102,12 @@ INTENDED: Dict[str, str] = {
 }
 
 
+#: The local side's nodes (its configuration sets no CPUs: the default pool) and their
+#: sinfo -s A/I/O/T text when idle, whose digits set the column's padding.
+_LOCAL_NODES = min(local_cpus(LocalConfig(gpus=8)), MAX_LOCAL_NODES)
+_IDLE_AIOT = f"0/{_LOCAL_NODES}/0/{_LOCAL_NODES}"
+
+
 def _count(value: str = r"\d+") -> str:
     """A pattern for a count in normalised text: ``value``, or the placeholder it became
     where it equals a job id of the case (job 2 of a freshly purged Slurm beside 2 nodes)."""
@@ -120,9 +129,10 @@ REWRITES: Dict[str, List[Tuple[str, str, str]]] = {
     "output:memory default": [("*", rf"\b(TRES=cpu={_count()}),mem=\d+M,", r"\1,"),
                               ("*", r"\bMinMemoryCPU=256M\b", "MinMemoryNode=0")],
     "output:sinfo nodes": [
-        ("sinfo", r"(?m)^(\S+ +up +\S+ +)\d( +<st> )<host\[[\d,-]+\]>$", r"\g<1>1\2localhost"),
-        ("sinfo-summarize", r"(?m)^(\S+ +up +\S+ +#/#/#/# )<host\[[\d,-]+\]>$",
-         r"\1localhost")],
+        ("sinfo", r"(?m)^(\S+ +up +\S+) +\d( +<st> )<host\[[\d,-]+\]>$",
+         rf"\g<1>{_LOCAL_NODES:>7}\2<host[0-{_LOCAL_NODES - 1}]>"),
+        ("sinfo-summarize", r"(?m)^(\S+ +up +\S+) +#/#/#/# <host\[[\d,-]+\]>$",
+         rf"\1{'#/#/#/#':>{17 - len(_IDLE_AIOT) + 7}} <host[0-{_LOCAL_NODES - 1}]>")],
     "output:%b in file names": [("files-unknown-letters", r"unk-%b-", "unk-4-")],
     "output:step termination line": [
         ("*", r"\bsrun: launch/slurm: _step_signal: Terminating ", "srun: Terminating ")],

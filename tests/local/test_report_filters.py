@@ -153,7 +153,7 @@ def test_sacct_filters_and_batch_script(slurm: LocalSlurm, two_held: Dict[str, i
 @pytest.mark.parametrize("args, expected", [
     (["-t", "idle"], "debug* idle"),
     (["-t", "alloc"], "debug* n/a"),
-    (["-n", "localhost"], "debug* idle"),
+    (["-n", "127.0.0.2"], "debug* idle"),
     (["-n", "nosuchnode"], "debug* n/a"),
     (["-d"], "debug* n/a"),
     (["-p", "debug"], "debug* idle"),

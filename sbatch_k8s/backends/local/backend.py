@@ -112,20 +112,13 @@ class LocalBackend(Backend):
         return batch_script(self.environ, record), start_environment(self.environ, record)
 
     def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
-        """Each partition shows one node, ``localhost``, whose state follows the CPUs that
-        running jobs hold (idle, mixed, allocated)."""
+        """Every partition shows the machine's nodes
+        (:mod:`~sbatch_k8s.backends.local.node_view`)."""
         from sbatch_k8s import jobdb
-        from sbatch_k8s.backends.local.capacity import local_cpus
+        from sbatch_k8s.backends.local.node_view import local_nodes
 
-        local = self.config.local
-        total = local_cpus(local)
-        used = jobdb.connect(self.environ).execute(
-            "SELECT COALESCE(SUM(cpus), 0) FROM jobs WHERE state='RUNNING'").fetchone()[0]
-        state = "idle" if used == 0 else ("allocated" if used >= total else "mixed")
-        gres = f"gpu:{local.gpus}" if local.gpus else ""
-        node = NodeInfo("localhost", state, total, min(used, total), local.memory_mb or 1,
-                        gres=gres)
-        return {p.name: (node,) for p in self.config.partitions}
+        nodes = local_nodes(jobdb.connect(self.environ), self.config.local)
+        return {p.name: nodes for p in self.config.partitions}
 
     def run_outside(self, argv: List[str]) -> int:
         from sbatch_k8s.backends.local.srun_outside import run_outside

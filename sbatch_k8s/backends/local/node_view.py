@@ -1,0 +1,53 @@
+"""The local machine as sinfo sees it: the nodes jobs run on, sharing one CPU pool.
+
+Node *i* of every local job is ``127.0.0.<i+2>``
+(:func:`~sbatch_k8s.runtime.contract.local_address`), so the machine offers as many nodes as
+a job can have: one per CPU of the pool (``[local] cpus``, at most 253 addresses). Each node
+can hold the whole pool (``-N1 -n16`` puts 16 CPUs on ``127.0.0.2``), and all of them draw on
+it together; so a node shows the pool as its CPUs, the CPUs running jobs hold on it as
+allocated, and it is ``allocated`` when the pool is used up, ``mixed`` when some job runs
+there, else ``idle`` — what squeue's NODELIST and the scheduler's decisions say.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import List, Tuple
+
+from parsers.formats.sinfo_fields import NodeInfo
+from sbatch_k8s.backends.local.capacity import local_cpus
+from sbatch_k8s.runtime.contract import local_address
+from translators.config import LocalConfig
+
+#: Loopback addresses the local backend can give nodes (``127.0.0.2`` … ``127.0.0.254``).
+MAX_LOCAL_NODES = 253
+
+
+def held_per_node(node_count: int, cpus: int) -> List[int]:
+    """A running job's CPUs on each of its nodes: an even share, the remainder on the first
+    nodes (the block layout jobs get)."""
+    share, extra = divmod(cpus, max(node_count, 1))
+    return [share + (1 if i < extra else 0) for i in range(node_count)]
+
+
+def local_nodes(conn: sqlite3.Connection, config: LocalConfig) -> Tuple[NodeInfo, ...]:
+    """The nodes of the local machine with their state now."""
+    pool = local_cpus(config)
+    count = min(pool, MAX_LOCAL_NODES)
+    held = [0] * count
+    in_use = 0
+    for node_count, cpus in conn.execute(
+            "SELECT node_count, cpus FROM jobs WHERE state='RUNNING'"):
+        in_use += int(cpus or 0)
+        for i, taken in enumerate(held_per_node(int(node_count or 1), int(cpus or 0))[:count]):
+            held[i] += taken
+    gres = f"gpu:{config.gpus}" if config.gpus else ""
+    nodes = []
+    for i in range(count):
+        if held[i] == 0:
+            state = "allocated" if in_use >= pool else "idle"
+        else:
+            state = "allocated" if in_use >= pool else "mixed"
+        nodes.append(NodeInfo(local_address(i), state, pool, min(held[i], pool),
+                              config.memory_mb or 1, sockets=pool, gres=gres))
+    return tuple(nodes)

@@ -1,0 +1,57 @@
+"""sinfo on the local backend lists the nodes jobs run on (``127.0.0.<i+2>``), sharing the
+machine's CPU pool, with states that follow the running jobs."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from sbatch_k8s.backends.local.node_view import held_per_node, local_nodes
+from tests.local.harness import LocalSlurm, job_id_of
+from translators.config import LocalConfig
+
+
+def _db(*running: tuple) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE jobs (state TEXT, node_count INTEGER, cpus INTEGER)")
+    conn.executemany("INSERT INTO jobs VALUES ('RUNNING', ?, ?)", running)
+    conn.execute("INSERT INTO jobs VALUES ('PENDING', 4, 4)")
+    return conn
+
+
+def test_cpus_per_node_follow_the_block_layout():
+    assert held_per_node(3, 7) == [3, 2, 2]
+    assert held_per_node(1, 5) == [5]
+
+
+def test_one_node_per_cpu_of_the_pool_each_able_to_hold_it_all():
+    nodes = local_nodes(_db(), LocalConfig(cpus=4, gpus=2, memory_mb=2048))
+    assert [n.name for n in nodes] == ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"]
+    assert {(n.state, n.cpus, n.alloc_cpus, n.memory_mb, n.gres) for n in nodes} == {
+        ("idle", 4, 0, 2048, "gpu:2")}
+
+
+def test_states_follow_the_running_jobs_and_the_pool():
+    nodes = local_nodes(_db((2, 2)), LocalConfig(cpus=4))
+    assert [(n.state, n.alloc_cpus) for n in nodes] == [
+        ("mixed", 1), ("mixed", 1), ("idle", 0), ("idle", 0)]
+    full = local_nodes(_db((2, 2), (1, 2)), LocalConfig(cpus=4))
+    assert [(n.state, n.alloc_cpus) for n in full] == [
+        ("allocated", 3), ("allocated", 1), ("allocated", 0), ("allocated", 0)]
+
+
+def test_sinfo_names_the_nodes_squeue_shows(tmp_path) -> None:
+    slurm = LocalSlurm(tmp_path, config="[local]\ncpus = 6\n")
+    try:
+        assert slurm.run("sinfo", "-h", "-o", "%D %t %N").stdout == "6 idle 127.0.0.[2-7]\n"
+        job = job_id_of(slurm.run("sbatch", "-N2", "--wrap", "sleep 60").stdout)
+
+        def nodes() -> str:
+            return slurm.run("squeue", "-h", "-t", "R", "-j", str(job), "-o", "%N").stdout
+
+        slurm.wait_for(lambda: nodes().strip(), timeout=60)
+        assert nodes() == "127.0.0.[2-3]\n"
+        assert slurm.run("sinfo", "-h", "-o", "%D %t %N").stdout == (
+            "2 mix 127.0.0.[2-3]\n4 idle 127.0.0.[4-7]\n")
+        slurm.run("scancel", str(job))
+    finally:
+        slurm.cleanup()
