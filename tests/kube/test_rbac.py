@@ -18,7 +18,7 @@ import yaml
 
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
-from tests.local.harness import BIN, REPO
+from tests.local.harness import REPO
 
 pytestmark = pytest.mark.slow
 

@@ -180,7 +180,8 @@ def test_scontrol_without_a_command_reads_stdin(slurm: LocalSlurm) -> None:
     empty = slurm.run("scontrol", stdin="")
     assert (empty.returncode, empty.stdout) == (0, "scontrol: \n")
     session = slurm.run("scontrol", stdin="show hostnames n[1-2]\nbogus\n")
-    assert session.stdout == "scontrol: show hostnames n[1-2]\nn1\nn2\nscontrol: bogus\nscontrol: \n"
+    assert session.stdout == (
+        "scontrol: show hostnames n[1-2]\nn1\nn2\nscontrol: bogus\nscontrol: \n")
     assert (session.returncode, session.stderr) == (1, "invalid keyword: bogus\n")
 
 

@@ -152,7 +152,8 @@ def test_pyxis_options_on_srun(slurm: LocalSlurm) -> None:
                  "srun --container-image=ubuntu:22.04 true; echo rc=$?\n"
                  "srun --container-mounts=/scratch:/scratch true; echo rc=$?\n")
     done = slurm.run("sbatch", "--wait", "-o", "job.out", "job.sh")
-    assert "sbatch: warning: --container-image has no effect on the local backend: jobs run" in done.stderr
+    assert ("sbatch: warning: --container-image has no effect on the local backend: jobs run"
+            in done.stderr)
     assert slurm.read("job.out").splitlines() == [
         "/tmp", "rc=0",
         "srun: error: --container-image=ubuntu:22.04: this job runs in "

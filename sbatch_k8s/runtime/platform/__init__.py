@@ -2,7 +2,8 @@
 
 ``python3 runtime.pyz run [--contract NAME] [-v] job.sh [args…]`` on every container of a
 PyTorchJob, TrainJob, Volcano Job, JobSet, Indexed Job (and the platforms built on them:
-AI Hub, PAI-DLC), an AIStation, task-training or ModelArts job reads that platform's contract (:mod:`.contracts`, one adapter per platform), builds the job from the
-script's ``#SBATCH`` header (:mod:`.description`) and runs it as ``runtime node`` runs our own
-pods (:mod:`.run`). Facts: ``reference/platforms.md`` and ``reference/kubernetes.md``.
+AI Hub, PAI-DLC), an AIStation, task-training or ModelArts job reads that platform's
+contract (:mod:`.contracts`, one adapter per platform), builds the job from the script's
+``#SBATCH`` header (:mod:`.description`) and runs it as ``runtime node`` runs our own pods
+(:mod:`.run`). Facts: ``reference/platforms.md`` and ``reference/kubernetes.md``.
 """
