@@ -124,7 +124,8 @@ class PartitionConfig:
     image_pull_policy: Optional[str] = _key("`imagePullPolicy` of the containers")
     target: str = _key("workload kind (`--k8s-target` overrides)", DEFAULT_TARGET,
                        choices=TARGET_NAMES)
-    contract: str = _key("which platform's environment the pods also get",
+    contract: str = _key("which platform's environment the pods also get (not built yet: "
+                         "only `slurm` is accepted)",
                          DEFAULT_CONTRACT_PROFILE, choices=CONTRACT_PROFILES)
     node_cpus: Optional[int] = _key(
         "CPUs of one node: places tasks, sizes `--exclusive` jobs, refuses bigger requests")

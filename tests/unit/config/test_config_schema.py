@@ -46,6 +46,9 @@ from translators.config_check import VALUE_TYPES, schema_keys
     ({"partitions": {"gpu": {}}, "partition_aliases": {"a100": "h100"}},
      "partition_aliases.a100: partition 'h100' is not defined"),
     ({"partition_aliases": {"*": 3}}, "partition_aliases.* must be a string, not an integer (3)"),
+    ({"partitions": {"gpu": {"contract": "aistation"}}},
+     "partitions.gpu.contract: 'aistation' is not applied yet: pods get Slurm's variables only "
+     "(platform profiles are not built); leave it out or set 'slurm'"),
 ])
 def test_mistyped_values_are_refused_naming_the_key(data, message):
     with pytest.raises(ConfigError) as e:
