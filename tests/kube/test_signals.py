@@ -28,14 +28,15 @@ pytestmark = pytest.mark.slow
 
 #: A job on two nodes: the batch shell and a child of it, and one srun step with a task per
 #: node, each trapping USR1 and printing the stage it was reached in (the file ``stage`` in
-#: the shared working directory). Once the step is over, the script ends.
+#: the shared working directory, read with the shell's own ``read``: a ``cat`` child would be
+#: killed by a second USR1 sent to the process group). Once the step is over, the script ends.
 TRAPS = r"""#!/bin/sh
 #SBATCH -J sig -N2 --ntasks-per-node=1
-trap 'echo "batch got USR1 in $(cat stage)"' USR1
-sh -c 'trap "echo child got USR1 in \$(cat stage)" USR1; echo child ready
+trap 'read s < stage; echo "batch got USR1 in $s"' USR1
+sh -c 'trap "read s < stage; echo child got USR1 in \$s" USR1; echo child ready
        while :; do sleep 0.1; done' &
 child=$!
-srun -l sh -c 'trap "echo task $SLURM_PROCID on $(hostname) got USR1 in \$(cat stage)" USR1
+srun -l sh -c 'trap "read s < stage; echo task $SLURM_PROCID on $(hostname) got USR1 in \$s" USR1
                echo task $SLURM_PROCID ready; while :; do sleep 0.1; done' &
 step=$!
 echo batch ready
