@@ -12,14 +12,9 @@ SCRIPT = "#!/bin/sh\n#SBATCH --dependency=singleton\n#SBATCH --tmp=1G\ntrue\n"
 
 
 @pytest.fixture
-def work(tmp_path, monkeypatch):
-    for name in ("SBATCH_K8S_CONFIG", "SBATCH_K8S_DEBUG", "XDG_CONFIG_HOME", "KUBECONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("SBATCH_K8S_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "job.sh").write_text(SCRIPT)
-    return tmp_path
+def work(private_home):
+    (private_home / "job.sh").write_text(SCRIPT)
+    return private_home
 
 
 def _lint(monkeypatch, capsys, backend):

@@ -15,14 +15,9 @@ image = "python:3.12-slim"
 
 
 @pytest.fixture
-def work(tmp_path, monkeypatch):
-    for name in ("SBATCH_K8S_CONFIG", "SBATCH_K8S_DEBUG", "XDG_CONFIG_HOME", "KUBECONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("SBATCH_K8S_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "c.toml").write_text(CONFIG)
-    return tmp_path
+def work(private_home):
+    (private_home / "c.toml").write_text(CONFIG)
+    return private_home
 
 
 def _lint(work, monkeypatch, capsys, lines, backend="kubernetes", config=True):
