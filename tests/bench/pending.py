@@ -13,7 +13,6 @@ prints a fixed number of lines: a full listing of 10,000 jobs is 10,000 lines)."
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
 import time
@@ -26,21 +25,6 @@ from tests.local.harness import LocalSlurm, job_id_of
 
 PENDING = 10000
 LATENCY_GOAL = 1.5
-
-
-def state_processes(slurm: LocalSlurm) -> List[int]:
-    """Live processes working for the cluster's state directory (this one excluded)."""
-    marker = str(slurm.state).encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            if marker in Path(f"/proc/{name}/environ").read_bytes():
-                found.append(int(name))
-        except OSError:
-            continue
-    return found
 
 
 def pss_mb(pids: Iterable[int]) -> float:
@@ -61,7 +45,7 @@ def footprint(slurm: LocalSlurm, samples: int) -> Tuple[List[float], List[float]
     """Process counts and PSS totals, ``samples`` times half a second apart."""
     counts, memory = [], []
     for _ in range(samples):
-        pids = state_processes(slurm)
+        pids = slurm.processes()
         counts.append(float(len(pids)))
         memory.append(pss_mb(pids))
         time.sleep(0.5)
@@ -132,7 +116,7 @@ def _prepare(ctx: Context, name: str, running: bool) -> Tuple[LocalSlurm, int]:
     slurm = ctx.fresh_cluster(name)
     if running:
         submit(slurm, "-c", "256", "-o", "/dev/null", "--wrap", "sleep 3600")
-        slurm.wait_for(lambda: len(state_processes(slurm)) >= 3, timeout=60)
+        slurm.wait_for(lambda: len(slurm.processes()) >= 3, timeout=60)
     probe = submit(slurm, "-H", "-o", "/dev/null", "--wrap", "true")
     for argv in (["sbatch", "-H", "-o", "/dev/null", "--wrap=true"], ["squeue"]):
         process_times(command_argv(argv[0]) + argv[1:], 2, slurm.env, str(slurm.work))

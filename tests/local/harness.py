@@ -78,16 +78,30 @@ class LocalSlurm:
             time.sleep(interval)
         raise AssertionError(f"condition not met within {timeout} s")
 
+    def processes(self, with_server: bool = True) -> List[int]:
+        """Live processes working for this cluster's state directory (the command server
+        too unless ``with_server`` is false; zombies never)."""
+        marker = str(self.state).encode()
+        found = []
+        for pid in _pids():
+            proc = Path(f"/proc/{pid}")
+            try:
+                if marker not in (proc / "environ").read_bytes():
+                    continue
+                state = (proc / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+                command = (proc / "cmdline").read_bytes()
+            except (OSError, IndexError):
+                continue
+            if state != b"Z" and (with_server or b"sbatch_k8s.server" not in command):
+                found.append(pid)
+        return found
+
     def cleanup(self) -> None:
         """Kill every process started for this cluster that is still alive."""
-        marker = str(self.state).encode()
-        for pid in _pids():
+        for pid in self.processes():
             try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    if marker not in f.read():
-                        continue
                 os.kill(pid, signal.SIGKILL)
-            except (OSError, ProcessLookupError):
+            except ProcessLookupError:
                 continue
 
 

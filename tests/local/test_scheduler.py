@@ -25,27 +25,9 @@ def small(tmp_path: Path) -> Iterator[LocalSlurm]:
     cluster.cleanup()
 
 
-def _state_processes(slurm: LocalSlurm) -> List[int]:
-    """Pids of processes working for this state directory, but for the command server."""
-    marker = str(slurm.state).encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            environ = Path(f"/proc/{name}/environ").read_bytes()
-            command = Path(f"/proc/{name}/cmdline").read_bytes()
-            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker in environ and b"sbatch_k8s.server" not in command and state != b"Z":
-            found.append(int(name))
-    return found
-
-
 def schedulers(slurm: LocalSlurm) -> List[int]:
     """Pids of this state directory's scheduler processes."""
-    return [pid for pid in _state_processes(slurm)
+    return [pid for pid in slurm.processes(with_server=False)
             if b"backends.local.scheduler" in Path(f"/proc/{pid}/cmdline").read_bytes()]
 
 
@@ -70,14 +52,14 @@ def reason(slurm: LocalSlurm, job: int) -> str:
 
 def test_held_jobs_cost_no_process(slurm: LocalSlurm) -> None:
     jobs = [submit(slurm, "-H", "-o", "/dev/null", "--wrap", "true") for _ in range(25)]
-    slurm.wait_for(lambda: not _state_processes(slurm), timeout=30)
+    slurm.wait_for(lambda: not slurm.processes(with_server=False), timeout=30)
     listing = slurm.run("squeue", "-h", "-o", "%i %t %r").stdout.splitlines()
     assert sorted(listing) == sorted(f"{job} PD JobHeldUser" for job in jobs)
-    assert not _state_processes(slurm)  # squeue found nothing to schedule: none started
+    assert not slurm.processes(with_server=False)  # squeue found nothing to schedule: none started
     assert slurm.run("scontrol", "release", str(jobs[3])).returncode == 0
     slurm.wait_for(lambda: row(slurm, jobs[3])["state"] == "COMPLETED")
     # The scheduler the release started goes once only held jobs are left.
-    slurm.wait_for(lambda: not _state_processes(slurm), timeout=30)
+    slurm.wait_for(lambda: not slurm.processes(with_server=False), timeout=30)
     assert row(slurm, jobs[4])["state"] == "PENDING"
 
 
@@ -92,7 +74,7 @@ def test_jobs_wait_for_cpus_and_memory_with_one_scheduler(small: LocalSlurm) -> 
     cpu_blocked = submit(small, "-c", "1", "-o", "/dev/null", "--wrap", "true")
     small.wait_for(lambda: reason(small, cpu_blocked) == "PD Resources")
     assert len(schedulers(small)) == 1
-    running_nodes = [p for p in _state_processes(small) if p not in schedulers(small)]
+    running_nodes = [p for p in small.processes(with_server=False) if p not in schedulers(small)]
     assert len(running_nodes) >= 2  # the two running jobs' node processes (and their tasks)
     assert small.run("scancel", str(big)).returncode == 0
     small.wait_for(lambda: row(small, blocked)["state"] == "COMPLETED")

@@ -96,16 +96,23 @@ class KubernetesBackend(Backend):
 
         return find_job(self.client, self.namespaces(), job_id, int(time.time()))
 
+    @staticmethod
+    def _refusal(found: Optional[Tuple[JobRecord, Dict[str, str], str]], uid: int
+                 ) -> Optional[str]:
+        """UNKNOWN for no job, REFUSED for another user's (root may act on any), else None."""
+        if found is None:
+            return UNKNOWN
+        return REFUSED if uid != 0 and found[0].uid != uid else None
+
     def cancel(self, job_id: int, uid: int, signum: Optional[int] = None,
                batch: bool = False, full: bool = False, step: Optional[int] = None) -> str:
         from sbatch_k8s.backends.kubernetes.control import cancel_on_cluster
 
         found = self._find(job_id)
-        if found is None:
-            return UNKNOWN
+        refusal = self._refusal(found, uid)
+        if found is None or refusal is not None:
+            return refusal or UNKNOWN
         record, ref, namespace = found
-        if uid != 0 and record.uid != uid:
-            return REFUSED
         return cancel_on_cluster(self.client, record, ref, namespace, uid, signum, batch, full,
                                  step)
 
@@ -126,11 +133,10 @@ class KubernetesBackend(Backend):
         from sbatch_k8s.backends.kubernetes.control import requeue_job
 
         found = self._find(job_id)
-        if found is None:
-            return UNKNOWN
+        refusal = self._refusal(found, uid)
+        if found is None or refusal is not None:
+            return refusal or UNKNOWN
         record, ref, namespace = found
-        if uid != 0 and record.uid != uid:
-            return REFUSED
         return requeue_job(self.client, record, ref, namespace)
 
     def active_elements(self) -> List[JobRecord]:
