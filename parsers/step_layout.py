@@ -42,22 +42,7 @@ class StepLayout:
 
 def _counts_cyclic(ntasks: int, capacity: Sequence[int]) -> List[int]:
     """Tasks per node from a cyclic pass over capacities, oversubscribing when all are full."""
-    counts = [0] * len(capacity)
-    placed, over, j = 0, False, 0
-    while placed < ntasks:
-        room = False
-        for i, cap in enumerate(capacity):
-            if placed >= ntasks:
-                break
-            if j < cap or over:
-                counts[i] += 1
-                placed += 1
-                if j + 1 < cap:
-                    room = True
-        if not room:
-            over = True
-        j += 1
-    return counts
+    return [len(ranks) for ranks in _ranks_cyclic(ntasks, capacity)]
 
 
 def _ranks_block(counts: Sequence[int]) -> Tuple[Tuple[int, ...], ...]:

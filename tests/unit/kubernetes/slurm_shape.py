@@ -16,6 +16,7 @@ from typing import Dict, List, Tuple
 
 from parsers.values.hostlist import compress_hostlist_sorted, expand_hostlist
 from tests.data import REAL_SLURM_SINFO
+from tests.kube.harness import CONFIG as TEST_CONFIG
 
 #: Our node → the real node in the same place of the shape.
 RENAMES: Dict[str, str] = {"a0": "n1", "a1": "n2", "b0": "n3", "b1": "n4"}
@@ -23,12 +24,7 @@ GPU_NODES = ("a0", "a1")
 CPU_NODES = ("b0", "b1")
 NODE_CPUS, NODE_MEMORY, NODE_GPUS = "4", "4000Mi", 4
 #: The configuration of the shape (partition ``gpu`` is a GPU partition by ``node_gpus``).
-CONFIG = """\
-cluster_name = "kube"
-[partitions.debug]
-image = "python:3.12-slim"
-shm_size = "64Mi"
-pod_security = "baseline"
+CONFIG = TEST_CONFIG + """\
 [partitions.gpu]
 image = "python:3.12-slim"
 shm_size = "64Mi"
