@@ -7,8 +7,11 @@ submitting directory is, as on a cluster with a shared filesystem.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any, Dict, List, Optional
+
+import pytest
 
 from tests.local.harness import LocalSlurm
 
@@ -72,3 +75,13 @@ def submitted_id(stdout: str) -> int:
 
 def env_without(env: Dict[str, str], *names: str) -> Optional[Dict[str, str]]:
     return {k: v for k, v in env.items() if k not in names}
+
+
+def skip_unless_importable(python: List[str], env: Dict[str, str], **run: Any) -> None:
+    """Skip when ``python`` (run as another uid) cannot import the commands' packages: a
+    virtualenv under a private directory (``mktemp -d`` is 0700) is root's alone."""
+    probe = subprocess.run([*python, "-c", "import kubernetes, lark, sbatch_k8s"], env=env,
+                           capture_output=True, text=True, timeout=60, **run)
+    if probe.returncode != 0:
+        reason = (probe.stderr.strip().splitlines() or ["no output"])[-1]
+        pytest.skip(f"another uid cannot import this checkout's packages ({reason})")

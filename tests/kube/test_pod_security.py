@@ -16,12 +16,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 
 from sbatch_k8s.backends.kubernetes import kinds
-from tests.kube.harness import KubeSlurm, submitted_id
+from tests.kube.harness import KubeSlurm, skip_unless_importable, submitted_id
 from tests.local.harness import BIN, REPO
 
 pytestmark = pytest.mark.slow
@@ -125,17 +125,26 @@ def test_restricted_pods_run_a_two_node_job_as_a_non_root_uid(
     assert f"{job_id}.0|COMPLETED|0:0" in sacct.stdout.splitlines(), sacct.stdout
 
 
-def _run_as_submitter(kube: KubeSlurm, *args: str, timeout: float = 180
-                      ) -> "subprocess.CompletedProcess[str]":
-    """A command of this checkout run by uid TEST_UID (this machine's python3: the checkout's
-    interpreter is root's)."""
+#: How a command of this checkout runs as uid TEST_UID.
+AS_SUBMITTER: Dict[str, Any] = {"user": TEST_UID, "group": TEST_GID,
+                                "extra_groups": [OTHER_GID]}
+
+
+def _submitter_env(kube: KubeSlurm) -> Dict[str, str]:
+    """This machine's python3 with the checkout and this interpreter's site-packages (the
+    checkout's interpreter is root's)."""
     site = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" \
         / "site-packages"
-    env = dict(kube.env, PYTHONPATH=os.pathsep.join([str(REPO), str(site)]),
-               KUBECONFIG=str(kube.root / "kubeconfig"))
+    return dict(kube.env, PYTHONPATH=os.pathsep.join([str(REPO), str(site)]),
+                KUBECONFIG=str(kube.root / "kubeconfig"))
+
+
+def _run_as_submitter(kube: KubeSlurm, *args: str, timeout: float = 180
+                      ) -> "subprocess.CompletedProcess[str]":
+    """A command of this checkout run by uid TEST_UID."""
     return subprocess.run([SYSTEM_PYTHON, str(BIN / args[0]), *args[1:]], cwd=kube.work,
-                          env=env, text=True, capture_output=True, timeout=timeout,
-                          user=TEST_UID, group=TEST_GID, extra_groups=[OTHER_GID])
+                          env=_submitter_env(kube), text=True, capture_output=True,
+                          timeout=timeout, **AS_SUBMITTER)
 
 
 def test_run_as_submitter_runs_tasks_as_the_submitting_user(
@@ -148,6 +157,7 @@ def test_run_as_submitter_runs_tasks_as_the_submitting_user(
     shutil.copy(cluster.kubeconfig, kube.root / "kubeconfig")
     kube.script("secure.sh", TWO_NODES)
     _own(kube.root, TEST_UID, TEST_GID)
+    skip_unless_importable([SYSTEM_PYTHON], _submitter_env(kube), cwd=kube.work, **AS_SUBMITTER)
     with TestKubelet(cluster.kubeconfig, nodes=2):
         done = _run_as_submitter(kube, "sbatch", "--wait", "secure.sh")
         assert done.returncode == 0, done.stderr

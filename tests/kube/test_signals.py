@@ -21,7 +21,7 @@ import pytest
 from sbatch_k8s.backends.kubernetes import kinds
 from sbatch_k8s.runtime.cancel_requests import ANNOTATION
 from tests.apiserver.support import wait_until
-from tests.kube.harness import KubeSlurm, submitted_id
+from tests.kube.harness import KubeSlurm, skip_unless_importable, submitted_id
 from tests.local.harness import BIN
 
 pytestmark = pytest.mark.slow
@@ -197,11 +197,13 @@ def test_another_users_job_is_refused_in_slurms_words(kube: KubeSlurm, kubelet: 
             env[variable] = shutil.copy(kube.env[variable], home)
             os.chmod(env[variable], 0o644)
 
+        python = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                  sys.executable]
+        skip_unless_importable(python, env, cwd=home)
+
         def as_other_user(*args: str) -> "subprocess.CompletedProcess[str]":
-            return subprocess.run(
-                ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                 sys.executable, str(BIN / "scancel"), *args], cwd=home, env=env, text=True,
-                capture_output=True, timeout=90)
+            return subprocess.run([*python, str(BIN / "scancel"), *args], cwd=home, env=env,
+                                  text=True, capture_output=True, timeout=90)
 
         refused = f"scancel: error: Kill job error on job id {job_id}: Access/permission denied\n"
         for args, code, stderr in [

@@ -117,8 +117,11 @@ class ContainerRun:
             message: Optional[str] = process.start_error
             reason = "StartError"
         else:
-            with open(self.termination_file, "rb") as f:
-                text = f.read(4096)
+            try:
+                with open(self.termination_file, "rb") as f:
+                    text = f.read(4096)
+            except FileNotFoundError:  # the kubelet is stopping and removed the pod's files
+                text = b""
             fallback = self.container.get("terminationMessagePolicy") == \
                 "FallbackToLogsOnError" and code != 0
             message = termination_message(text, _tail(self.spec.log_path) if fallback

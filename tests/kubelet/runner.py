@@ -54,6 +54,14 @@ def exit_code_of(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+def _mount_namespace(pid: int) -> Optional[int]:
+    """The inode of ``pid``'s mount namespace, None when the process is gone."""
+    try:
+        return os.stat(f"/proc/{pid}/ns/mnt").st_ino
+    except OSError:
+        return None
+
+
 def descendants(root_pid: int) -> Set[int]:
     """Every live process below ``root_pid`` (from /proc), including ones that left the
     process group with ``setsid``."""
@@ -78,6 +86,14 @@ def descendants(root_pid: int) -> Set[int]:
     return found
 
 
+def _kill_all(pids: Set[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 class ContainerProcess:
     """A started container: its process, start outcome and exit."""
 
@@ -86,6 +102,16 @@ class ContainerProcess:
         self.start_error: Optional[str] = None
         self.started_at = time.time()
         self._process = self._start()
+        #: The container's own mount namespace, once podinit has run in it: every process
+        #: in it belongs to the container, wherever it moved in the process tree. The open
+        #: descriptor keeps the namespace's inode from being reused by a later container
+        #: until the container is reaped.
+        self._mount_ns_fd: Optional[int] = None
+        if self.start_error is None:
+            try:
+                self._mount_ns_fd = os.open(f"/proc/{self._process.pid}/ns/mnt", os.O_RDONLY)
+            except OSError:
+                pass
 
     def _start(self) -> "subprocess.Popen[bytes]":
         spec = self.spec
@@ -155,9 +181,35 @@ class ContainerProcess:
             return None
 
     def reap_leftovers(self) -> None:
-        """Kill what an exited container left running in its process group (a runtime
-        kills the whole container when its main process ends)."""
+        """Kill what an exited container left running (a runtime kills the whole container
+        when its main process ends): its process group and every process in its mount
+        namespace, such as a daemonised child reparented to init."""
         self.signal_group(signal.SIGKILL)
+        self._kill_members()
+
+    def members(self) -> Set[int]:
+        """Live processes in the container's mount namespace (none once it was reaped, or
+        when it never started in one of its own)."""
+        if self._mount_ns_fd is None:
+            return set()
+        namespace = os.fstat(self._mount_ns_fd).st_ino
+        if namespace == _mount_namespace(os.getpid()):
+            return set()
+        return {int(entry) for entry in os.listdir("/proc")
+                if entry.isdigit() and _mount_namespace(int(entry)) == namespace}
+
+    def _kill_members(self) -> None:
+        """SIGKILL the namespace's processes (again, for children forked meanwhile), then let
+        the namespace go."""
+        for _ in range(5):
+            members = self.members()
+            if not members:
+                break
+            _kill_all(members)
+            time.sleep(0.05)
+        if self._mount_ns_fd is not None:
+            os.close(self._mount_ns_fd)
+            self._mount_ns_fd = None
 
     def signal_group(self, signum: int) -> None:
         """Send ``signum`` to the container's process group (if it still exists)."""
@@ -170,12 +222,9 @@ class ContainerProcess:
         """SIGKILL the process group and every descendant, then reap the main process."""
         stragglers = descendants(self._process.pid)
         self.signal_group(signal.SIGKILL)
-        for pid in stragglers:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        _kill_all(stragglers)
         self.wait(5.0)
+        self._kill_members()
 
     def stop(self, grace_s: float) -> int:
         """SIGTERM, wait up to ``grace_s``, then SIGKILL; the exit code."""

@@ -191,7 +191,8 @@ class PodWorker:
         for run in live:
             run.process.signal_group(15)
         end = time.monotonic() + grace_s
-        while any(run.process.poll() is None for run in live) and time.monotonic() < end:
+        while any(run.process.poll() is None for run in live) and time.monotonic() < end \
+                and not self.shutting_down:  # a stopping kubelet kills at once
             time.sleep(POLL_S)
         for run in runs:
             if run.process is not None and run.process.poll() is None:
@@ -213,9 +214,14 @@ class PodWorker:
             self._wait(1.0)
 
     def _kill_all(self) -> None:
+        """Kill every container, and what those that exited left behind."""
         for run in self.prepared.all_runs() if self.prepared else []:
-            if run.process is not None and run.process.poll() is None:
+            if run.process is None:
+                continue
+            if run.process.poll() is None:
                 run.process.kill()
+            else:
+                run.process.reap_leftovers()
 
     def _clean_up(self) -> None:
         self.services.hosts.forget_hosts_file(self.services.pod_files(self.uid).hosts)

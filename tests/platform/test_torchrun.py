@@ -23,7 +23,8 @@ def test_design_torchrun_script_on_a_pytorchjob(cluster: PlatformCluster) -> Non
     cluster.write("llm.sh", TORCHRUN_SCRIPT.read_text())
     made = oracles.pytorchjob("llm-torch", 2, 2)
     outcome = cluster.run(made.nodes, ["llm.sh"], timeout_s=300)
-    assert outcome.codes == [0, 0], outcome.logs
+    batch = "".join(p.read_text() for p in (cluster.work / "logs").glob("llm-*.out"))
+    assert outcome.codes == [0, 0], (outcome.logs, batch)
     warning = ("sbatch-k8s: warning: the script asks for 8 GPU(s) per node; the platform "
                "gives 2")
     assert warning in outcome.logs[0]
