@@ -6,7 +6,7 @@ hand). Standard library only; loopback only. ::
 
     with EmulatedCluster(namespaces=("default",)) as cluster:
         core = kubernetes.client.CoreV1Api(cluster.api_client())
-        cluster.url, cluster.kubeconfig, cluster.token
+        cluster.url, cluster.kubeconfig, cluster.token   # EmulatedCluster(tls=True): HTTPS
         cluster.faults.add(method="POST", path=r"/jobs$", status=500, times=1)
         cluster.forbid(verb="create", resource="jobs", group="batch")
         cluster.requests            # [(method, path, query dict), ...]
@@ -40,6 +40,10 @@ Emulated (real-server semantics, checked with the real client in ``test_*.py``):
 - ``pods/log``: proxied to the kubelet of the pod's node (its preferred address and
   ``daemonEndpoints`` port, HTTPS without verification) and streamed back, with ``follow``
   (:mod:`pod_logs`).
+- HTTPS, opt-in (``tls=True``, :mod:`tls`): a CA made at start signs the serving
+  certificate; the kubeconfig carries the CA, every namespace gets the ``kube-root-ca.crt``
+  ConfigMap, and pods with a ServiceAccount get the real API-access volume (a TokenRequest
+  token the server accepts, ``ca.crt``, the namespace: :mod:`service_accounts`).
 - Bearer-token authentication (401), a deny list giving RBAC-shaped 403s, opt-in RBAC
   from the stored Roles and bindings (``rbac=True``, :mod:`.rbac`; decisions recorded),
   fault injection (status codes, delays, connection resets), a request log.
@@ -57,7 +61,8 @@ Control loops (threads; woken by store events, with a short poll as backstop):
   real message. No pod (anti-)affinity, topology spread, preemption or gang scheduling.
 - Garbage collector and namespace loops (:mod:`garbage_collector`).
 
-Not emulated: TLS (towards clients), real RBAC evaluation (roles are stored, not enforced),
+Not emulated: client certificates (users authenticate by bearer token only), RBAC
+evaluation unless ``rbac=True``,
 admission webhooks, OpenAPI schemas and CRD schema validation/pruning, server-side apply
 (apply patches merge), protobuf, managedFields, resourceVersion semantics on get/list (always
 the latest), list snapshots for ``continue`` (served from the current state), Table output,

@@ -27,13 +27,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--require-token", action="store_true",
                         help="refuse requests without a bearer token (kubectl sends none "
                              "over plain HTTP, so by default they act as the admin)")
+    parser.add_argument("--tls", action="store_true",
+                        help="serve HTTPS with a CA made at start (in the kubeconfig)")
     options = parser.parse_args(argv)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     cluster = EmulatedCluster(namespaces=["default", *options.namespace], port=options.port,
                               token=options.token, kubeconfig_path=options.kubeconfig_out,
-                              allow_anonymous=not options.require_token)
+                              allow_anonymous=not options.require_token, tls=options.tls)
     with cluster:
         print(cluster.url, flush=True)
         while not stop.wait(0.5):

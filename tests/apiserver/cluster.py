@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import tempfile
@@ -15,6 +16,7 @@ from tests.apiserver.rbac import Rbac
 from tests.apiserver.registry import Api
 from tests.apiserver.resources import Resources
 from tests.apiserver.store import Store
+from tests.apiserver.tls import Certificates, make_certificates, server_context
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -29,7 +31,11 @@ class EmulatedCluster:
     ``scheduler_names`` are the ``spec.schedulerName`` values the scheduler binds (add
     ``volcano`` to let it stand in for Volcano's scheduler, without gang semantics);
     ``rbac`` authorizes users other than the admin from the stored Roles and bindings
-    (:mod:`tests.apiserver.rbac`; off: everything not :meth:`forbid`-den is allowed).
+    (:mod:`tests.apiserver.rbac`; off: everything not :meth:`forbid`-den is allowed);
+    ``tls`` serves HTTPS with a CA made at start (:mod:`tests.apiserver.tls`: the
+    kubeconfig carries it as ``certificate-authority-data``, :attr:`ca_file` holds it, every
+    namespace gets it as ``kube-root-ca.crt``, and pods with a ServiceAccount get the real
+    API-access volume, token and ``ca.crt``).
     """
 
     def __init__(self, namespaces: Iterable[str] = ("default",), port: int = 0,
@@ -37,7 +43,7 @@ class EmulatedCluster:
                  controllers: bool = True, kubeconfig_path: Optional[str] = None,
                  allow_anonymous: bool = False,
                  scheduler_names: Iterable[str] = ("default-scheduler",),
-                 rbac: bool = False) -> None:
+                 rbac: bool = False, tls: bool = False) -> None:
         self.store = Store()
         self.resources = Resources.default(crd_groups)
         self.api = Api(self.store, self.resources)
@@ -51,6 +57,9 @@ class EmulatedCluster:
         self._want_controllers = controllers
         self._scheduler_names = tuple(scheduler_names)
         self._kubeconfig_path = kubeconfig_path
+        self._tls = tls
+        #: The CA and serving certificate (``tls`` only, made at :meth:`start`).
+        self.certificates: Optional[Certificates] = None
         self._tmpdir: Optional[tempfile.TemporaryDirectory] = None  # type: ignore[type-arg]
         self._server: Any = None
         self._thread: Optional[threading.Thread] = None
@@ -61,13 +70,19 @@ class EmulatedCluster:
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> "EmulatedCluster":
         """Create the namespaces, bind the port, start serving and the control loops."""
+        self._tmpdir = tempfile.TemporaryDirectory(prefix="emulated-kube-")
+        context = None
+        if self._tls:
+            self.certificates = make_certificates(self._tmpdir.name)
+            self.api.root_ca_pem = self.certificates.ca_pem
+            context = server_context(self.certificates)
         ns = self.resources.lookup("", "v1", "namespaces")
         assert ns is not None
         for name in self._namespaces:
             self.api.create(ns, "", {"metadata": {"name": name}})
-        self._server = serve(self._backend, self._port)
+        self._server = serve(self._backend, self._port, context)
         host, port = self._server.server_address[:2]
-        self.url = f"http://{host}:{port}"
+        self.url = f"{'https' if self._tls else 'http'}://{host}:{port}"
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.1},
                                         name="emulated-apiserver", daemon=True)
@@ -102,11 +117,15 @@ class EmulatedCluster:
     def _write_kubeconfig(self) -> str:
         path = self._kubeconfig_path
         if path is None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="emulated-kube-")
+            assert self._tmpdir is not None
             path = os.path.join(self._tmpdir.name, "kubeconfig")
+        cluster: Dict[str, Any] = {"server": self.url}
+        if self.certificates is not None:
+            cluster["certificate-authority-data"] = base64.b64encode(
+                self.certificates.ca_pem.encode()).decode("ascii")
         config = {
             "apiVersion": "v1", "kind": "Config", "current-context": "emulated",
-            "clusters": [{"name": "emulated", "cluster": {"server": self.url}}],
+            "clusters": [{"name": "emulated", "cluster": cluster}],
             "users": [{"name": "emulated-admin", "user": {"token": self.token}}],
             "contexts": [{"name": "emulated", "context": {
                 "cluster": "emulated", "user": "emulated-admin", "namespace": "default"}}],
@@ -124,6 +143,11 @@ class EmulatedCluster:
         return self.access.token
 
     @property
+    def ca_file(self) -> Optional[str]:
+        """The cluster CA's PEM file (None without ``tls``)."""
+        return self.certificates.ca_file if self.certificates is not None else None
+
+    @property
     def requests(self) -> List[Request]:
         """Every request seen, as ``(method, path, query)`` (a live list: ``.clear()`` works)."""
         return self._backend.requests
@@ -133,6 +157,8 @@ class EmulatedCluster:
         from kubernetes import client
         config = client.Configuration()
         config.host = self.url
+        if self.certificates is not None:
+            config.ssl_ca_cert = self.certificates.ca_file
         config.api_key = {"authorization": token or self.token}
         config.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(config)

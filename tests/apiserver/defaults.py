@@ -2,8 +2,8 @@
 
 Pods get the defaults clients read back (restartPolicy, dnsPolicy, schedulerName,
 terminationGracePeriodSeconds, service account, requests from limits, QoS class, the default
-not-ready/unreachable tolerations), their ServiceAccount's token volume
-(:mod:`.service_accounts`) and ``status.phase: Pending``; Jobs get parallelism,
+not-ready/unreachable tolerations) and ``status.phase: Pending`` (then the registry's
+admission adds their ServiceAccount's API-access volume: :mod:`.service_accounts`); Jobs get parallelism,
 completions, backoffLimit, completionMode, suspend, the generated selector and the
 controller-uid/job-name template labels; Services a ClusterIP; Namespaces ``phase: Active``;
 Secrets fold ``stringData`` into ``data``. Resources with a status subresource start with an
@@ -84,9 +84,6 @@ def _pod(obj: Obj) -> None:
         if not any(t.get("key") == default["key"] for t in tolerations):
             tolerations.append(dict(default))
     obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}
-    from tests.apiserver.service_accounts import admit_pod
-
-    admit_pod(obj)
 
 
 def _job(obj: Obj) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import struct
 import time
 import urllib.parse
@@ -57,7 +58,15 @@ class Handler(BaseHTTPRequestHandler):
     backend: Backend
 
     def setup(self) -> None:
-        """Disable Nagle: headers and body go in separate writes (else ~40 ms per call)."""
+        """Disable Nagle: headers and body go in separate writes (else ~40 ms per call);
+        over TLS, shake hands here, in the connection's thread (a client that refuses our
+        certificate, or speaks plain HTTP, ends only its own connection)."""
+        self.handshake_failed = False
+        if isinstance(self.request, ssl.SSLSocket):
+            try:
+                self.request.do_handshake()
+            except (ssl.SSLError, OSError):
+                self.handshake_failed = True
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
@@ -194,6 +203,8 @@ class Handler(BaseHTTPRequestHandler):
     def handle(self) -> None:
         """Serve the connection's requests; a client that resets it (a command that exits
         while a log or watch streams) ends it quietly, as a real server does."""
+        if self.handshake_failed:
+            return
         try:
             super().handle()
         except (ConnectionResetError, BrokenPipeError):
@@ -256,9 +267,14 @@ def _verb(method: str, route: routing.Route, query: Dict[str, str]) -> str:
     return {"PUT": "update", "PATCH": "patch", "DELETE": "delete"}[method]
 
 
-def serve(backend: Backend, port: int = 0) -> ThreadingHTTPServer:
-    """A bound (not yet serving) server on 127.0.0.1 whose handlers use ``backend``."""
+def serve(backend: Backend, port: int = 0,
+          tls: Optional[ssl.SSLContext] = None) -> ThreadingHTTPServer:
+    """A bound (not yet serving) server on 127.0.0.1 whose handlers use ``backend``; HTTPS
+    with the ``tls`` context (each connection's handshake in its own thread)."""
     handler = type("BoundHandler", (Handler,), {"backend": backend})
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     server.daemon_threads = True
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True,
+                                        do_handshake_on_connect=False)
     return server

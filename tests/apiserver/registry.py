@@ -27,6 +27,9 @@ class Api(Deletion):
     def __init__(self, store: Store, resources: Resources) -> None:
         self.store = store
         self.resources = resources
+        #: The cluster CA (PEM) when the server speaks TLS: every namespace gets it as the
+        #: ``kube-root-ca.crt`` ConfigMap and pods' API-access volumes project it.
+        self.root_ca_pem: Optional[str] = None
 
     # -- reads ---------------------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
@@ -100,6 +103,10 @@ class Api(Deletion):
             if res.custom or "spec" in obj or res.key == "batch/jobs":
                 meta["generation"] = 1
             defaults.on_create(res, obj)
+            if res.key == "/pods":
+                from tests.apiserver.service_accounts import admit_pod
+
+                admit_pod(obj, tls=self.root_ca_pem is not None)
             validation.validate(res, obj)
             if self.store.get(res.key, meta.get("namespace", ""), meta["name"]) is not None:
                 raise errors.already_exists(res.qualified, meta["name"])
@@ -124,16 +131,23 @@ class Api(Deletion):
         raise errors.ApiError(500, "InternalError", "could not generate a unique name")
 
     def _after_write(self, res: Resource, stored: Obj) -> None:
-        """Side effects of a write: CRDs (un)serve resources, namespaces get their SA."""
+        """Side effects of a write: CRDs (un)serve resources, namespaces get their SA (and,
+        over TLS, the root CA ConfigMap, as the root-ca-cert-publisher gives them)."""
         if res.key == CRD_KEY:
             self.resources.add_crd(stored)
-        elif res.key == NAMESPACES and not stored["metadata"].get("deletionTimestamp") and \
-                self.store.get("/serviceaccounts", stored["metadata"]["name"], "default") is None:
-            sa = {"apiVersion": "v1", "kind": "ServiceAccount",
-                  "metadata": {"name": "default", "namespace": stored["metadata"]["name"],
-                               "uid": str(uuid.uuid4()),
-                               "creationTimestamp": metadata.rfc3339()}}
-            self.store.put("/serviceaccounts", sa)
+        elif res.key == NAMESPACES and not stored["metadata"].get("deletionTimestamp"):
+            name = stored["metadata"]["name"]
+            if self.store.get("/serviceaccounts", name, "default") is None:
+                self.store.put("/serviceaccounts", {
+                    "apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": "default", "namespace": name,
+                                 "uid": str(uuid.uuid4()),
+                                 "creationTimestamp": metadata.rfc3339()}})
+            from tests.apiserver.service_accounts import ROOT_CA, root_ca_config_map
+
+            if self.root_ca_pem is not None and \
+                    self.store.get("/configmaps", name, ROOT_CA) is None:
+                self.store.put("/configmaps", root_ca_config_map(name, self.root_ca_pem))
 
     # -- update and patch -----------------------------------------------------------------
     def replace(self, res: Resource, namespace: str, name: str, body: Any,

@@ -3,15 +3,19 @@
 A real API server's ServiceAccount admission plugin adds a projected volume
 ``kube-api-access-<suffix>`` to every pod (a bound token, the cluster CA from the
 ``kube-root-ca.crt`` ConfigMap, the namespace) mounted at :data:`ACCESS_DIR` in every
-container, unless ``automountServiceAccountToken`` is false. Here:
+container, unless ``automountServiceAccountToken`` is false (on the pod, else on its
+ServiceAccount). Here:
 
 * only pods with a ServiceAccount of their own get it — the emulated ``default`` account
   behaves as one with ``automountServiceAccountToken: false`` (a cluster may configure it
   so), which keeps the many pods of the test suite free of token requests;
-* there is no CA (the emulator serves plain HTTP), so the volume holds the token and the
-  namespace only, and every container gets ``SBATCH_K8S_TEST_API_SCHEME=http`` — **a
-  test-only switch** telling the pod-side client (:mod:`sbatch_k8s.runtime.kube_api`) to
-  use HTTP; a real server never sets it.
+* over TLS (``EmulatedCluster(tls=True)``) the volume is the real one: token, ``ca.crt``
+  from the ``kube-root-ca.crt`` ConfigMap every namespace gets (:func:`root_ca_config_map`),
+  namespace — what the kubernetes client's in-cluster configuration reads;
+* over plain HTTP there is no CA, so the volume holds the token and the namespace only,
+  and every container gets ``SBATCH_K8S_TEST_API_SCHEME=http`` — **a test-only switch**
+  telling the pod-side client (:mod:`sbatch_k8s.runtime.kube_api`) to use HTTP; a real
+  server never sets it.
 
 ``POST .../serviceaccounts/<name>/token`` (TokenRequest) registers a fresh bearer token for
 the user ``system:serviceaccount:<namespace>:<name>``, so a test can deny that user things
@@ -21,14 +25,18 @@ with :meth:`tests.apiserver.auth.Access.forbid`.
 from __future__ import annotations
 
 import datetime
-from typing import Any, Dict
+import uuid
+from typing import Any, Dict, List
 
+from tests.apiserver import metadata
 from tests.apiserver.auth import Access
 from tests.apiserver.verbs import Reply
 
 Obj = Dict[str, Any]
 
 ACCESS_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+#: The ConfigMap holding the cluster CA in every namespace (key ``ca.crt``).
+ROOT_CA = "kube-root-ca.crt"
 TOKEN_SECONDS = 3607
 #: The test-only variable of the module docstring.
 TEST_SCHEME_VARIABLE = "SBATCH_K8S_TEST_API_SCHEME"
@@ -56,10 +64,25 @@ def token_request(api: Any, access: Access, route: Any, body: Any) -> Reply:
                    "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}})
 
 
-def admit_pod(pod: Obj) -> None:
-    """Mount the pod's ServiceAccount token (module docstring); pods of the ``default``
-    account, with ``automountServiceAccountToken: false``, or mounting something at
-    :data:`ACCESS_DIR` themselves are left alone."""
+def root_ca_config_map(namespace: str, ca_pem: str) -> Obj:
+    """The ``kube-root-ca.crt`` ConfigMap of ``namespace`` (the root-ca-cert-publisher's)."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": ROOT_CA, "namespace": namespace,
+                         "uid": str(uuid.uuid4()),
+                         "creationTimestamp": metadata.rfc3339(),
+                         "annotations": {"kubernetes.io/description": (
+                             "Contains a CA bundle that can be used to verify the "
+                             "kube-apiserver when using internal endpoints such as the "
+                             "internal service IP or kubernetes.default.svc. No other usage "
+                             "is guaranteed across distributions of Kubernetes clusters.")}},
+            "data": {"ca.crt": ca_pem}}
+
+
+def admit_pod(pod: Obj, tls: bool = False) -> None:
+    """Mount the pod's ServiceAccount token (module docstring), with the cluster CA when the
+    server speaks ``tls``; pods of the ``default`` account, with
+    ``automountServiceAccountToken: false``, or mounting something at :data:`ACCESS_DIR`
+    themselves are left alone."""
     meta, spec = pod.setdefault("metadata", {}), pod.setdefault("spec", {})
     account = spec.get("serviceAccountName") or "default"
     if account == "default" or spec.get("automountServiceAccountToken") is False:
@@ -69,13 +92,18 @@ def admit_pod(pod: Obj) -> None:
            for m in c.get("volumeMounts") or []):
         return
     name = "kube-api-access-" + str(meta.get("uid", "00000")).replace("-", "")[:5]
+    sources: List[Obj] = [
+        {"serviceAccountToken": {"expirationSeconds": TOKEN_SECONDS, "path": "token"}}]
+    if tls:
+        sources.append({"configMap": {"name": ROOT_CA,
+                                      "items": [{"key": "ca.crt", "path": "ca.crt"}]}})
+    sources.append({"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+        "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}})
     spec.setdefault("volumes", []).append({"name": name, "projected": {
-        "defaultMode": 0o644,
-        "sources": [
-            {"serviceAccountToken": {"expirationSeconds": TOKEN_SECONDS, "path": "token"}},
-            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
-                "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}})
+        "defaultMode": 0o644, "sources": sources}})
     for container in containers:
         container.setdefault("volumeMounts", []).append(
             {"name": name, "mountPath": ACCESS_DIR, "readOnly": True})
-        container.setdefault("env", []).append({"name": TEST_SCHEME_VARIABLE, "value": "http"})
+        if not tls:
+            container.setdefault("env", []).append(
+                {"name": TEST_SCHEME_VARIABLE, "value": "http"})
