@@ -3,8 +3,8 @@
 Pods get the defaults clients read back (restartPolicy, dnsPolicy, schedulerName,
 terminationGracePeriodSeconds, service account, requests from limits, QoS class, the default
 not-ready/unreachable tolerations) and ``status.phase: Pending`` (then the registry's
-admission adds their ServiceAccount's API-access volume: :mod:`.service_accounts`); Jobs get parallelism,
-completions, backoffLimit, completionMode, suspend, the generated selector and the
+admission adds their ServiceAccount's API-access volume: :mod:`.service_accounts`); Jobs
+get parallelism, completions, backoffLimit, completionMode, suspend, the generated selector and the
 controller-uid/job-name template labels; Services a ClusterIP; Namespaces ``phase: Active``;
 Secrets fold ``stringData`` into ``data``. Resources with a status subresource start with an
 empty status, as the real registry strategies make them.
