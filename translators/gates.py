@@ -13,15 +13,35 @@ it waits for, the controller; :mod:`sbatch_k8s.runtime.release`) knows what stil
 
 The workload is resumed once it carries neither. Pure: ``--begin`` is resolved against the
 submit time the caller gives, so a begin time already past holds nothing.
+
+**Kueue** (a partition with ``queue``). Kueue owns ``suspend`` of the workloads it queues: it
+resumes one when it admits it, so a hold written in ``suspend`` would be undone at once. A
+held or gated workload is therefore created suspended *without* Kueue's labels
+(``kueue.x-k8s.io/queue-name``, ``…/priority-class``): Kueue manages only labelled jobs (with
+its default ``manageJobsWithoutQueueName: false``), so it never sees the job while it may
+not start — no Workload object, no quota reserved, no queue position taken by a job that may
+wait for days. The labels wait in the annotation ``sbatch-k8s.io/release-labels`` (JSON);
+releasing adds them and removes the annotation in one write, leaving ``suspend`` to Kueue,
+which queues the job from then on (squeue: ``PD (Priority)`` until admitted). Kueue allows
+the queue label to change while a job is suspended (its webhook refuses it only on a running
+job), and ``scontrol hold`` of a queued job moves the labels back into the annotation.
+Scheduling gates were the other candidate; they were not chosen because the pods of a gated
+job exist only after Kueue admitted it, so a held job would hold its quota while it waits.
+
+**Volcano** (``gang = "volcano"``). The PodGroup is created with the workload, but a
+suspended workload has no pods, so nothing can start; the PodGroup reserves nothing either
+(no ``minResources``: Volcano's enqueue step has nothing to reserve for it). Once released,
+the pods are created with the PodGroup's annotation and start together or not at all.
 """
 
 from __future__ import annotations
 
 import datetime
-from typing import Dict, Optional
+import json
+from typing import Dict, Mapping, Optional, Tuple
 
 from parsers.jobspec import JobSpec
-from translators.metadata import BEGIN, DEPENDENCY
+from translators.metadata import BEGIN, DEPENDENCY, RELEASE_LABELS
 
 
 def begin_moment(job: JobSpec, submit_time: str) -> Optional[datetime.datetime]:
@@ -47,3 +67,16 @@ def gate_annotations(job: JobSpec, submit_time: str) -> Dict[str, str]:
 def starts_suspended(job: JobSpec, submit_time: str) -> bool:
     """Whether the workload is created suspended: held, or gated."""
     return job.hold or bool(gate_annotations(job, submit_time))
+
+
+def queue_metadata(queue_labels: Mapping[str, str], waits: bool
+                   ) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """The workload's Kueue labels and annotations: the labels themselves when the job may
+    start at once, else none and the :data:`RELEASE_LABELS` annotation holding them (module
+    docstring)."""
+    if not queue_labels:
+        return {}, {}
+    if not waits:
+        return dict(queue_labels), {}
+    return {}, {RELEASE_LABELS: json.dumps(dict(queue_labels), sort_keys=True,
+                                           separators=(",", ":"))}

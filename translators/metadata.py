@@ -34,6 +34,8 @@ COMMENT = "sbatch-k8s.io/comment"
 HOLD = "sbatch-k8s.io/hold"
 DEPENDENCY = "sbatch-k8s.io/dependency"
 BEGIN = "sbatch-k8s.io/begin"
+#: The Kueue labels a held or gated workload gets only when it may start (translators.gates).
+RELEASE_LABELS = "sbatch-k8s.io/release-labels"
 VOLCANO_GROUP = "scheduling.k8s.io/group-name"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 #: scancel's signal and step-cancel requests to a running job (written on its node-0 pod; the
@@ -53,7 +55,7 @@ METADATA_KEYS: Tuple[Tuple[str, str, str, str], ...] = (
     (ACCOUNT, LABEL, "every object and pod, with --account", "the Slurm account"),
     (MANAGED_BY, LABEL, "every object and pod", "always sbatch-k8s"),
     (EXCLUSIVE, LABEL, "pods of --exclusive jobs", "true (whole node) or user"),
-    (KUEUE_QUEUE, LABEL, "the workload", "the partition's Kueue LocalQueue"),
+    (KUEUE_QUEUE, LABEL, "the workload, once it may start", "the partition's Kueue LocalQueue"),
     (KUEUE_PRIORITY, LABEL, "the workload, with a queue", "the --qos WorkloadPriorityClass"),
     (JOB_NAME, ANNOTATION, "the workload", "the job name as given (object names are slugs)"),
     (SUBMIT_TIME, ANNOTATION, "the workload", "Slurm's SubmitTime"),
@@ -66,6 +68,8 @@ METADATA_KEYS: Tuple[Tuple[str, str, str, str], ...] = (
      "the dependency expression (translators.gates)"),
     (BEGIN, ANNOTATION, "the workload, until its --begin time",
      "the begin time, local time like submit-time (translators.gates)"),
+    (RELEASE_LABELS, ANNOTATION, "the workload, with a queue, while held or gated",
+     "the Kueue labels it gets when released, as JSON (translators.gates)"),
     (VOLCANO_GROUP, ANNOTATION, "pods, with gang = volcano", "the Volcano PodGroup"),
     (COMPLETION_INDEX, ANNOTATION, "(read) pods of Indexed Jobs", "the node index"),
     (SCANCEL_REQUESTS, ANNOTATION, "node 0's pod, after scancel -s/-b/-f or of a step",

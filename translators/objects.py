@@ -12,7 +12,7 @@ import base64
 from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 from translators import metadata
-from translators.gates import gate_annotations
+from translators.gates import gate_annotations, queue_metadata, starts_suspended
 from parsers.job_description import describe_job, description_to_json, split_description
 from translators.pod import RUNTIME_PORT_NAME
 from translators.storage import (
@@ -39,6 +39,7 @@ def description_parts(plan: "JobPlan", unit: "Unit") -> Tuple[Dict[str, Any], Di
     description = describe_job(
         plan.job, inputs.allocation, inputs.context, unit.job_id, inputs.cluster_name,
         plan.workdir, dict(plan.environment), unit.array_job_id, unit.array_task_id)
+    description["contract_profile"] = plan.job.k8s_contract or plan.partition.contract
     return split_description(description)
 
 
@@ -125,14 +126,19 @@ def uses_pod_group(plan: "JobPlan") -> bool:
 
 
 def workload_metadata(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
-    """``metadata`` of the workload: labels (with Kueue's), and the Slurm annotations."""
-    labels = plan.labels(unit)
-    if plan.partition.queue:
-        labels[metadata.KUEUE_QUEUE] = plan.partition.queue
-    if plan.kueue_priority:
-        labels[metadata.KUEUE_PRIORITY] = plan.kueue_priority
+    """``metadata`` of the workload: labels (with Kueue's, or Kueue's kept aside while the
+    job is held or gated: :mod:`translators.gates`), and the Slurm annotations."""
     job = plan.job
+    queue: Dict[str, str] = {}
+    if plan.partition.queue:
+        queue[metadata.KUEUE_QUEUE] = plan.partition.queue
+        if plan.kueue_priority:
+            queue[metadata.KUEUE_PRIORITY] = plan.kueue_priority
+    kueue_labels, kueue_annotations = queue_metadata(
+        queue, starts_suspended(job, plan.inputs.submit_time))
+    labels = dict(plan.labels(unit), **kueue_labels)
     annotations = metadata.workload_annotations(
         job.job_name, plan.inputs.submit_time, job.given, job.comment, held=bool(job.hold),
         gates=gate_annotations(job, plan.inputs.submit_time))
+    annotations.update(kueue_annotations)
     return {"name": unit.name, "labels": labels, "annotations": annotations}

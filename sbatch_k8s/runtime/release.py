@@ -1,7 +1,8 @@
 """Releasing cluster jobs that wait for dependencies or a begin time — one code for everyone.
 
 A job submitted with ``--dependency`` or ``--begin`` gets a suspended workload carrying gate
-annotations (:mod:`translators.gates`) and a record labelled :data:`WAITING_LABEL`. Three
+annotations (:mod:`translators.gates`; on a Kueue partition without Kueue's labels until
+then, so that Kueue does not resume it) and a record labelled :data:`WAITING_LABEL`. Three
 parties may find it due, and all of them act through :func:`settle`:
 
 * node 0's runtime of the job it waits for, when that job starts or ends
@@ -39,6 +40,11 @@ WAITING_SELECTOR = f"sbatch-k8s.io/kind=record,{STATE_LABEL}={ACTIVE},{WAITING_L
 #: The workload's hold and gate annotations (:mod:`translators.metadata`, same keys).
 HOLD = "sbatch-k8s.io/hold"
 GATES = ("sbatch-k8s.io/dependency", "sbatch-k8s.io/begin")
+#: On a held or gated workload of a Kueue partition: the Kueue labels it gets when it may
+#: start, as JSON (:mod:`translators.gates`, same key).
+RELEASE_LABELS = "sbatch-k8s.io/release-labels"
+#: The labels Kueue reads on a workload (moved into :data:`RELEASE_LABELS` by a hold).
+KUEUE_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
 #: Pending reasons, as Slurm names them.
 DEPENDENCY, BEGIN_TIME, NEVER_SATISFIED = "Dependency", "BeginTime", "DependencyNeverSatisfied"
 ELIGIBLE = "None"
@@ -146,14 +152,49 @@ def _suspend_patch(kind: str, suspend: bool) -> Dict[str, Any]:
     return body
 
 
+def release_patch(kind: str, meta: Mapping[str, Any]) -> Dict[str, Any]:
+    """The merge patch that lets a workload (``meta``: its metadata) start: on a Kueue
+    partition, Kueue's labels out of :data:`RELEASE_LABELS` — Kueue resumes it when it
+    admits it (:mod:`translators.gates`) — else ``suspend: false``."""
+    stored = (meta.get("annotations") or {}).get(RELEASE_LABELS)
+    if not stored:
+        return _suspend_patch(kind, False)
+    try:
+        labels = {str(k): str(v) for k, v in json.loads(stored).items()}
+    except (ValueError, AttributeError):
+        labels = {}
+    return {"metadata": {"labels": labels, "annotations": {RELEASE_LABELS: None}}}
+
+
+def hold_patch(kind: str, meta: Mapping[str, Any]) -> Dict[str, Any]:
+    """The merge patch that keeps a pending workload from starting: suspended, and out of
+    Kueue's hands (its labels moved into :data:`RELEASE_LABELS`, kept with those already
+    there) so that Kueue does not resume it."""
+    patch = _suspend_patch(kind, True)
+    labels = meta.get("labels") or {}
+    queued = {k: str(labels[k]) for k in KUEUE_LABELS if labels.get(k)}
+    if queued:
+        stored = (meta.get("annotations") or {}).get(RELEASE_LABELS)
+        try:
+            kept = dict(json.loads(stored)) if stored else {}
+        except (ValueError, TypeError):
+            kept = {}
+        kept.update(queued)
+        patch["metadata"] = {
+            "labels": {k: None for k in queued},
+            "annotations": {RELEASE_LABELS: json.dumps(kept, sort_keys=True,
+                                                       separators=(",", ":"))}}
+    return patch
+
+
 def _status(error: BaseException) -> int:
     return int(getattr(error, "status", 0) or 0)
 
 
 def lift_gates(api: Any, ref: Mapping[str, str]) -> Optional[str]:
-    """Remove the workload's gate annotations and resume it unless it is held: the reason it
-    now shows (``None``, or ``JobHeldUser``/``JobHeldAdmin`` while held), None when it is
-    gone (or not a workload)."""
+    """Remove the workload's gate annotations and let it start unless it is held
+    (:func:`release_patch`): the reason it now shows (``None``, or ``JobHeldUser``/
+    ``JobHeldAdmin`` while held), None when it is gone (or not a workload)."""
     path = workload_path(ref)
     if path is None:
         return None
@@ -166,9 +207,10 @@ def lift_gates(api: Any, ref: Mapping[str, str]) -> Optional[str]:
             raise
         meta = workload.get("metadata") or {}
         hold = (meta.get("annotations") or {}).get(HOLD)
-        patch = {} if hold else _suspend_patch(ref["kind"], False)
-        patch["metadata"] = {"resourceVersion": meta.get("resourceVersion"),
-                             "annotations": {gate: None for gate in GATES}}
+        patch = {} if hold else release_patch(ref["kind"], meta)
+        released = patch.setdefault("metadata", {})
+        released["resourceVersion"] = meta.get("resourceVersion")
+        released.setdefault("annotations", {}).update({gate: None for gate in GATES})
         try:
             api.request("PATCH", path, body=patch, content_type="application/merge-patch+json")
             return HELD_REASONS.get(str(hold), "JobHeldUser") if hold else ELIGIBLE

@@ -129,21 +129,6 @@ def test_k8s_print_gives_the_held_form(kube: KubeSlurm) -> None:
     assert "sbatch-k8s.io/hold" not in annotations
 
 
-def test_gates_are_refused_where_kueue_admits(cluster: Any, tmp_path: Path) -> None:
-    kube = KubeSlurm(tmp_path, cluster.kubeconfig, config=CONFIG + 'queue = "team"\n')
-    try:
-        kube.script("later.sh", "#!/bin/sh\ntrue\n")
-        done = kube.run("sbatch", "--begin=now+1hour", "later.sh")
-        assert done.returncode == 1
-        assert done.stderr.strip().splitlines()[-1] == (
-            "sbatch: error: Batch job submission failed: --dependency and --begin are not "
-            "applied yet on partition debug, whose jobs Kueue admits (it would start them at "
-            "once)")
-        assert "Job" not in kube.everything()
-    finally:
-        kube.cleanup()
-
-
 def test_unknown_dependency_target_is_refused(kube: KubeSlurm) -> None:
     kube.script("after.sh", "#!/bin/sh\necho after\n")
     done = kube.run("sbatch", "--dependency=afterok:99999", "after.sh")

@@ -9,21 +9,21 @@ for a local scancel (:mod:`sbatch_k8s.runtime.cancel_requests`): nobody needs to
 pod, and the pod needs no API permissions. The kubelet refreshes that file within its sync
 period (about a minute on a default kubelet), so a signal arrives that much later.
 Holding suspends the workload (no pods) and releasing resumes it; where the suspend field
-lives depends on the kind.
+lives depends on the kind, and on a Kueue partition holding also takes the workload out of
+Kueue's hands (:mod:`translators.gates`).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional
 
 from parsers.records import CANCELLED, PENDING, RUNNING, JobRecord, with_changes
 from sbatch_k8s.backends.base import DONE, FINISHED
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, POD, WORKLOADS, Kind
-from sbatch_k8s.backends.kubernetes.workload_view import SUSPEND_FIELD
 from sbatch_k8s.errors import BackendError
-from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, HOLD, JOB_ID, SCANCEL_REQUESTS
+from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, JOB_ID, SCANCEL_REQUESTS
 
 #: Times scancel reads node 0's pod again when another writer changed it first.
 ANNOTATE_ATTEMPTS = 5
@@ -147,30 +147,23 @@ def _delete_element_pods(client: KubeClient, record: JobRecord, namespace: str) 
             client.delete(POD, pod["metadata"]["name"], namespace)
 
 
-def _nested(path: Tuple[str, ...], leaf: Dict[str, Any]) -> Dict[str, Any]:
-    body: Dict[str, Any] = leaf
-    for key in reversed(path):
-        body = {key: body}
-    return body
-
-
 def hold_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
                     namespace: str, reason: Optional[str]) -> str:
     """Suspend (``reason``: why it is held) or resume (None) one pending job's workload:
     ``done``. Released, a job that still waits for its dependency or begin time stays
     suspended with that reason (:mod:`.dependencies`)."""
-    from sbatch_k8s.backends.kubernetes.dependencies import gate_reason, release_new
+    from sbatch_k8s.backends.kubernetes.dependencies import hold_or_release_patch, release_new
     from sbatch_k8s.backends.kubernetes.records import record_name
 
     kind = _kind(ref)
     if kind is None:
         return FINISHED
     hold = reason is not None
-    waits = None if hold else gate_reason(client, kind, ref["name"], namespace)
-    *path, leaf = SUSPEND_FIELD[kind.kind]
-    patch = _nested(tuple(path), {leaf: hold or waits is not None})
-    patch["metadata"] = {"annotations": {
-        HOLD: None if not hold else "admin" if reason == "JobHeldAdmin" else "user"}}
+    workload = client.get(kind, ref["name"], namespace)
+    if workload is None:
+        return FINISHED
+    patch, waits = hold_or_release_patch(
+        workload, None if not hold else "admin" if reason == "JobHeldAdmin" else "user")
     client.merge_patch(kind, ref["name"], namespace, patch)
     now = int(time.time())
     held = with_changes(record, reason=reason or waits or "None",

@@ -16,36 +16,29 @@ run. A write that fails is left for the next look.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional, Sequence, Set
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.dependency_state import dependency_targets, parsed_dependency
 from parsers.errors import submission_failed
 from parsers.jobspec import JobSpec
 from parsers.records import JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
-from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, Kind
+from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP
 from sbatch_k8s.runtime.release import (
     BEGIN_TIME,
     DEPENDENCY,
     GATES,
+    HOLD,
     WAITING_LABEL,
     KnownJob,
     Waiting,
+    hold_patch,
+    release_patch,
     settle,
     waiting_from,
 )
 
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
-
-
-def check_gates(job: JobSpec, partition: Any) -> None:
-    """Refuse ``--dependency``/``--begin`` on a partition whose workloads Kueue admits: Kueue
-    resumes a suspended workload when it admits it, which would start the job early."""
-    gated = (job.dependency is not None and job.dependency.clauses) or job.begin is not None
-    if gated and partition.queue:
-        raise submission_failed(
-            f"--dependency and --begin are not applied yet on partition {partition.name}, "
-            "whose jobs Kueue admits (it would start them at once)")
 
 
 def check_targets(job: JobSpec, client: KubeClient, namespaces: Iterable[str]) -> None:
@@ -155,11 +148,29 @@ def release_new(client: KubeClient, namespace: str, job_ids: Sequence[int], now:
     release_waiting(client, namespace, view.stored, joined, reads, now, complete=False)
 
 
-def gate_reason(client: KubeClient, kind: Kind, name: str, namespace: str) -> Optional[str]:
+def gate_reason(workload: Optional[Mapping[str, Any]]) -> Optional[str]:
     """Why the workload still waits once released from a hold: ``Dependency`` or
     ``BeginTime`` while it carries that gate annotation, else None."""
-    workload = client.get(kind, name, namespace)
     annotations = ((workload or {}).get("metadata") or {}).get("annotations") or {}
     if annotations.get(GATES[0]):
         return DEPENDENCY
     return BEGIN_TIME if annotations.get(GATES[1]) else None
+
+
+def hold_or_release_patch(workload: Optional[Mapping[str, Any]], hold: Optional[str]
+                          ) -> Tuple[Dict[str, Any], Optional[str]]:
+    """``scontrol hold`` (``hold``: ``user`` or ``admin``) or ``release`` (None) of a pending
+    workload: the merge patch, and the gate it still waits for once released. Held: suspended
+    and out of Kueue's hands; released and no gate left: free to start
+    (:func:`sbatch_k8s.runtime.release.release_patch`); released but gated: left as it is."""
+    kind = str((workload or {}).get("kind") or "")
+    meta = (workload or {}).get("metadata") or {}
+    waits = None if hold else gate_reason(workload)
+    if hold:
+        patch = hold_patch(kind, meta)
+    elif waits is None:
+        patch = release_patch(kind, meta)
+    else:
+        patch = {}
+    patch.setdefault("metadata", {}).setdefault("annotations", {})[HOLD] = hold
+    return patch, waits

@@ -164,11 +164,7 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     from sbatch_k8s.backends.kubernetes.ids import COUNTER_NAME, allocate_job_ids
     from sbatch_k8s.backends.kubernetes.node_shape import plan_on_cluster
     from sbatch_k8s.backends.kubernetes.records import record_config_map
-    from sbatch_k8s.backends.kubernetes.dependencies import (
-        check_gates,
-        check_targets,
-        release_new,
-    )
+    from sbatch_k8s.backends.kubernetes.dependencies import check_targets, release_new
     from sbatch_k8s.runtime.release import WAITING_LABEL
     from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
     from sbatch_k8s.submit import now_iso, submit_context
@@ -177,7 +173,6 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
 
     check_backend_support(job, submit, command)
     partition, allocation = plan_on_cluster(job, config, client, environ)
-    check_gates(job, partition)
     if not submit.test_only:
         check_targets(job, client, {p.namespace or client.target.namespace
                                     for p in config.partitions})
