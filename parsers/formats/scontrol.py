@@ -14,6 +14,7 @@ from typing import List, Mapping, Optional, Sequence
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
 from parsers.formats import job_values as jv
 from parsers.formats.cells import format_timestamp
+from parsers.formats.job_stdio import scontrol_stdio
 from parsers.formats.messages import BareError
 from parsers.formats.states import is_pending
 from parsers.records import JobRecord
@@ -25,7 +26,6 @@ from parsers.values.hostlist import (
 from parsers.values.time import format_duration_hms, format_time_limit
 
 INDENT = "   "
-NO_VAL = 0xFFFFFFFE
 
 
 def _null(text: str) -> str:
@@ -46,18 +46,6 @@ def _num_nodes(job: JobRecord) -> str:
         low = min(job.node_count, job.max_nodes)
         return f"{low}-{job.max_nodes}"
     return str(job.node_count)
-
-
-def _default_output(job: JobRecord) -> str:
-    """Slurm's default ``slurm-%j.out`` (``slurm-%A_%a.out`` for array elements; the pending
-    rest of an array has task id NO_VAL there: ``slurm-103_4294967294.out``)."""
-    if job.array_job_id is not None and job.array_pending is not None:
-        name = f"slurm-{job.array_job_id}_{NO_VAL}.out"
-    elif job.array_job_id is not None and job.array_task_id is not None:
-        name = f"slurm-{job.array_job_id}_{job.array_task_id}.out"
-    else:
-        name = f"slurm-{job.job_id}.out"
-    return f"{job.work_dir.rstrip('/')}/{name}" if job.work_dir else name
 
 
 def _first_line(job: JobRecord) -> str:
@@ -118,9 +106,8 @@ def show_job_lines(job: JobRecord, now: int, time_format: Optional[str] = None) 
     if job.comment:
         lines.append(f"Comment={job.comment} ")
     if job.batch_flag:
-        stdout = job.stdout or _default_output(job)
-        lines += [f"StdErr={job.stderr or stdout}", f"StdIn={job.stdin or '/dev/null'}",
-                  f"StdOut={stdout}"]
+        stderr, stdin, stdout = scontrol_stdio(job)
+        lines += [f"StdErr={stderr}", f"StdIn={stdin}", f"StdOut={stdout}"]
     lines.append("Power=")
     gres = jv.tres_per_node(job)
     if gres:

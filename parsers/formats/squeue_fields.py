@@ -15,6 +15,7 @@ from typing import Callable, Dict, Optional, Tuple, Union
 
 from parsers.formats import job_values as jv
 from parsers.formats.cells import convert_num_unit, format_timestamp
+from parsers.formats.job_stdio import squeue_stderr, squeue_stdout
 from parsers.formats.states import is_pending, job_state, state_compact
 from parsers.records import JobRecord
 from parsers.values.time import format_elapsed
@@ -221,9 +222,9 @@ JOB_FIELDS: Tuple[FieldDef, ...] = (
     _row("StartTime", "S", "START_TIME", lambda j, c: _time(j.start_time, c)),
     _row("State", "T", "STATE", lambda j, c: j.state),
     _row("StateCompact", "t", "ST", lambda j, c: state_compact(j.state)),
-    _row("StdErr", "", "STDERR", lambda j, c: jv.text_or_null(j.stderr)),
+    _row("StdErr", "", "STDERR", lambda j, c: squeue_stderr(j)),
     _row("StdIn", "", "STDIN", lambda j, c: jv.text_or_null(j.stdin)),
-    _row("StdOut", "", "STDOUT", lambda j, c: jv.text_or_null(j.stdout)),
+    _row("StdOut", "", "STDOUT", lambda j, c: squeue_stdout(j)),
     _row("SubmitTime", "V", "SUBMIT_TIME", lambda j, c: _time(j.submit_time, c)),
     _row("system_comment", "", "SYSTEM_COMMENT", _NULL),
     _row("Threads", "J", "THREADS_PER_CORE", _const("*")),

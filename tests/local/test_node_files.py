@@ -93,5 +93,7 @@ def test_the_batch_script_runs_in_tmp_without_creating_its_directory(
     finally:
         landed.unlink()
     assert not missing.exists()
+    # scontrol shows the name the controller recorded (Slurm 22.05 alike): the working
+    # directory given, not /tmp where the node had to put the file.
     shown = slurm.run("scontrol", "show", "job", str(job)).stdout
-    assert f"StdOut={landed}\n" in shown
+    assert f"StdOut={missing}/{name}\n" in shown

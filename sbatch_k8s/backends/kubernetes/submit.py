@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
+from parsers.formats.job_stdio import recorded_stdio
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.records import PENDING, JobRecord, build
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
@@ -76,6 +77,7 @@ def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContex
     workdir = os.path.normpath(os.path.join(context.cwd, job.chdir)) if job.chdir else \
         context.cwd
     gpus = allocation.gpus_per_node
+    stdout, stderr, stdin = recorded_stdio(job.output, job.error, job.input, workdir)
     return build(
         JobRecord, job_id=job_id, name=job.job_name, user=context.user, uid=context.uid,
         group=context.group, gid=context.gid, partition=partition.name, state=PENDING,
@@ -94,7 +96,7 @@ def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContex
         memory_per_cpu=job.mem_per_cpu_mb is not None, gres=f"gpu:{gpus}" if gpus else "",
         nice=job.nice or 0, requeue=job.requeue is not False, work_dir=workdir,
         command=os.path.abspath(job.script.path) if job.script.path else "",
-        stdin=job.input or "/dev/null", comment=job.comment or "",
+        stdout=stdout, stderr=stderr, stdin=stdin, comment=job.comment or "",
         exclusive=job.exclusive, submit_host=context.host, features=job.constraint or "",
         cluster=cluster, array_throttle=job.array.max_running if job.array else None)
 

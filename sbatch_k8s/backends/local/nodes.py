@@ -25,7 +25,6 @@ from sbatch_k8s import jobdb
 from sbatch_k8s.runtime.step_log import read_step_log
 from sbatch_k8s.runtime.contract import local_address
 from sbatch_k8s.runtime.shims import runtime_invocation
-from sbatch_k8s.runtime.stdio import batch_paths
 
 PORT_RANGE = (20000, 60000)
 #: How long the other nodes get to exit after node 0 (beyond KillWait).
@@ -208,9 +207,8 @@ def start_element(conn: sqlite3.Connection, settings: Mapping[str, str], directo
     names = [local_address(i) for i in range(count)]
     port = free_port(names)
     kill_wait = float(settings.get("SBATCH_K8S_KILL_WAIT", 30))
-    paths = batch_paths(desc, names[0])
     jobdb.update_job(conn, int(desc["job_id"]), node_list=compress_hostlist(names),
-                     batch_host=names[0], port=port, stdout=paths.stdout, stderr=paths.stderr)
+                     batch_host=names[0], port=port)
     invocation = runtime_invocation()
     if settings.get("SBATCH_K8S_RUNTIME_PYZ"):
         # Run the zipapp pods run, with the interpreter given (e.g. to test Python 3.8).

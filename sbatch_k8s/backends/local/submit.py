@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
+from parsers.formats.job_stdio import recorded_stdio
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.records import PENDING
 from sbatch_k8s import jobdb
@@ -86,6 +87,7 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
     now = time.time()
     begin_time = _begin_time(job, now)
     indices: Sequence[Optional[int]] = job.array.indices() if job.array else (None,)
+    stdout, stderr, stdin = recorded_stdio(job.output, job.error, job.input, workdir)
     common: Dict[str, Any] = {
         "name": job.job_name, "user": context.user, "uid": context.uid, "grp": context.group,
         "gid": context.gid, "partition": desc["partition"], "account": desc.get("account"),
@@ -103,7 +105,7 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
         "kill_on_invalid_dep": 1 if job.kill_on_invalid_dep else 0,
         "priority": 1, "nice": job.nice or 0, "work_dir": workdir,
         "command": job.script.path and os.path.abspath(job.script.path) or "",
-        "stdin": job.input or "/dev/null", "job_dir": job_dir,
+        "stdout": stdout, "stderr": stderr, "stdin": stdin, "job_dir": job_dir,
         "array_spec": job.array.format() if job.array else None,
         "array_max_running": job.array.max_running if job.array else None,
         "comment": job.comment or "", "exclusive": job.exclusive,
@@ -156,6 +158,7 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     desc = describe_job(job, allocation, context, base_id, config.cluster_name, workdir,
                         environment)
     desc["partition"] = partition.name
+    desc["contract_profile"] = job.k8s_contract or partition.contract
     job_dir = job_dir_of(environ, base_id)
     os.makedirs(job_dir, mode=0o700, exist_ok=True)
     write_private(os.path.join(job_dir, "script"),

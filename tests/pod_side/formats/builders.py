@@ -114,7 +114,7 @@ def live_jobs() -> List[JobRecord]:
         submit_line=SBATCH + "-H -N2 --ntasks-per-node=2 -c2 --mem=1G --gres=gpu:1 "
                              "--exclusive -t 1-02:03:04 --comment=a b -J richjobname "
                              "-o out-%j.txt -e err-%j.txt --wrap=true",
-        **dict(_LIVE, stdout="/tmp/fmtcap/out-189.txt", stderr="/tmp/fmtcap/err-189.txt"))
+        **dict(_LIVE, stdout="/tmp/fmtcap/out-%j.txt", stderr="/tmp/fmtcap/err-%j.txt"))
     return [envlike, lim, held, dep, big, rich, *tasks, remainder]
 
 
