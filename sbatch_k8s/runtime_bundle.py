@@ -5,7 +5,9 @@ deterministically (sorted names, fixed timestamps and modes) so the same sources
 the same bytes — and so the same content hash, which names the shared ConfigMap
 ``sbatch-k8s-runtime-<hash>`` (:func:`translators.objects.runtime_config_map`). Its
 ``__main__`` refuses interpreters older than 3.8 with one clear line before any modern syntax
-is parsed.
+is parsed, then imports the runtime from an extracted copy whose bytecode is kept
+(:mod:`sbatch_k8s.runtime.bytecode_cache`; named by :func:`source_hash`, which the
+``__main__`` holds, so the bundle's bytes stay a function of the sources).
 """
 
 from __future__ import annotations
@@ -15,18 +17,21 @@ import functools
 import io
 import os
 import zipfile
-from typing import Iterator, List, Tuple
+from typing import Iterator, List, Sequence, Tuple
 
 #: Largest ConfigMap payload we allow ourselves (the API server's limit is 1 MiB).
 MAX_BUNDLE_BYTES = 1024 * 1024 - 64 * 1024
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
-# Parsed by any Python (2.7 included): no f-strings, no annotations.
-_MAIN = b"""import sys
+# Parsed by any Python (2.7 included): no f-strings, no annotations. ``%(source_hash)s``
+# names the extracted copy (:mod:`sbatch_k8s.runtime.bytecode_cache`).
+_MAIN = """import os, sys
 if sys.version_info < (3, 8):
-    sys.stderr.write("sbatch-k8s: error: python3 in this image is %d.%d; the sbatch-k8s "
-                     "runtime needs Python >= 3.8\\n" % sys.version_info[:2])
+    sys.stderr.write("sbatch-k8s: error: python3 in this image is %%d.%%d; the sbatch-k8s "
+                     "runtime needs Python >= 3.8\\n" %% sys.version_info[:2])
     sys.exit(127)
+from sbatch_k8s.runtime.bytecode_cache import use_bytecode_cache
+use_bytecode_cache(os.path.dirname(os.path.abspath(__file__)), "%(source_hash)s")
 from sbatch_k8s.runtime.main import main
 main()
 """
@@ -56,17 +61,30 @@ def bundle_files() -> List[Tuple[str, str]]:
     return sorted(files)
 
 
+def source_hash(entries: Sequence[Tuple[str, bytes]]) -> str:
+    """16 hex digits of the SHA-256 over every shipped file's name and bytes: the name of
+    the directory pods extract the bundle into (the bundle itself holds it, so it cannot be
+    the bundle's own hash)."""
+    digest = hashlib.sha256()
+    for name, data in sorted(entries):
+        digest.update(b"%d:%s\0%d:" % (len(name), name.encode(), len(data)))
+        digest.update(data)
+    return digest.hexdigest()[:16]
+
+
 @functools.lru_cache(maxsize=1)
 def build_bundle() -> bytes:
     """The zipapp's bytes; identical for identical sources. Built once per process (the
     command server builds it at start and its children inherit it; a source change restarts
     the server)."""
+    entries: List[Tuple[str, bytes]] = []
+    for name, path in bundle_files():
+        with open(path, "rb") as f:
+            entries.append((name, f.read()))
+    main = _MAIN % {"source_hash": source_hash(entries)}
+    entries.append(("__main__.py", main.encode()))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        entries = [("__main__.py", _MAIN)]
-        for name, path in bundle_files():
-            with open(path, "rb") as f:
-                entries.append((name, f.read()))
         for name, data in sorted(entries):
             info = zipfile.ZipInfo(name, date_time=_FIXED_TIME)
             info.external_attr = 0o644 << 16
