@@ -14,6 +14,11 @@ ended, the controller) over job records. Follows slurmctld's ``test_job_dependen
 * a job the lookup does not know can never satisfy the clause;
 * clauses joined by ``,`` must all be met (one ``never`` fails them all); joined by ``?``,
   one met clause is enough, and only all of them failing fails the whole.
+
+:func:`shown_dependency` gives what squeue ``%E`` and ``scontrol show job``'s
+``Dependency=`` print for a job that has not started: each item not yet met with its state,
+as slurmctld's ``_depend_state_str`` names it (``afterok:17_*(unfulfilled)``,
+``afterok:16(failed)``, ``singleton(unfulfilled)``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from parsers.records import COMPLETED
+from parsers.records import CANCELLED, COMPLETED, PENDING, JobRecord
 from parsers.values.dependency import DependencyClause, DependencySpec, parse_dependency
 
 OK, WAIT, NEVER = "ok", "wait", "never"
@@ -31,6 +36,9 @@ TERMINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_
 #: States of a job a ``singleton`` waits for.
 UNFINISHED = frozenset({"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED",
                         "REQUEUED"})
+
+#: ``_depend_state_str``: a verdict as squeue prints it after an item.
+SHOWN_STATES = {WAIT: "unfulfilled", NEVER: "failed", OK: "fulfilled"}
 
 #: What the caller knows of one job a target names: its state and start time (epoch s).
 TargetFacts = Tuple[str, Optional[float]]
@@ -104,3 +112,60 @@ def spec_verdict(spec: DependencySpec, own_task: Optional[int], lookup: TargetLo
 def dependency_targets(spec: DependencySpec) -> List[int]:
     """The job ids the expression names (array ids as written), sorted, without repeats."""
     return sorted({t.job_id for clause in spec.clauses for t in clause.targets})
+
+
+def _target_verdict(kind: str, target_job: int, task: Optional[int], delay_min: int,
+                    lookup: TargetLookup, now: float) -> str:
+    jobs = lookup(target_job, task)
+    if not jobs:
+        return NEVER
+    return all_of([target_verdict(kind, state, start, delay_min, now) for state, start in jobs])
+
+
+def shown_dependency(spec: DependencySpec, own_task: Optional[int], lookup: TargetLookup,
+                     singleton_waits: Callable[[], bool], names_array: Callable[[int], bool],
+                     now: float) -> str:
+    """The items of ``spec`` not yet met, each followed by its state in parentheses, joined
+    as written; "" when nothing is left (squeue then prints ``(null)``). As slurmctld's
+    ``test_job_dependency``: with ``,`` met items are dropped and, after the first failed
+    one, the rest are no longer looked at (shown ``unfulfilled``); with ``?`` one met item
+    clears the whole. A target naming a whole array (``names_array``) prints ``_*``."""
+    items: List[Tuple[str, str]] = []
+    stopped = False
+    for clause in spec.clauses:
+        if clause.kind == "singleton":
+            verdict = WAIT if stopped or singleton_waits() else OK
+            items.append(("singleton", verdict))
+            stopped = stopped or (spec.require_all and verdict == NEVER)
+            continue
+        for target in clause.targets:
+            task = target.array_task_id
+            if clause.kind == "aftercorr" and task is None and own_task is not None:
+                task = own_task
+            verdict = WAIT if stopped else _target_verdict(
+                clause.kind, target.job_id, task, target.delay_min, lookup, now)
+            text = target.format()
+            if target.array_task_id is None and not target.all_tasks and \
+                    names_array(target.job_id):
+                text = f"{target.job_id}_*" + (f"+{target.delay_min}" if target.delay_min
+                                               else "")
+            items.append((f"{clause.kind}:{text}", verdict))
+            stopped = stopped or (spec.require_all and verdict == NEVER)
+    if not spec.require_all and any(verdict == OK for _, verdict in items):
+        return ""
+    kept = [f"{text}({SHOWN_STATES[verdict]})" for text, verdict in items if verdict != OK]
+    return ("," if spec.require_all else "?").join(kept)
+
+
+def record_dependency(record: JobRecord, lookup: TargetLookup,
+                      singleton_waits: Callable[[], bool], names_array: Callable[[int], bool],
+                      now: float) -> str:
+    """What a report prints as the job's dependency: :func:`shown_dependency` while it has
+    not started (pending, or cancelled before it ran: ``--kill-on-invalid-dep``, scancel),
+    "" once it did (slurmctld clears a job's dependencies when it starts)."""
+    if not record.dependency:
+        return ""
+    if record.state != PENDING and not (record.state == CANCELLED and not record.node_list):
+        return ""
+    return shown_dependency(parsed_dependency(record.dependency), record.array_task_id,
+                            lookup, singleton_waits, names_array, now)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from parsers.dependency_state import NEVER, UNFINISHED, WAIT, parsed_dependency, spec_verdict
 
@@ -105,26 +105,46 @@ def waiting_from(config_map: Mapping[str, Any]) -> Optional[Waiting]:
         return None
 
 
+class KnownJobs:
+    """The jobs a decision knows of, indexed for the questions a dependency asks."""
+
+    def __init__(self, known: Sequence[KnownJob]) -> None:
+        self.known = known
+        self._by_id: Dict[int, List[KnownJob]] = {}
+        self._by_array: Dict[int, List[KnownJob]] = {}
+        for k in known:
+            self._by_id.setdefault(k.job_id, []).append(k)
+            if k.array_job_id is not None:
+                self._by_array.setdefault(int(k.array_job_id), []).append(k)
+
+    def lookup(self, job_id: int, task: Optional[int]) -> List[Tuple[str, Optional[float]]]:
+        """The state and start of the jobs ``job_id`` (with ``task``) names: one array
+        element, the elements of an array, or one job."""
+        if task is not None:
+            hits = [k for k in self._by_array.get(job_id, ()) if k.array_task_id == task]
+        else:
+            hits = self._by_array.get(job_id) or self._by_id.get(job_id, [])
+        return [(k.state, k.start_time) for k in hits]
+
+    def names_array(self, job_id: int) -> bool:
+        """Whether ``job_id`` is an array's id."""
+        return job_id in self._by_array
+
+    def singleton_waits(self, job: Any) -> Callable[[], bool]:
+        """Whether an earlier unfinished job has ``job``'s name and user."""
+        return lambda: any(k.name == job.name and k.user == job.user and k.job_id < job.job_id
+                           and k.state in UNFINISHED for k in self.known)
+
+
 def eligibility(waiting: Waiting, known: Sequence[KnownJob], now: float) -> str:
     """Why the job still waits (``Dependency``, ``BeginTime``,
     ``DependencyNeverSatisfied``), or ``None`` when it may start — as slurmctld: the
     dependency first, then the begin time."""
     job = waiting.job
     if waiting.dependency:
-        def lookup(job_id: int, task: Optional[int]) -> List[Tuple[str, Optional[float]]]:
-            if task is not None:
-                hits = [k for k in known if k.array_job_id == job_id and k.array_task_id == task]
-            else:
-                hits = [k for k in known if k.array_job_id == job_id] or \
-                    [k for k in known if k.job_id == job_id]
-            return [(k.state, k.start_time) for k in hits]
-
-        def singleton_waits() -> bool:
-            return any(k.name == job.name and k.user == job.user and k.job_id < job.job_id
-                       and k.state in UNFINISHED for k in known)
-
+        jobs = KnownJobs(known)
         verdict = spec_verdict(parsed_dependency(waiting.dependency), job.array_task_id,
-                               lookup, singleton_waits, now)
+                               jobs.lookup, jobs.singleton_waits(job), now)
         if verdict == NEVER:
             return NEVER_SATISFIED
         if verdict == WAIT:
@@ -267,10 +287,12 @@ def rewrite_record(api: Any, config_map: Mapping[str, Any], changes: Mapping[str
 
 
 def _cancel(api: Any, waiting: Waiting, now: int, delete: bool) -> None:
-    """``--kill-on-invalid-dep=yes``: the job ends CANCELLED (reason ``Dependency``, as
-    slurmctld records it) and, when no other waiting job shares it, its workload is
-    deleted."""
-    changes = {"state": "CANCELLED", "reason": DEPENDENCY, "start_time": now, "end_time": now,
+    """``--kill-on-invalid-dep=yes``: the job ends CANCELLED (start = end, reason
+    ``DependencyNeverSatisfied``, as squeue and scontrol show it on Slurm; sacct prints
+    ``None`` for a job that has a start) and, when no other waiting job shares it, its
+    workload is deleted."""
+    changes = {"state": "CANCELLED", "reason": NEVER_SATISFIED, "start_time": now,
+               "end_time": now,
                "exit_code": 0, "exit_signal": 0}
     if rewrite_record(api, waiting.config_map, changes,
                       {STATE_LABEL: "CANCELLED", WAITING_LABEL: None},
@@ -308,7 +330,7 @@ def settle(api: Any, waiting: Sequence[Waiting], known: Sequence[KnownJob],
         for item, reason in members:
             if item in killed:
                 _cancel(api, item, stamp, delete=len(killed) == len(members))
-                changed[item.job.job_id] = ("CANCELLED", DEPENDENCY)
+                changed[item.job.job_id] = ("CANCELLED", NEVER_SATISFIED)
             elif reason == NEVER_SATISFIED:
                 if rewrite_record(api, item.config_map, {"reason": reason},
                                   {WAITING_LABEL: None}):

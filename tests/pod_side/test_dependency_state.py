@@ -93,3 +93,36 @@ def test_begin_time_comes_after_the_dependency() -> None:
     assert eligibility(_waiting("afterok:3", begin=NOW + 60), KNOWN, NOW) == "Dependency"
     assert eligibility(_waiting("afterok:1", begin=NOW + 60), KNOWN, NOW) == "BeginTime"
     assert eligibility(_waiting("", begin=NOW - 1), KNOWN, NOW) == "None"
+
+
+#: Known jobs for the display table: 434 held, 435 an array of three held elements,
+#: 442 completed, 443 failed (the ids Slurm 22.05 printed these lines with).
+SHOWN_KNOWN = [_job(434, "PENDING"), _job(442, "COMPLETED", start=NOW),
+               _job(443, "FAILED", start=NOW)] + [
+    _job(435 + t, "PENDING", array=435, task=t) for t in range(3)]
+
+
+@pytest.mark.parametrize("expression, shown", [
+    ("afterok:434", "afterok:434(unfulfilled)"),
+    ("afterok:435", "afterok:435_*(unfulfilled)"),
+    ("aftercorr:435", "aftercorr:435_*(unfulfilled)"),
+    ("afterany:434?afternotok:435_1", "afterany:434(unfulfilled)?afternotok:435_1(unfulfilled)"),
+    ("after:434+5", "after:434+5(unfulfilled)"),
+    ("afterok:442,afterok:434", "afterok:434(unfulfilled)"),
+    ("afterany:442:434", "afterany:434(unfulfilled)"),
+    ("afterok:443,afterok:434", "afterok:443(failed),afterok:434(unfulfilled)"),
+    ("afterok:443?afterok:434", "afterok:443(failed)?afterok:434(unfulfilled)"),
+    ("afterok:443?afterok:442", ""),
+    ("afterok:442", ""),
+    ("singleton", "singleton(unfulfilled)"),
+    ("afterok:99", "afterok:99(failed)"),
+])
+def test_shown_dependency(expression: str, shown: str) -> None:
+    from parsers.dependency_state import parsed_dependency, shown_dependency
+    from sbatch_k8s.runtime.release import KnownJobs
+
+    jobs = KnownJobs(SHOWN_KNOWN)
+    me = _job(500, "PENDING")
+    assert shown_dependency(parsed_dependency(expression), None, jobs.lookup,
+                            lambda: True, jobs.names_array, NOW) == shown
+    assert jobs.singleton_waits(me)() is True

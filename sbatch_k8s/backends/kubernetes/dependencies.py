@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from parsers.dependency_state import dependency_targets, parsed_dependency
+from parsers.dependency_state import dependency_targets, parsed_dependency, record_dependency
 from parsers.errors import submission_failed
 from parsers.jobspec import JobSpec
 from parsers.records import JobRecord, with_changes
@@ -31,6 +31,7 @@ from sbatch_k8s.runtime.release import (
     HOLD,
     WAITING_LABEL,
     KnownJob,
+    KnownJobs,
     Waiting,
     hold_patch,
     release_patch,
@@ -110,7 +111,7 @@ def release_waiting(client: KubeClient, namespace: str, stored: Sequence[Any],
         if item is not None and record is not None and record.state == "PENDING":
             waiting.append(item)
     if not waiting:
-        return joined
+        return _with_shown(joined, None, set(), now)
     known = [_known(r) for r in joined]
     try:
         missing = _missing_targets(waiting, known)
@@ -125,7 +126,29 @@ def release_waiting(client: KubeClient, namespace: str, stored: Sequence[Any],
         changed = settle(client, waiting, known, now)
     except (KubeError, RuntimeError):
         return joined  # the next look tries again
-    return [_changed(r, changed.get(r.job_id), now) for r in joined]
+    return _with_shown([_changed(r, changed.get(r.job_id), now) for r in joined], known,
+                       {w.job.job_id for w in waiting}, now)
+
+
+def _with_shown(records: List[JobRecord], known: Optional[Sequence[KnownJob]],
+                waiting: Set[int], now: int) -> List[JobRecord]:
+    """The records with their dependency as squeue ``%E`` shows it
+    (:func:`parsers.dependency_state.record_dependency`), decided from ``known`` (None: the
+    records themselves). A pending job the pass did not find waiting was released: nothing
+    left to show."""
+    if not any(r.dependency for r in records):
+        return records
+    jobs = KnownJobs(known if known is not None else [_known(r) for r in records])
+    shown: List[JobRecord] = []
+    for record in records:
+        if record.dependency and record.state == "PENDING" and record.job_id not in waiting:
+            record = with_changes(record, dependency="")
+        elif record.dependency:
+            text = record_dependency(record, jobs.lookup, jobs.singleton_waits(record),
+                                     jobs.names_array, now)
+            record = with_changes(record, dependency=text)
+        shown.append(record)
+    return shown
 
 
 def _changed(record: JobRecord, change: Optional[Any], now: int) -> JobRecord:

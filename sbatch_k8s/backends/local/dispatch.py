@@ -123,9 +123,9 @@ def look_once(conn: sqlite3.Connection, config: LocalConfig) -> Look:
         conn.executemany("UPDATE jobs SET reason=? WHERE job_id=? AND state=? AND hold=0",
                          [(reason, job_id, PENDING) for job_id, reason in reasons.items()])
         for job_id in list(look.cancelled):
-            if not conn.execute("UPDATE jobs SET state=?, reason=?, end_time=? "
-                                "WHERE job_id=? AND state=?",
-                                (CANCELLED, NEVER, now, job_id, PENDING)).rowcount:
+            if not conn.execute("UPDATE jobs SET state=?, reason=?, start_time=?, "
+                                "end_time=? WHERE job_id=? AND state=?",
+                                (CANCELLED, NEVER, now, now, job_id, PENDING)).rowcount:
                 look.cancelled.remove(job_id)
         conn.execute("COMMIT")
     except BaseException:

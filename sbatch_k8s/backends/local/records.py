@@ -129,7 +129,11 @@ def active_records(conn: sqlite3.Connection, include_finished: bool, now: float,
     narrow, narrow_params = _id_clause(job_ids)
     rows = jobdb.select_jobs(conn, f"({where}) AND NOT ({NOT_STARTED_ELEMENT}){narrow}",
                              params + narrow_params)
-    return _fold_arrays(rows, _not_started_groups(conn, narrow, narrow_params), cluster)
+    from sbatch_k8s.backends.local.waiting import with_shown_dependencies
+
+    return with_shown_dependencies(
+        conn, _fold_arrays(rows, _not_started_groups(conn, narrow, narrow_params), cluster),
+        now)
 
 
 def _id_clause(job_ids: Optional[Sequence[int]]) -> Tuple[str, List[object]]:

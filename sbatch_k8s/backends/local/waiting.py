@@ -9,10 +9,15 @@ cancelled with ``--kill-on-invalid-dep=yes``).
 from __future__ import annotations
 
 import sqlite3
-from typing import List, Mapping, Optional, Tuple
+from typing import Callable, List, Mapping, Optional, Tuple
 
-from parsers.dependency_state import TERMINAL, parsed_dependency, spec_verdict
-from parsers.records import COMPLETED, PENDING, RUNNING
+from parsers.dependency_state import (
+    TERMINAL,
+    parsed_dependency,
+    record_dependency,
+    spec_verdict,
+)
+from parsers.records import COMPLETED, PENDING, RUNNING, JobRecord, with_changes
 from sbatch_k8s import jobdb
 
 HELD, DEPENDENCY, BEGIN_TIME, NEVER = ("JobHeldUser", "Dependency", "BeginTime",
@@ -31,20 +36,23 @@ def _targets(conn: sqlite3.Connection, job_id: int, task: Optional[int]
     return [(row["state"], row["start_time"]) for row in rows]
 
 
+def _singleton_waits(conn: sqlite3.Connection, name: str, uid: int, job_id: int
+                     ) -> Callable[[], bool]:
+    """Whether an earlier pending or running job has this name and uid (``singleton``)."""
+    return lambda: bool(conn.execute(
+        "SELECT COUNT(*) FROM jobs WHERE name=? AND uid=? AND job_id<? AND state IN (?, ?)",
+        (name, uid, job_id, PENDING, RUNNING)).fetchone()[0])
+
+
 def dependency_state(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> str:
     """``ok``, ``wait`` or ``never`` for the job's whole ``--dependency`` expression
     (:mod:`parsers.dependency_state` decides; this supplies the database's jobs)."""
     if not row["dependency"]:
         return "ok"
 
-    def singleton_waits() -> bool:
-        return bool(conn.execute(
-            "SELECT COUNT(*) FROM jobs WHERE name=? AND uid=? AND job_id<? AND state IN (?, ?)",
-            (row["name"], row["uid"], row["job_id"], PENDING, RUNNING)).fetchone()[0])
-
     return spec_verdict(parsed_dependency(row["dependency"]), row["array_task_id"],
-                        lambda job_id, task: _targets(conn, job_id, task), singleton_waits,
-                        now)
+                        lambda job_id, task: _targets(conn, job_id, task),
+                        _singleton_waits(conn, row["name"], row["uid"], row["job_id"]), now)
 
 
 def eligibility(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> Tuple[bool, str]:
@@ -59,6 +67,23 @@ def eligibility(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> Tuple
     if verdict == "wait":
         return False, DEPENDENCY
     return True, "None"
+
+
+def with_shown_dependencies(conn: sqlite3.Connection, records: List[JobRecord],
+                            now: float) -> List[JobRecord]:
+    """The records with their dependency as squeue ``%E`` shows it: each item not yet met
+    with its state (:func:`parsers.dependency_state.record_dependency`)."""
+    def names_array(job_id: int) -> bool:
+        return conn.execute("SELECT 1 FROM jobs WHERE array_job_id=? LIMIT 1",
+                            (job_id,)).fetchone() is not None
+
+    def shown(record: JobRecord) -> JobRecord:
+        text = record_dependency(record, lambda job_id, task: _targets(conn, job_id, task),
+                                 _singleton_waits(conn, record.name, record.uid,
+                                                  record.job_id), names_array, now)
+        return with_changes(record, dependency=text)
+
+    return [shown(r) if r.dependency else r for r in records]
 
 
 #: How often a waiter looks at the database without a wake-up (the scheduler may have died).
