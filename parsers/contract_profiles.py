@@ -1,15 +1,42 @@
-"""Contract profiles: the variables a platform would give a node, made from Slurm's facts.
+"""Contract profiles: the variables and files a platform would give a node, made from
+Slurm's facts.
 
-One row per profile; each row maps a platform variable to the Slurm fact it carries
-(``reference/platforms.md``). Platform mode reads the same variables back
-(:mod:`sbatch_k8s.runtime.platform`); ``tests/platform/test_profiles.py`` proves that
-every profile read back through its adapter gives the Slurm view it was made from.
-Pod-side: standard library only.
+A job whose partition sets ``contract = "<profile>"`` (or that is submitted with
+``--k8s-contract=<profile>``) gets, on every node and beside ``SLURM_*``, what that platform
+gives its containers (``reference/platforms.md``), so a script written for the platform runs
+as one of our jobs. One row per profile (:data:`PROFILES`): each variable with the Slurm fact
+it carries, the files the platform writes (hostfiles, a rank table), the per-task variables
+(:mod:`parsers.contract_variables`) and the platform-mode contract that reads it all back
+(:mod:`sbatch_k8s.runtime.platform.contracts`). The file formats and fixed paths are defined
+here once and the platform-mode adapters import them; ``tests/platform/test_profiles.py``
+reads every profile back through its adapter and gets the Slurm view it was made from.
+
+The runtime computes a node's profile environment where it computes its ``SLURM_*`` ones
+(:func:`parsers.slurm_env.profile_variables`) and writes the files into the job's scratch
+directory on every node (:mod:`sbatch_k8s.runtime.profile_files`). Pod-side: standard
+library only.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict, NamedTuple, Sequence, Tuple
+import json
+import os
+from typing import Callable, Dict, NamedTuple, Optional, Sequence, Tuple
+
+from parsers.target_names import CONTRACT_PROFILES, DEFAULT_CONTRACT_PROFILE
+
+#: Where the runtime writes a job's profile files, under its spool (``SBATCH_K8S_SPOOL``).
+FILES_DIRECTORY = "contract"
+#: The task-training platform's DeepSpeed hostfile (no variable names it).
+DEEPSPEED_HOSTFILE = "/job/hostfile"
+#: The task-training platform's Horovod hostfiles (OpenMPI's and MPICH's).
+MPI_HOSTFILE = "/etc/mpi/hostfile"
+MPICH_HOSTFILE = "/etc/mpi/mpich_hostfile"
+#: The Ascend rank table's file name (``RANK_TABLE_FILE`` names its directory).
+RANK_TABLE_NAME = "jobstart_hccl.json"
+RANK_TABLE_COMPLETED = "completed"
+#: TF_CONFIG's replica types in node order.
+TF_TYPES = ("chief", "master", "worker", "ps", "evaluator")
 
 
 class SlurmFacts(NamedTuple):
@@ -20,6 +47,12 @@ class SlurmFacts(NamedTuple):
     gpus_per_node: int
     master_port: int
     job_id: int
+    #: How the nodes are reached (``<pod>.<service>`` in pods); the names when empty.
+    node_addresses: Tuple[str, ...] = ()
+    #: ``MASTER_ADDR`` as the job has it; node 0's name when empty.
+    master: str = ""
+    #: Where the runtime wrote the profile's files; the platform's own paths when empty.
+    files_dir: str = ""
 
     @property
     def node_count(self) -> int:
@@ -28,23 +61,96 @@ class SlurmFacts(NamedTuple):
 
     @property
     def master_addr(self) -> str:
-        """Node 0, where torch-style rendezvous meet (``MASTER_ADDR``)."""
-        return self.node_names[0]
+        """Where torch-style rendezvous meet (``MASTER_ADDR``): node 0 unless set."""
+        return self.master or self.node_names[0]
+
+    @property
+    def addresses(self) -> Tuple[str, ...]:
+        """How each node is reached."""
+        return self.node_addresses or self.node_names
 
     @property
     def procs_per_node(self) -> int:
         """Processes a launcher starts per node: one per GPU, one without GPUs."""
         return max(self.gpus_per_node, 1)
 
+    def path_of(self, file: "ProfileFile") -> str:
+        """Where the node finds ``file``: the runtime's copy, else the platform's path."""
+        if self.files_dir:
+            return os.path.join(self.files_dir, file.name)
+        return file.fixed_path or file.name
+
 
 Value = Callable[[SlurmFacts], str]
+
+
+class ProfileFile(NamedTuple):
+    """A file a platform writes into its containers."""
+
+    name: str
+    content: Value
+    #: Where the platform keeps it, when scripts may name that path literally.
+    fixed_path: Optional[str] = None
+    #: The profile's variable naming the file ("" when scripts know only the fixed path).
+    named_by: str = ""
+
+
+class Profile(NamedTuple):
+    """One platform's view of a node, made from Slurm's facts."""
+
+    name: str
+    #: The platform-mode contract that reads these variables and files back.
+    reads_as: str
+    variables: Tuple[Tuple[str, Value], ...]
+    files: Tuple[ProfileFile, ...] = ()
+    #: The row of :data:`parsers.contract_variables.TASK_VARIABLES` each task gets.
+    task_variables: Optional[str] = None
+    summary: str = ""
+
+
+def _hostfile(f: SlurmFacts) -> str:
+    """OpenMPI's (and DeepSpeed's) ``host slots=N`` lines, one per node."""
+    return "".join(f"{name} slots={f.procs_per_node}\n" for name in f.node_names)
+
+
+def _mpich_hostfile(f: SlurmFacts) -> str:
+    """MPICH's ``host:N`` lines, one per node."""
+    return "".join(f"{name}:{f.procs_per_node}\n" for name in f.node_names)
+
+
+def _tf_config(f: SlurmFacts) -> str:
+    """Every node a worker (no parameter server: AllReduce), this one's index."""
+    workers = [f"{name}:{f.master_port}" for name in f.node_names]
+    return json.dumps({"cluster": {"worker": workers},
+                       "task": {"type": "worker", "index": f.node_index},
+                       "environment": "cloud"}, separators=(",", ":"))
+
+
+def _rank_table(f: SlurmFacts) -> str:
+    """ModelArts' ``jobstart_hccl.json`` (template 2), already ``completed``: one server per
+    node, its GPUs as cards 0…n-1. There is no NPU network: ``device_ip`` is the node's
+    address."""
+    cards = f.procs_per_node
+    servers = [{"devices": [{"device_id": str(d), "device_ip": address}
+                            for d in range(cards)],
+                "pod_name": name, "server_id": address}
+               for name, address in zip(f.node_names, f.addresses)]
+    return json.dumps({"group_count": "1", "group_list": [{
+        "device_count": str(cards * f.node_count), "group_name": f"job-{f.job_id}",
+        "instance_count": str(f.node_count), "instance_list": servers}],
+        "status": RANK_TABLE_COMPLETED}, indent=1) + "\n"
+
+
+DEEPSPEED = ProfileFile("hostfile", _hostfile, DEEPSPEED_HOSTFILE)
+OPENMPI = ProfileFile("hostfile", _hostfile, MPI_HOSTFILE, "OMPI_MCA_orte_default_hostfile")
+MPICH = ProfileFile("mpich_hostfile", _mpich_hostfile, MPICH_HOSTFILE, "HYDRA_HOST_FILE")
+RANK_TABLE = ProfileFile(RANK_TABLE_NAME, _rank_table, named_by="RANK_TABLE_FILE")
 
 #: The rendezvous variables every torch-style profile carries.
 _MASTER: Tuple[Tuple[str, Value], ...] = (
     ("MASTER_ADDR", lambda f: f.master_addr),
     ("MASTER_PORT", lambda f: str(f.master_port)),
 )
-
 #: Kubeflow's ``PET_*`` (torchrun's own variables, as the training operator sets them).
 _PET: Tuple[Tuple[str, Value], ...] = (
     ("PET_MASTER_ADDR", lambda f: f.master_addr),
@@ -53,53 +159,96 @@ _PET: Tuple[Tuple[str, Value], ...] = (
     ("PET_NODE_RANK", lambda f: str(f.node_index)),
     ("PET_NPROC_PER_NODE", lambda f: str(f.procs_per_node)),
 )
+#: The task-training platform's PyTorch mode: WORLD_SIZE counts nodes, SLOTS GPUs.
+_TASK_TRAINING: Tuple[Tuple[str, Value], ...] = _MASTER + (
+    ("WORLD_SIZE", lambda f: str(f.node_count)),
+    ("RANK", lambda f: str(f.node_index)),
+    ("SLOTS", lambda f: str(f.procs_per_node)),
+)
 
-#: profile → (variable, the Slurm fact it carries), in the order the platform sets them.
-PROFILE_VARIABLES: Dict[str, Tuple[Tuple[str, Value], ...]] = {
-    # Kubeflow PyTorchJob v1.7+: RANK is the pod's index, WORLD_SIZE pods × processes.
-    "pytorchjob": _MASTER + (
+_ROWS: Tuple[Profile, ...] = (
+    Profile("pytorchjob", "pytorchjob", _MASTER + (
         ("WORLD_SIZE", lambda f: str(f.node_count * f.procs_per_node)),
         ("RANK", lambda f: str(f.node_index)),
-    ) + _PET,
-    # AI Hub's PyTorchJob: RANK is the node's index, WORLD_SIZE the job's GPUs (its
-    # processes, one per node without GPUs).
-    "aihub": _MASTER + (
+    ) + _PET, summary="Kubeflow PyTorchJob (v1.7+): RANK the pod's index, WORLD_SIZE pods × "
+                      "processes, PET_*"),
+    Profile("aihub", "aihub", _MASTER + (
         ("WORLD_SIZE", lambda f: str(f.node_count * f.procs_per_node)),
         ("RANK", lambda f: str(f.node_index)),
-    ) + _PET,
-    # AIStation Master/Worker: the platform sets MASTER_*, the form the rest.
-    "aistation": _MASTER + (
+    ) + _PET, summary="AI Hub PyTorchJob: RANK the node's index, WORLD_SIZE the job's GPUs, "
+                      "PET_*"),
+    Profile("aistation", "aistation", _MASTER + (
         ("NNODES", lambda f: str(f.node_count)),
         ("NPROC_PER_NODE", lambda f: str(f.procs_per_node)),
         ("RDZV_ID", lambda f: str(f.job_id)),
-    ),
-    # The task-training platform's PyTorch mode: WORLD_SIZE counts nodes, SLOTS GPUs.
-    "task-training": _MASTER + (
-        ("WORLD_SIZE", lambda f: str(f.node_count)),
-        ("RANK", lambda f: str(f.node_index)),
-        ("SLOTS", lambda f: str(f.procs_per_node)),
-    ),
-    # Volcano's svc and env plugins, every node in one task named "worker".
-    "volcano": (
-        ("VC_WORKER_HOSTS", lambda f: ",".join(f.node_names)),
+    ), summary="AIStation Master/Worker: MASTER_*, and the form's NNODES, NPROC_PER_NODE, "
+               "RDZV_ID (the job id: unique per job)"),
+    Profile("task-training", "task-training", _TASK_TRAINING,
+            summary="task-training platform, PyTorch mode: WORLD_SIZE (nodes), RANK, SLOTS"),
+    Profile("task-training-deepspeed", "task-training", _TASK_TRAINING, (DEEPSPEED,),
+            summary="task-training platform, DeepSpeed mode: the PyTorch mode's variables "
+                    "and /job/hostfile"),
+    Profile("task-training-horovod", "task-training", (
+        (OPENMPI.named_by, lambda f: f.path_of(OPENMPI)),
+        (MPICH.named_by, lambda f: f.path_of(MPICH)),
+    ), (OPENMPI, MPICH), summary="task-training platform, Horovod mode: the OpenMPI and "
+                                 "MPICH hostfiles"),
+    Profile("task-training-tensorflow", "tf-config", (("TF_CONFIG", _tf_config),),
+            summary="task-training platform, TensorFlow mode: TF_CONFIG, every node a "
+                    "worker"),
+    Profile("volcano", "volcano", (
+        ("VC_WORKER_HOSTS", lambda f: ",".join(f.addresses)),
         ("VC_WORKER_NUM", lambda f: str(f.node_count)),
         ("VC_TASK_INDEX", lambda f: str(f.node_index)),
-    ),
-}
+    ), summary="Volcano Job (svc and env plugins), every node in one task named worker"),
+    Profile("modelarts", "modelarts", (
+        (RANK_TABLE.named_by, lambda f: os.path.dirname(f.path_of(RANK_TABLE))),
+        ("ASCEND_DEVICE_ID", lambda f: "0"),
+        ("RANK_ID", lambda f: str(f.node_index * f.procs_per_node)),
+        ("RANK_SIZE", lambda f: str(f.node_count * f.procs_per_node)),
+    ), (RANK_TABLE,), task_variables="modelarts",
+        summary="ModelArts (Ascend): RANK_TABLE_FILE (jobstart_hccl.json, completed), and "
+                "ASCEND_DEVICE_ID, RANK_ID, RANK_SIZE (per task in srun)"),
+)
 
-#: Every profile with variables (``slurm``, the default, adds none).
-PROFILE_NAMES: Tuple[str, ...] = tuple(PROFILE_VARIABLES)
+#: Every profile with variables, by name (``slurm``, the default, adds none).
+PROFILES: Dict[str, Profile] = {row.name: row for row in _ROWS}
+#: Their names, in :data:`parsers.target_names.CONTRACT_PROFILES` order (a test checks that
+#: the two agree).
+PROFILE_NAMES: Tuple[str, ...] = tuple(CONTRACT_PROFILES[1:])
+
+
+def profile_entry(profile: str) -> Dict[str, str]:
+    """The job description's field naming the job's profile: none for ``slurm`` (so the
+    descriptions of ordinary jobs do not change)."""
+    return {} if profile == DEFAULT_CONTRACT_PROFILE else {"contract_profile": profile}
 
 
 def profile_environment(profile: str, facts: SlurmFacts) -> Dict[str, str]:
     """The variables ``profile``'s platform would give the node of ``facts`` (none for
     ``slurm``); KeyError for a profile this table does not know."""
-    if profile == "slurm":
+    if profile == DEFAULT_CONTRACT_PROFILE:
         return {}
-    return {name: value(facts) for name, value in PROFILE_VARIABLES[profile]}
+    return {name: value(facts) for name, value in PROFILES[profile].variables}
+
+
+def profile_variable_names(profile: str) -> Tuple[str, ...]:
+    """The variables ``profile`` sets on every node (none for ``slurm``; for the lint)."""
+    row = PROFILES.get(profile)
+    return tuple(name for name, _ in row.variables) if row else ()
+
+
+def profile_files(profile: str, facts: SlurmFacts) -> Dict[ProfileFile, str]:
+    """The files ``profile``'s platform would write, with their text (the same on every
+    node)."""
+    if profile == DEFAULT_CONTRACT_PROFILE:
+        return {}
+    return {file: file.content(facts) for file in PROFILES[profile].files}
 
 
 def node_facts(node_index: int, names: Sequence[str], gpus_per_node: int, master_port: int,
-               job_id: int) -> SlurmFacts:
+               job_id: int, addresses: Sequence[str] = (), master: str = "",
+               files_dir: str = "") -> SlurmFacts:
     """The facts of node ``node_index`` of a job on ``names``."""
-    return SlurmFacts(node_index, tuple(names), gpus_per_node, master_port, job_id)
+    return SlurmFacts(node_index, tuple(names), gpus_per_node, master_port, job_id,
+                      tuple(addresses), master, files_dir)

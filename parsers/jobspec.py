@@ -195,6 +195,10 @@ class JobSpec:
     container_mount_home: Optional[bool] = None
     container_remap_root: Optional[bool] = None
     container_entrypoint: Optional[bool] = None
+    # -- sbatch-k8s's own ---------------------------------------------------------------------
+    #: ``--k8s-contract``: the platform whose variables the nodes also get (the partition's
+    #: ``contract`` when None; :data:`parsers.target_names.CONTRACT_PROFILES`).
+    k8s_contract: Optional[str] = None
     # -- what the parser saw -------------------------------------------------------------------
     steps: Tuple[StepRecord, ...] = ()
     given: Tuple[OptionRecord, ...] = ()

@@ -16,7 +16,7 @@ from parsers.errors import EXIT_OPTION_ERROR, EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.errors import fatal, submission_failed
 from parsers.formats.cnumbers import atoi, strtol
 from parsers.options import Option
-from parsers.target_names import TARGET_NAMES
+from parsers.target_names import CONTRACT_PROFILES, TARGET_NAMES
 from parsers.platform_names import EXPORT_PLATFORMS
 
 #: Slurm's NICE_OFFSET - 3: the largest --nice adjustment.
@@ -331,6 +331,13 @@ def _k8s_target(option: Option, raw: Optional[str]) -> object:
     return raw
 
 
+def _k8s_contract(option: Option, raw: Optional[str]) -> object:
+    if raw not in CONTRACT_PROFILES:
+        raise SlurmInputError(f"Invalid --k8s-contract specification: {raw} (one of "
+                              f"{', '.join(CONTRACT_PROFILES)})")
+    return raw
+
+
 def _k8s_export(option: Option, raw: Optional[str]) -> object:
     if raw not in EXPORT_PLATFORMS:
         names = ", ".join(EXPORT_PLATFORMS)
@@ -387,7 +394,7 @@ READERS: Dict[str, Callable[[Option, Optional[str]], object]] = {
     "open_mode": _open_mode, "requeue": _requeue, "no_kill": _no_kill, "nice": _nice,
     "wait_all_nodes": _wait_all_nodes, "tres": _tres, "mounts": _mounts,
     "k8s_target": _k8s_target, "k8s_print": _k8s_print, "k8s_version": _k8s_version,
-    "k8s_export": _k8s_export,
+    "k8s_export": _k8s_export, "k8s_contract": _k8s_contract,
     "count": _count,
 }
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from parsers.target_names import targets_in_words
+from parsers.target_names import profiles_in_words, targets_in_words
 
 HONOURED = "honoured"
 APPROXIMATED = "approximated"
@@ -501,6 +501,10 @@ OPTIONS: Tuple[Option, ...] = (
          "print how each directive maps to Kubernetes and submit nothing"),
     _row("k8s-target", "1", "k8s_target", "k8s_target", "H-", targets_in_words(),
          local=("I", _LOCAL_NO_OBJECTS)),
+    _row("k8s-contract", "1", "k8s_contract", "k8s_contract", "H-",
+         f"{profiles_in_words()}: beside SLURM_*, every node gets that platform's variables "
+         "(and hostfiles, rank table), the batch script node 0's, each srun task its node's "
+         "(default: the partition's contract)"),
     _row("k8s-export", "1", "k8s_export", "k8s_export", "H-",
          "print the form of a form-based platform and submit nothing (aistation, "
          "task-training), or write its params file (dlc: <job name>.dlc.params); the "

@@ -11,12 +11,17 @@ GPUs on its node (``SLURM_JOB_GPUS``), each task its step's (``SLURM_STEP_GPUS``
 the device lists of :data:`DEVICE_VARIABLES`. A step that has no GPUs (a step of an
 ``--exclusive`` job that asked for none) has none of :data:`STEP_GPU_VARIABLES`, even though
 srun's own environment, the batch step's, has them: :func:`inherited_environment` drops them.
+
+A job with a contract profile (``contract_profile``: a partition's ``contract``,
+``--k8s-contract``) also gets its platform's variables, node by node
+(:func:`profile_variables`, :mod:`parsers.contract_profiles`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from parsers.contract_profiles import PROFILES, node_facts, profile_environment
 from parsers.contract_variables import TaskView, contract_task_variables
 from parsers.step_layout import StepLayout
 from parsers.steps import StepRequest
@@ -142,6 +147,23 @@ def rendezvous_defaults(base: Mapping[str, str], names: Sequence[str]) -> Dict[s
     return env
 
 
+def profile_variables(desc: Description, names: Sequence[str], addresses: Sequence[str],
+                      node_index: int, environ: Mapping[str, str], files_dir: str
+                      ) -> Dict[str, str]:
+    """What the job's contract profile gives node ``node_index`` (nothing without one): its
+    platform's variables made from Slurm's facts, with ``MASTER_ADDR``/``MASTER_PORT`` as
+    ``environ`` has them and the profile's files in ``files_dir``."""
+    profile = desc.get("contract_profile")
+    if profile not in PROFILES:
+        return {}
+    port = environ.get("MASTER_PORT", "").strip()
+    facts = node_facts(node_index, names, len(node_gpu_ids(desc, node_index)),
+                       int(port) if port.isascii() and port.isdigit() else
+                       int(DEFAULT_MASTER_PORT), int(desc["job_id"]), addresses,
+                       environ.get("MASTER_ADDR", ""), files_dir)
+    return profile_environment(str(profile), facts)
+
+
 def batch_environment(desc: Description, names: Sequence[str], node_index: int = 0) -> Dict[
         str, str]:
     """Slurm's variables for the batch script, on node ``node_index`` (node 0 in practice)."""
@@ -223,9 +245,12 @@ def _step_gpus(desc: Description, node_index: int, request: StepRequest) -> List
 
 
 def task_environment(desc: Description, names: Sequence[str], layout: StepLayout,
-                     request: StepRequest, rank: int) -> Dict[str, str]:
-    """Variables that differ per task: ranks, node, GPUs. The runtime lays them over
-    :func:`inherited_environment` and :func:`step_environment`."""
+                     request: StepRequest, rank: int,
+                     node_variables: Optional[Mapping[int, Mapping[str, str]]] = None
+                     ) -> Dict[str, str]:
+    """Variables that differ per task: ranks, node, GPUs, and ``node_variables`` of its node
+    (by job node index: the contract profile's, :func:`profile_variables`). The runtime
+    lays them over :func:`inherited_environment` and :func:`step_environment`."""
     position = layout.node_of(rank)
     node_index = layout.node_indices[position]
     ranks = layout.ranks[position]
@@ -250,6 +275,9 @@ def task_environment(desc: Description, names: Sequence[str], layout: StepLayout
     if per_task and step_gpus:
         mine = [step_gpus[(local * per_task + k) % len(step_gpus)] for k in range(per_task)]
     _gpu_vars(env, "SLURM_STEP_GPUS", mine, len(step_gpus), mine)
-    env.update(contract_task_variables(desc.get("contract_variables"),
+    env.update((node_variables or {}).get(node_index, {}))
+    profile = PROFILES.get(str(desc.get("contract_profile")))
+    contract = desc.get("contract_variables") or (profile.task_variables if profile else None)
+    env.update(contract_task_variables(contract,
                                        TaskView(rank, layout.ntasks, local, position, mine)))
     return env

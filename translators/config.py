@@ -124,9 +124,11 @@ class PartitionConfig:
     image_pull_policy: Optional[str] = _key("`imagePullPolicy` of the containers")
     target: str = _key("workload kind (`--k8s-target` overrides)", DEFAULT_TARGET,
                        choices=TARGET_NAMES)
-    contract: str = _key("which platform's environment the pods also get (not built yet: "
-                         "only `slurm` is accepted)",
-                         DEFAULT_CONTRACT_PROFILE, choices=CONTRACT_PROFILES)
+    contract: str = _key(
+        "contract profile: which platform's variables (and hostfiles, rank table) every node "
+        "of the partition's jobs also gets beside `SLURM_*`, so scripts written for that "
+        "platform run unchanged (`--k8s-contract` overrides; see README, Contract profiles)",
+        DEFAULT_CONTRACT_PROFILE, choices=CONTRACT_PROFILES)
     node_cpus: Optional[int] = _key(
         "CPUs of one node: places tasks, sizes `--exclusive` jobs, refuses bigger requests")
     node_gpus: Optional[int] = _key("GPUs of one node (as `node_cpus`)")

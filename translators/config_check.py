@@ -12,7 +12,6 @@ import dataclasses
 import typing
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Tuple
 
-from parsers.target_names import DEFAULT_CONTRACT_PROFILE
 from translators.config import (
     ClusterConfig,
     REQUIRED,
@@ -181,10 +180,6 @@ def _partition(name: str, data: Any, where: str) -> PartitionConfig:
     problems = partition_security_problems(partition, where)
     if problems:
         raise ConfigError(problems[0])
-    if partition.contract != DEFAULT_CONTRACT_PROFILE:
-        raise ConfigError(f"{where}.contract: {partition.contract!r} is not applied yet: pods "
-                          "get Slurm's variables only (platform profiles are not built); "
-                          f"leave it out or set {DEFAULT_CONTRACT_PROFILE!r}")
     return partition
 
 

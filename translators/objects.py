@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 from translators import metadata
 from translators.gates import gate_annotations, queue_metadata, starts_suspended
+from parsers.contract_profiles import profile_entry
 from parsers.job_description import describe_job, description_to_json, split_description
 from translators.pod import RUNTIME_PORT_NAME
 from translators.storage import (
@@ -39,7 +40,7 @@ def description_parts(plan: "JobPlan", unit: "Unit") -> Tuple[Dict[str, Any], Di
     description = describe_job(
         plan.job, inputs.allocation, inputs.context, unit.job_id, inputs.cluster_name,
         plan.workdir, dict(plan.environment), unit.array_job_id, unit.array_task_id)
-    description["contract_profile"] = plan.job.k8s_contract or plan.partition.contract
+    description.update(profile_entry(plan.job.k8s_contract or plan.partition.contract))
     return split_description(description)
 
 

@@ -135,6 +135,7 @@ def pitfall_lines(command_line: CommandLine, environ: Mapping[str, str],
             environment = [n for n in environ if n.startswith("SLURM_") or n in export.names]
         if export is not None:
             environment += [name for name, _ in export.assignments]
+        environment += _profile_variables(job, environ)
     findings = find_pitfalls(script.text, node_range, environment)
     if not findings:
         return []
@@ -144,6 +145,22 @@ def pitfall_lines(command_line: CommandLine, environ: Mapping[str, str],
                      maxcolwidths=list(PITFALL_WIDTHS))
     return ["", f"pitfalls: {len(findings)} in the script's body (warnings; the job can "
             "still be submitted)"] + table.splitlines()
+
+
+def _profile_variables(job: JobSpec, environ: Mapping[str, str]) -> List[str]:
+    """What the job's contract profile (``--k8s-contract``, else the partition's) sets."""
+    from parsers.contract_profiles import profile_variable_names
+    from sbatch_k8s.config import load_config
+    from sbatch_k8s.errors import SbatchK8sError
+    from sbatch_k8s.submit import choose_partition
+
+    profile = job.k8s_contract
+    if profile is None:
+        try:
+            profile = choose_partition(job, load_config(environ)[0]).contract
+        except (SlurmInputError, SbatchK8sError):
+            return []  # the options' part of the report says why
+    return list(profile_variable_names(profile))
 
 
 def submission_outcome(command_line: CommandLine, environ: Mapping[str, str],

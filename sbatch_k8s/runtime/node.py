@@ -33,6 +33,7 @@ from sbatch_k8s.runtime.node_setup import (
     platform_environment,
     settings_from,
 )
+from sbatch_k8s.runtime.profile_files import files_directory, write_profile_files
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.shims import install_shims, runtime_invocation
 from sbatch_k8s.runtime.stdio import batch_paths
@@ -105,7 +106,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
                    identity: NodeIdentity, step_server: Optional[str] = None) -> int:
     """Serve as this node until the job ends; the process exit code. ``step_server`` is
     node 0's step server socket, when it runs."""
-    from parsers.slurm_env import batch_environment, node_gpu_ids, rendezvous_defaults
+    from parsers.slurm_env import batch_environment, node_gpu_ids, profile_variables, \
+        rendezvous_defaults
 
     token = read_token(settings.token_file)
     is_host = identity.index == 0
@@ -123,6 +125,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
                   on_cancel=lambda request: host[0].handle_cancel(request) if host else None,
                   kill_wait_s=settings.kill_wait_s)
     await agent.start(identity.bind_host, settings.port)
+    notes = write_profile_files(desc, identity.names, identity.addresses, settings.spool,
+                                settings.contract != "local")
     if not is_host:
         return await serve_until_done(agent, settings.wait_s, settings.kill_wait_s, done)
     shim_dir = install_shims(settings.spool, runtime_invocation())
@@ -132,6 +136,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     env.update(batch_environment(desc, identity.names, 0))
     env["SBATCH_K8S_JOB_START"] = str(int(time.time()))
     env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names))
+    env.update(profile_variables(desc, identity.names, identity.addresses, 0, env,
+                                 files_directory(settings.spool)))
     batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s,
                       settings.seconds_per_minute)
     host.append(batch)
@@ -141,7 +147,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, lambda: asyncio.ensure_future(
             batch.end_job("CANCELLED", "")))
-    result = await _run_batch(batch, desc, identity, settings, env, token)
+    result = await _run_batch(batch, desc, identity, settings, env, token, notes)
     if watch is not None:
         watch.cancel()
     write_result(settings, result)
@@ -153,7 +159,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
 
 
 async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeIdentity,
-                     settings: NodeSettings, env: Dict[str, str], token: bytes) -> JobResult:
+                     settings: NodeSettings, env: Dict[str, str], token: bytes,
+                     profile_notes: List[str]) -> JobResult:
     paths = batch_paths(desc, identity.names[0])
     missing = str(desc["workdir"]) if paths.chdir_error else None
     connecting = asyncio.ensure_future(connect_all(
@@ -177,6 +184,7 @@ async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeId
         make_parents(path, missing)
     # slurmstepd's chdir message: once from the step, once from the task.
     notes = [paths.chdir_error] * 2 if paths.chdir_error else []
+    notes += profile_notes
     try:
         return await batch.run([runnable] + list(desc.get("script_args") or []), env,
                                paths.cwd, paths.stdin, paths.stdout, paths.stderr,

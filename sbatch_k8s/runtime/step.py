@@ -17,6 +17,7 @@ from parsers.errors import SlurmInputError
 from sbatch_k8s.runtime.access import AccessError, needed
 from sbatch_k8s.runtime.node import load_description
 from sbatch_k8s.runtime.output import OutputRouter
+from sbatch_k8s.runtime.profile_files import files_directory
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.registration import register_step, step_holds
 from sbatch_k8s.runtime.srun import launch_step, node_addresses
@@ -155,7 +156,8 @@ def _stdin_plan(request: Any, desc: Mapping[str, Any], names: List[str], layout:
 
 def run(argv: List[str], environ: Mapping[str, str]) -> int:
     """srun inside the job; the step's exit code."""
-    from parsers.slurm_env import inherited_environment, step_environment, task_environment
+    from parsers.slurm_env import inherited_environment, profile_variables, step_environment, \
+        task_environment
     from parsers.step_gpus import step_gpu_counts
     from parsers.step_layout import layout_step
     from parsers.steps import parse_srun
@@ -197,7 +199,10 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     base = inherited_environment(_task_environment(environ, request), desc)
     base.update(step_environment(desc, names, layout, request, step_id, launch_host, port,
                                  f"{umask:04o}"))
-    envs = {r: dict(base, **task_environment(desc, names, layout, request, r))
+    profile_dir = files_directory(environ.get("SBATCH_K8S_SPOOL", ""))
+    profiles = {i: profile_variables(desc, names, addresses, i, environ, profile_dir)
+                for i in layout.node_indices}
+    envs = {r: dict(base, **task_environment(desc, names, layout, request, r, profiles))
             for rs in layout.ranks for r in rs}
     cwd = request.chdir or request.container_workdir or os.getcwd()
     files, out, err = _io_plan(request, desc, names, layout, step_id, cwd)

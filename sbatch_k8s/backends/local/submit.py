@@ -32,6 +32,7 @@ from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.submit import plan, submit_context
 from translators.config import ClusterConfig
+from parsers.contract_profiles import profile_entry
 from parsers.job_description import (
     describe_job,
     description_to_json,
@@ -158,7 +159,7 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     desc = describe_job(job, allocation, context, base_id, config.cluster_name, workdir,
                         environment)
     desc["partition"] = partition.name
-    desc["contract_profile"] = job.k8s_contract or partition.contract
+    desc.update(profile_entry(job.k8s_contract or partition.contract))
     job_dir = job_dir_of(environ, base_id)
     os.makedirs(job_dir, mode=0o700, exist_ok=True)
     write_private(os.path.join(job_dir, "script"),

@@ -26,12 +26,10 @@ import json
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
+from parsers.contract_profiles import RANK_TABLE_COMPLETED as COMPLETED, RANK_TABLE_NAME
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, NotReady, Peers, PlatformFacts, \
     number
-
-RANK_TABLE_NAME = "jobstart_hccl.json"
-COMPLETED = "completed"
 
 
 class Server(NamedTuple):

@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 from typing import List, Optional, Tuple
 
+from parsers.contract_profiles import DEEPSPEED_HOSTFILE, TF_TYPES
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, number, \
     split_address
 
-DEEPSPEED_HOSTFILE = "/job/hostfile"
-#: TF_CONFIG's replica types in node order.
-TF_TYPES = ("chief", "master", "worker", "ps", "evaluator")
+#: The fixed path and TF_CONFIG's replica types come from the contract profiles' table
+#: (:mod:`parsers.contract_profiles`), which writes what this module reads.
+__all__ = ["DEEPSPEED_HOSTFILE", "TF_TYPES", "read_hostfile", "task_training", "tf_config"]
 
 
 def read_hostfile(text: str, path: str) -> List[Tuple[str, Optional[int]]]:

@@ -46,9 +46,10 @@ from translators.config_check import VALUE_TYPES, schema_keys
     ({"partitions": {"gpu": {}}, "partition_aliases": {"a100": "h100"}},
      "partition_aliases.a100: partition 'h100' is not defined"),
     ({"partition_aliases": {"*": 3}}, "partition_aliases.* must be a string, not an integer (3)"),
-    ({"partitions": {"gpu": {"contract": "aistation"}}},
-     "partitions.gpu.contract: 'aistation' is not applied yet: pods get Slurm's variables only "
-     "(platform profiles are not built); leave it out or set 'slurm'"),
+    ({"partitions": {"gpu": {"contract": "mpijob"}}},
+     "partitions.gpu.contract must be one of slurm, pytorchjob, aihub, aistation, "
+     "task-training, task-training-deepspeed, task-training-horovod, "
+     "task-training-tensorflow, volcano, modelarts, not 'mpijob'"),
 ])
 def test_mistyped_values_are_refused_naming_the_key(data, message):
     with pytest.raises(ConfigError) as e:

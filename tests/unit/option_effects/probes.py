@@ -59,6 +59,7 @@ JOB: Dict[str, Probe] = {
     "hold": Probe("--hold"),
     "input": Probe("--input={files}/in.txt"),
     "job-name": Probe("--job-name=probe"),
+    "k8s-contract": Probe("--k8s-contract=pytorchjob"),
     "k8s-kubernetes-version": Probe("--k8s-kubernetes-version=1.27"),
     "k8s-target": Probe("--k8s-target=jobset"),
     "kill-on-invalid-dep": Probe("--kill-on-invalid-dep=yes", "--dependency=singleton"),
