@@ -1,10 +1,16 @@
-"""``scontrol``, ``squeue``, ``scancel`` inside a job, answered by the runtime.
+"""``sbatch``, ``scontrol``, ``squeue``, ``scancel`` inside a job, answered by the runtime.
 
 ``scontrol show hostnames|hostlist|hostlistsorted`` and questions about the own job
 (``scontrol show job``, ``squeue -j $SLURM_JOB_ID -h -o %N``, ``scancel $SLURM_JOB_ID``) need
-no controller: the job description and node 0 know the answers. Anything else is handed to
-the same command further down ``PATH`` when there is one (the login-side command, e.g. on the
-local backend), else refused with one line.
+no controller: the job description and node 0 know the answers. Anything else, and every
+``sbatch``, is handed to the same command further down ``PATH`` when there is one (the full
+commands: on the local backend, or in an image with sbatch-k8s installed), else refused with
+one line saying what is missing (the runtime alone has no API client).
+
+In a pod the full commands get the configuration the job carries (:data:`CARRIED_CONFIG`,
+written by the submitting command) unless ``$SBATCH_K8S_CONFIG`` names one, and no command
+server (``SBATCH_K8S_SERVER=0``: a daemon would outlive its use in a container); they find
+the API server with the pod's ServiceAccount (in-cluster configuration).
 """
 
 from __future__ import annotations
@@ -17,6 +23,12 @@ from typing import Any, Dict, List, Mapping, Optional
 from parsers.errors import SlurmInputError
 from parsers.records import RUNNING, JobRecord
 from sbatch_k8s.runtime.access import AccessError, needed
+
+#: The configuration file the job carries, in its job directory (the login side's
+#: ``sbatch_k8s.backends.kubernetes.carried_config.CONFIG_KEY``).
+CARRIED_CONFIG = "config.toml"
+#: What an image needs for commands about other jobs (named in the refusal).
+FULL_COMMANDS = "the sbatch-k8s commands in the image (pip install sbatch-k8s)"
 
 
 def own_record(desc: Mapping[str, Any], environ: Mapping[str, str]) -> JobRecord:
@@ -38,22 +50,43 @@ def own_record(desc: Mapping[str, Any], environ: Mapping[str, str]) -> JobRecord
         submit_host=str(desc["submit_host"]), cluster=str(desc.get("cluster_name", "")))
 
 
-def _delegate(name: str, argv: List[str], environ: Mapping[str, str]) -> Optional[int]:
-    """Exec the next ``name`` on PATH after the shims; None when there is none."""
+def full_command(name: str, environ: Mapping[str, str]) -> Optional[str]:
+    """The next ``name`` on PATH after the shims, None when there is none."""
     shims = os.path.join(environ.get("SBATCH_K8S_SPOOL", ""), "bin")
     for directory in environ.get("PATH", "").split(os.pathsep):
         if not directory or os.path.abspath(directory) == os.path.abspath(shims):
             continue
         path = os.path.join(directory, name)
         if os.path.isfile(path) and os.access(path, os.X_OK):
-            sys.stdout.flush()
-            os.execve(path, [name] + argv, dict(environ))
+            return path
     return None
 
 
+def delegate_environment(environ: Mapping[str, str]) -> Dict[str, str]:
+    """The full commands' environment (module docstring): in a pod, the carried
+    configuration and no command server."""
+    env = dict(environ)
+    if env.get("SBATCH_K8S_CONTRACT", "local") != "local":
+        carried = os.path.join(env.get("SBATCH_K8S_JOB_DIR", ""), CARRIED_CONFIG)
+        if not env.get("SBATCH_K8S_CONFIG") and os.path.isfile(carried):
+            env["SBATCH_K8S_CONFIG"] = carried
+        env["SBATCH_K8S_SERVER"] = "0"
+    return env
+
+
+def _delegate(name: str, argv: List[str], environ: Mapping[str, str]) -> Optional[int]:
+    """Exec the full ``name``; None when there is none."""
+    path = full_command(name, environ)
+    if path is None:
+        return None
+    sys.stdout.flush()
+    os.execve(path, [name] + argv, delegate_environment(environ))
+    return None  # not reached
+
+
 def _refuse(name: str, what: str) -> int:
-    sys.stderr.write(f"{name}: error: inside an sbatch-k8s job only the job itself can be "
-                     f"queried here ({what})\n")
+    sys.stderr.write(f"{name}: error: {what} inside this job needs {FULL_COMMANDS}; the "
+                     "runtime alone answers only about the job itself\n")
     return 1
 
 
@@ -73,7 +106,7 @@ def _scontrol(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, An
                                              request.oneliner))
             return 0
     code = _delegate("scontrol", argv, environ)
-    return code if code is not None else _refuse("scontrol", " ".join(argv))
+    return code if code is not None else _refuse("scontrol", " ".join(["scontrol"] + argv))
 
 
 def _squeue(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any]) -> int:
@@ -84,8 +117,7 @@ def _squeue(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any]
     own = int(desc["job_id"])
     if query.jobs is None or any(j.job_id != own for j in query.jobs) or query.step_mode:
         code = _delegate("squeue", argv, environ)
-        if code is not None:
-            return code
+        return code if code is not None else _refuse("squeue", " ".join(["squeue"] + argv))
     render = format_squeue_fields if query.format_is_long else format_squeue
     sys.stdout.write(render([own_record(desc, environ)], query.format, int(time.time()),
                             not query.noheader, date_line=query.date_line))
@@ -101,7 +133,7 @@ def _scancel(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any
     own = int(desc["job_id"])
     if not request.jobs or any(j.job_id != own for j in request.jobs):
         code = _delegate("scancel", argv, environ)
-        return code if code is not None else _refuse("scancel", " ".join(argv))
+        return code if code is not None else _refuse("scancel", " ".join(["scancel"] + argv))
     from sbatch_k8s.runtime.protocol import fresh_loop
 
     _, addresses = node_addresses(environ)
@@ -125,6 +157,9 @@ def run(name: str, argv: List[str], environ: Mapping[str, str]) -> int:
     from sbatch_k8s.runtime.node import load_description
 
     handlers = {"scontrol": _scontrol, "squeue": _squeue, "scancel": _scancel}
+    if name == "sbatch":
+        code = _delegate("sbatch", argv, environ)
+        return code if code is not None else _refuse("sbatch", "submitting a job")
     try:
         job_dir = environ["SBATCH_K8S_JOB_DIR"]
         with needed("read the job description", os.path.join(job_dir, "job.json")):

@@ -1,7 +1,7 @@
 """Dispatch of the runtime's commands: ``node``, ``run`` (platform mode), ``srun``,
-``scontrol``, ``squeue``, ``scancel``. When started as PID 1 (a container's first process),
-``node`` and ``run`` fork: the parent reaps orphaned processes and forwards signals, the child
-runs the command."""
+``scontrol``, ``squeue``, ``scancel``, ``sbatch``. When started as PID 1 (a container's first
+process), ``node`` and ``run`` fork: the parent reaps orphaned processes and forwards signals,
+the child runs the command."""
 
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def _commands() -> Dict[str, Command]:
         return run_platform(argv, environ)
 
     return {"node": node, "run": run, "srun": srun, "scontrol": own_job("scontrol"),
-            "squeue": own_job("squeue"), "scancel": own_job("scancel")}
+            "squeue": own_job("squeue"), "scancel": own_job("scancel"),
+            "sbatch": own_job("sbatch")}
 
 
 def _be_init(child: int) -> int:

@@ -1,8 +1,10 @@
 """Slurm's commands inside the allocation: small scripts put first on the job's PATH.
 
-``srun``, ``scontrol``, ``squeue``, ``scancel`` each exec the runtime (the zipapp in pods, the
-installed package on the local backend) with the command's name, so a script calling them
-works whatever the image holds.
+``srun``, ``scontrol``, ``squeue``, ``scancel`` and ``sbatch`` each exec the runtime (the
+zipapp in pods, the installed package on the local backend) with the command's name, so a
+script calling them works whatever the image holds: the runtime answers what it can and hands
+the rest to the full commands when the image has them, else says in one line what is missing
+(:mod:`sbatch_k8s.runtime.commands`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import shlex
 import sys
 from typing import List
 
-SHIMMED = ("srun", "scontrol", "squeue", "scancel")
+SHIMMED = ("srun", "scontrol", "squeue", "scancel", "sbatch")
 
 
 def runtime_invocation() -> List[str]:

@@ -65,9 +65,10 @@ class Access:
         """
         if header is None and self.allow_anonymous:
             return ADMIN_USER
-        if header and header.startswith("Bearer "):
-            with self._lock:
-                user = self._users.get(header[len("Bearer "):].strip())
+        scheme, _, token = (header or "").strip().partition(" ")
+        if scheme.lower() == "bearer":      # the scheme is case-insensitive (the in-cluster
+            with self._lock:                # configuration of the Python client sends "bearer")
+                user = self._users.get(token.strip())
             if user:
                 return user
         raise errors.unauthorized()

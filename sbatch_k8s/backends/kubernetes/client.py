@@ -307,6 +307,7 @@ def connect(environ: Mapping[str, str], context: Optional[str] = None) -> KubeCl
     paths = [p for p in kubeconfig.split(os.pathsep) if p and os.path.exists(p)]
     try:
         if not paths and environ.get("KUBERNETES_SERVICE_HOST"):
+            _check_service_account(kubeconfig)
             k8s_config.load_incluster_config(client_configuration=configuration)
             target = Target(configuration.host, "in-cluster", _pod_namespace())
         else:
@@ -329,6 +330,19 @@ def connect(environ: Mapping[str, str], context: Optional[str] = None) -> KubeCl
     configuration.retries = 0
     budget = float(environ.get("SBATCH_K8S_API_RETRY_S", "20"))
     return KubeClient(k8s_client.ApiClient(configuration), target, retry_budget_s=budget)
+
+
+def _check_service_account(kubeconfig: str) -> None:
+    """Inside a pod without a kubeconfig: refuse in one line when the pod has no service
+    account token and CA to talk to the API server with (a partition without the job
+    ServiceAccount, or ``automountServiceAccountToken: false``)."""
+    missing = [name for name in ("token", "ca.crt")
+               if not os.path.exists(os.path.join(SERVICE_ACCOUNT_DIR, name))]
+    if missing:
+        raise ConfigurationError(
+            f"no kubeconfig ({kubeconfig}) and no service account {' or '.join(missing)} in "
+            f"{SERVICE_ACCOUNT_DIR}: inside a job the commands need a partition whose pods "
+            "run as the job ServiceAccount (service_account, deploy/rbac.yaml)")
 
 
 def _pod_namespace() -> str:

@@ -207,6 +207,10 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
         for note in result.warnings:
             print_warning(command, note)
     units = _units(result.manifests)
+    if partition.service_account:  # the commands inside the job use the same configuration
+        from sbatch_k8s.backends.kubernetes.carried_config import carry_configuration
+
+        carry_configuration(units, environ)
     if submit.test_only:
         _dry_run(client, namespace, units, job, allocation, partition.name, base_id, submit)
         return None
