@@ -110,8 +110,10 @@ def test_dependent_job_is_created_suspended_and_shown_pending_dependency(
         f"afterok:{upstream}"
     assert _pods(kube, dependent) == []
     assert _squeue(kube)[dependent] == "PENDING Dependency"
+    shown = kube.run("squeue", "-h", "-j", str(dependent), "-o", "%E").stdout.strip()
+    assert shown == f"afterok:{upstream}(unfulfilled)"  # as Slurm 22.05 prints it
     show = kube.run("scontrol", "show", "job", str(dependent)).stdout
-    assert f"Dependency=afterok:{upstream}" in show
+    assert f" Dependency=afterok:{upstream}(unfulfilled)\n" in show
 
 
 def test_k8s_print_gives_the_held_form(kube: KubeSlurm) -> None:
@@ -244,6 +246,13 @@ def test_kill_on_invalid_dep_cancels_the_dependent(kube: KubeSlurm, kubelet: Any
     job_id, state, code, start, end = line.split("|")
     assert (state, code, start) == ("CANCELLED", "0:0", end)  # as slurmctld: start = end
     assert dependent not in _squeue(kube)
+    # As Slurm 22.05 shows such a job: squeue/scontrol say why, sacct's Reason is None.
+    shown = kube.run("squeue", "-h", "-t", "all", "-j", str(dependent), "-o",
+                     "%E|%r|%T").stdout.strip()
+    assert shown == f"afterok:{upstream}(failed)|DependencyNeverSatisfied|CANCELLED"
+    reason = kube.run("sacct", "-X", "-n", "-P", "-j", str(dependent), "-o",
+                      "State,Reason").stdout.strip()
+    assert reason == "CANCELLED|None"
     assert _pods(kube, dependent) == []
     assert kube.api().get(kinds.JOB, f"after-{dependent}", kube.namespace) is None or \
         _workload(kube, "after", dependent)["metadata"].get("deletionTimestamp")
