@@ -53,6 +53,8 @@ class SlurmFacts(NamedTuple):
     master: str = ""
     #: Where the runtime wrote the profile's files; the platform's own paths when empty.
     files_dir: str = ""
+    #: Each node's GPU ids as its tasks see them (``SLURM_STEP_GPUS``); 0…n-1 when empty.
+    node_gpus: Tuple[Tuple[int, ...], ...] = ()
 
     @property
     def node_count(self) -> int:
@@ -73,6 +75,12 @@ class SlurmFacts(NamedTuple):
     def procs_per_node(self) -> int:
         """Processes a launcher starts per node: one per GPU, one without GPUs."""
         return max(self.gpus_per_node, 1)
+
+    def gpu_ids(self, node_index: int) -> Tuple[int, ...]:
+        """The GPU (card) ids of node ``node_index``: one per process a launcher starts."""
+        if self.node_gpus and self.node_gpus[node_index]:
+            return self.node_gpus[node_index]
+        return tuple(range(self.procs_per_node))
 
     def path_of(self, file: "ProfileFile") -> str:
         """Where the node finds ``file``: the runtime's copy, else the platform's path."""
@@ -128,13 +136,14 @@ def _tf_config(f: SlurmFacts) -> str:
 
 def _rank_table(f: SlurmFacts) -> str:
     """ModelArts' ``jobstart_hccl.json`` (template 2), already ``completed``: one server per
-    node, its GPUs as cards 0…n-1. There is no NPU network: ``device_ip`` is the node's
+    node, its GPUs as its cards (in the numbering its tasks' ``ASCEND_DEVICE_ID`` use).
+    There is no NPU network: ``device_ip`` is the node's
     address."""
     cards = f.procs_per_node
     servers = [{"devices": [{"device_id": str(d), "device_ip": address}
-                            for d in range(cards)],
+                            for d in f.gpu_ids(i)],
                 "pod_name": name, "server_id": address}
-               for name, address in zip(f.node_names, f.addresses)]
+               for i, (name, address) in enumerate(zip(f.node_names, f.addresses))]
     return json.dumps({"group_count": "1", "group_list": [{
         "device_count": str(cards * f.node_count), "group_name": f"job-{f.job_id}",
         "instance_count": str(f.node_count), "instance_list": servers}],
@@ -203,7 +212,7 @@ _ROWS: Tuple[Profile, ...] = (
     ), summary="Volcano Job (svc and env plugins), every node in one task named worker"),
     Profile("modelarts", "modelarts", (
         (RANK_TABLE.named_by, lambda f: os.path.dirname(f.path_of(RANK_TABLE))),
-        ("ASCEND_DEVICE_ID", lambda f: "0"),
+        ("ASCEND_DEVICE_ID", lambda f: str(f.gpu_ids(f.node_index)[0])),
         ("RANK_ID", lambda f: str(f.node_index * f.procs_per_node)),
         ("RANK_SIZE", lambda f: str(f.node_count * f.procs_per_node)),
     ), (RANK_TABLE,), task_variables="modelarts",
@@ -248,7 +257,7 @@ def profile_files(profile: str, facts: SlurmFacts) -> Dict[ProfileFile, str]:
 
 def node_facts(node_index: int, names: Sequence[str], gpus_per_node: int, master_port: int,
                job_id: int, addresses: Sequence[str] = (), master: str = "",
-               files_dir: str = "") -> SlurmFacts:
+               files_dir: str = "", node_gpus: Sequence[Sequence[int]] = ()) -> SlurmFacts:
     """The facts of node ``node_index`` of a job on ``names``."""
     return SlurmFacts(node_index, tuple(names), gpus_per_node, master_port, job_id,
-                      tuple(addresses), master, files_dir)
+                      tuple(addresses), master, files_dir, tuple(tuple(g) for g in node_gpus))

@@ -160,7 +160,8 @@ def profile_variables(desc: Description, names: Sequence[str], addresses: Sequen
     facts = node_facts(node_index, names, len(node_gpu_ids(desc, node_index)),
                        int(port) if port.isascii() and port.isdigit() else
                        int(DEFAULT_MASTER_PORT), int(desc["job_id"]), addresses,
-                       environ.get("MASTER_ADDR", ""), files_dir)
+                       environ.get("MASTER_ADDR", ""), files_dir,
+                       [node_gpu_ids(desc, i) for i in range(len(names))])
     return profile_environment(str(profile), facts)
 
 

@@ -48,7 +48,8 @@ def write_profile_files(desc: Mapping[str, Any], names: Sequence[str],
         return []
     directory = files_directory(spool)
     facts = node_facts(0, names, len(node_gpu_ids(desc, 0)), int(DEFAULT_MASTER_PORT),
-                       int(desc["job_id"]), addresses, "", directory)
+                       int(desc["job_id"]), addresses, "", directory,
+                       [node_gpu_ids(desc, i) for i in range(len(names))])
     notes: List[str] = []
     for file, text in profile_files(str(profile), facts).items():
         copy = facts.path_of(file)
