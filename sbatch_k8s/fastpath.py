@@ -96,3 +96,7 @@ def scontrol() -> None:
 
 def sinfo() -> None:
     run("sinfo")
+
+
+def sattach() -> None:
+    run("sattach")

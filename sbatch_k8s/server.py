@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from sbatch_k8s.backends.kubernetes.watch_journal import JournalReader
 
 IDLE_EXIT_S = 900.0
-COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sacct", "scontrol", "sinfo")
+COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sacct", "scontrol", "sinfo", "sattach")
 
 
 def preload() -> bool:

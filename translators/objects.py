@@ -23,6 +23,7 @@ from translators.storage import (
     SCRIPT_KEY,
     TOKEN_KEY,
     runtime_config_map_name,
+    workdir_shared,
 )
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ def description_parts(plan: "JobPlan", unit: "Unit") -> Tuple[Dict[str, Any], Di
         plan.job, inputs.allocation, inputs.context, unit.job_id, inputs.cluster_name,
         plan.workdir, dict(plan.environment), unit.array_job_id, unit.array_task_id)
     description.update(profile_entry(plan.job.k8s_contract or plan.partition.contract))
+    if not workdir_shared(plan.workdir, inputs.partition):
+        description["stream_output"] = True      # node 0 copies its output to the pod log
     return split_description(description)
 
 

@@ -11,7 +11,9 @@ filesystem) also a writable ``/tmp``
 The working directory is ``--chdir`` (relative to the submit directory) or the submit
 directory. The pod's ``workingDir`` is set only when it lies on a shared volume: a missing
 directory would stop the container from starting, while the runtime can fall back as
-slurmstepd does ("going to /tmp instead").
+slurmstepd does ("going to /tmp instead"). When it is not shared, the job description says
+``stream_output`` and node 0 copies the batch output files into its pod log
+(``sbatch_k8s.runtime.log_tee``), from which clients write them into the directory.
 """
 
 from __future__ import annotations
@@ -188,17 +190,33 @@ def job_workdir(job: JobSpec, context: SubmitContext) -> str:
     return context.cwd
 
 
+def workdir_shared(workdir: str, partition: PartitionConfig) -> bool:
+    """Whether a volume of ``partition`` holds ``workdir`` (the pods then write the job's
+    files where the submitter reads them)."""
+    return _volume_holding(workdir, partition) is not None
+
+
+def _unshared_warning(job: JobSpec, workdir: str, partition: PartitionConfig) -> str:
+    where = (f"the working directory {workdir} is not on a shared volume of partition "
+             f"{partition.name}: the job runs in /tmp when the image lacks it")
+    if any(name and name.startswith("/dev/") for name in (job.output, job.error)):
+        return where + ", and files written there stay inside the pods"
+    return (where + "; node 0 copies its output files into its pod log, from which sbatch "
+            f"--wait and 'sattach --k8s-output <jobid>' write them into {workdir} while the "
+            "pods exist; other files it writes stay inside the pods")
+
+
 def pod_working_dir(
     job: JobSpec, workdir: str, partition: PartitionConfig
 ) -> Tuple[Optional[str], Tuple[str, ...]]:
     """The container's ``workingDir`` (None: leave the image's) and a warning when the job's
-    working directory is not shared. ``--container-workdir`` is the container's own path."""
+    working directory is not shared (saying where the output files go instead: node 0's
+    pod log, the job description's ``stream_output``). ``--container-workdir`` is the
+    container's own path."""
     warnings: Tuple[str, ...] = ()
-    shared = _volume_holding(workdir, partition) is not None
+    shared = workdir_shared(workdir, partition)
     if not shared:
-        warnings = (f"the working directory {workdir} is not on a shared volume of partition "
-                    f"{partition.name}: the job runs in /tmp when the image lacks it, and files "
-                    "written there (its output files too) stay inside the pods",)
+        warnings = (_unshared_warning(job, workdir, partition),)
     if job.container_workdir:
         return posixpath.normpath(posixpath.join(workdir, job.container_workdir)), warnings
     return (workdir if shared else None), warnings

@@ -71,6 +71,15 @@ class Backend(abc.ABC):
 
         raise BackendError(f"scontrol requeue is not available on the {self.name} backend")
 
+    def attach(self, job_id: int, write_files: bool, quiet: bool) -> int:
+        """``sattach``: print the job's output (following it while the job runs), or with
+        ``write_files`` put its output files in its working directory; the exit code.
+        AttachError with Slurm's reason when there is nothing to attach to. Here: the
+        files are already in place (:mod:`sbatch_k8s.attach_files`)."""
+        from sbatch_k8s.attach_files import attach_to_files, job_to_attach
+
+        return attach_to_files(self, job_to_attach(self, job_id), write_files, quiet)
+
     @abc.abstractmethod
     def active_elements(self) -> List[JobRecord]:
         """Every job the controller still holds, one record per array element (what scancel

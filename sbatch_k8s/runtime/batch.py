@@ -4,7 +4,8 @@ Before the script starts, every other node's agent must answer (bounded wait; on
 error naming the missing nodes; see :mod:`node_links`). The script gets the batch
 environment, its working directory (or ``/tmp`` with slurmstepd's message when that is
 missing), stdin from ``--input`` or ``/dev/null``, stdout/stderr to the ``--output``/``--error``
-files. The batch host enforces
+files (also copied into the pod log when the job's files stay in the pods: :mod:`log_tee`).
+The batch host enforces
 ``--time`` (SIGTERM, then SIGKILL after KillWait, state TIMEOUT), sends ``--signal`` before the
 limit, carries out cancellation, and ends the job when a node is lost. Ending the job goes as
 in Slurm: each running step's srun hears the job is complete, slurmstepd's ``*** JOB … ***``
@@ -22,6 +23,8 @@ import signal
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sbatch_k8s.runtime.agent import Agent, log
+from sbatch_k8s.runtime.log_frames import STDERR_KEY, STDOUT_KEY
+from sbatch_k8s.runtime.log_tee import OutputTee
 from sbatch_k8s.runtime.node_files import output_flags
 from sbatch_k8s.runtime.node_links import NodeLink
 from sbatch_k8s.runtime.stepd import cancel_line
@@ -63,6 +66,9 @@ class BatchHost:
         self.ending_set = asyncio.Event()
         self.stderr_path: Optional[str] = None
         self.finished = asyncio.Event()
+        #: Copies the output files into the pod log, with the names clients write them at.
+        self.tee: Optional[OutputTee] = None
+        self.shown_as: Tuple[str, str] = ("", "")
 
     def note(self, line: str) -> None:
         """Append one slurmstepd-style line to the batch script's stderr file."""
@@ -171,6 +177,10 @@ class BatchHost:
             fds.append(os.open(stdout_path, flags, 0o644))
             same = os.path.normpath(stderr_path) == os.path.normpath(stdout_path)
             fds.append(fds[1] if same else os.open(stderr_path, flags, 0o644))
+            if self.tee is not None:
+                self.tee.add_file(STDOUT_KEY, stdout_path, append, self.shown_as[0])
+                if not same:
+                    self.tee.add_file(STDERR_KEY, stderr_path, append, self.shown_as[1])
             for note in notes:
                 os.write(fds[2], (note + "\n").encode())
             wrapper = ["/bin/sh", "-c", 'SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec "$0" "$@"']

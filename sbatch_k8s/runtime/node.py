@@ -36,7 +36,8 @@ from sbatch_k8s.runtime.node_setup import (
 from sbatch_k8s.runtime.profile_files import files_directory, write_profile_files
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.shims import install_shims, runtime_invocation
-from sbatch_k8s.runtime.stdio import batch_paths
+from sbatch_k8s.runtime.log_tee import OutputTee, start_tee, streamable
+from sbatch_k8s.runtime.stdio import batch_paths, submit_side_paths
 from sbatch_k8s.runtime.step_server import ENVIRONMENT_VARIABLE as STEP_SERVER_VARIABLE
 from sbatch_k8s.runtime.step_server import start as start_step_server
 from sbatch_k8s.runtime.steps import StepRegistry
@@ -103,9 +104,11 @@ def array_element(desc: Dict[str, Any], settings: NodeSettings,
 
 
 async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dict[str, Any],
-                   identity: NodeIdentity, step_server: Optional[str] = None) -> int:
+                   identity: NodeIdentity, step_server: Optional[str] = None,
+                   tee: Optional[OutputTee] = None) -> int:
     """Serve as this node until the job ends; the process exit code. ``step_server`` is
-    node 0's step server socket, when it runs."""
+    node 0's step server socket, when it runs; ``tee`` copies the output files into the pod
+    log."""
     from parsers.slurm_env import batch_environment, node_gpu_ids, profile_variables, \
         rendezvous_defaults
 
@@ -140,6 +143,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
                                  files_directory(settings.spool)))
     batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s,
                       settings.seconds_per_minute)
+    batch.tee = tee
+    batch.shown_as = submit_side_paths(desc, identity.names[0])
     host.append(batch)
     watch = start_watch(settings.contract, batch.handle_cancel, environ)
     job_end.job_started(environ, desc, log)
@@ -254,12 +259,19 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
     except (ContractError, AccessError) as e:
         sys.stderr.write(f"sbatch-k8s: error: runtime node: {e}\n")
         return 1
+    # Before anything starts a process: the tee's stdout must have no other writer.
+    tee = None
+    if identity.index == 0 and desc.get("stream_output") and streamable(
+            batch_paths(desc, identity.names[0]).stdout):
+        tee = start_tee(settings.spool)
     server = None
     if identity.index == 0 and environ.get("SBATCH_K8S_SERVER") != "0":
         server = start_step_server(settings.spool)
     try:
         return fresh_loop().run_until_complete(
-            run_node(settings, environ, desc, identity, server.path if server else None))
+            run_node(settings, environ, desc, identity, server.path if server else None, tee))
     finally:
         if server is not None:
             server.stop()
+        if tee is not None:
+            tee.finish()

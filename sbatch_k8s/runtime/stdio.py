@@ -10,7 +10,7 @@ never created).
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, NamedTuple, Optional
+from typing import Any, Mapping, NamedTuple, Optional, Tuple
 
 from parsers.values.filename import FilenameContext, parse_filename_pattern
 from sbatch_k8s.runtime.node_files import resolve, working_directory
@@ -56,9 +56,24 @@ def batch_paths(desc: Mapping[str, Any], node_name: str) -> BatchPaths:
     gives ``/tmp``, slurmstepd's message, and relative names resolved in ``/tmp``."""
     workdir = str(desc["workdir"])
     cwd, error = working_directory(workdir)
+    stdout, stderr = _output_paths(desc, node_name, cwd)
+    ctx = filename_context(desc, node_name)
+    stdin = resolve(render_name(desc["input"], ctx), cwd) if desc.get("input") else os.devnull
+    return BatchPaths(cwd, error, stdin, stdout, stderr, desc.get("open_mode") == "append")
+
+
+def submit_side_paths(desc: Mapping[str, Any], node_name: str) -> Tuple[str, str]:
+    """The batch stdout and stderr files as the job's working directory names them (where a
+    client rebuilds them from node 0's log; :mod:`log_tee`), even when node 0 runs in
+    ``/tmp`` because it lacks that directory."""
+    return _output_paths(desc, node_name, str(desc["workdir"]))
+
+
+def _output_paths(desc: Mapping[str, Any], node_name: str, cwd: str) -> Tuple[str, str]:
+    """``--output`` (default ``slurm-%j.out``, arrays ``slurm-%A_%a.out``) and ``--error``
+    (default: the output file) rendered and resolved against ``cwd``."""
     ctx = filename_context(desc, node_name)
     default = "slurm-%A_%a.out" if desc.get("array_task_id") is not None else "slurm-%j.out"
     stdout = resolve(render_name(desc.get("output") or default, ctx), cwd)
     stderr = resolve(render_name(desc["error"], ctx), cwd) if desc.get("error") else stdout
-    stdin = resolve(render_name(desc["input"], ctx), cwd) if desc.get("input") else os.devnull
-    return BatchPaths(cwd, error, stdin, stdout, stderr, desc.get("open_mode") == "append")
+    return stdout, stderr

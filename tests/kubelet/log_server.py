@@ -12,7 +12,10 @@ the runtime wrote them), then with ``follow=true`` what it writes until that con
 exits; ``tailLines`` and ``limitBytes``. Errors are a kubelet's: 404 for an unknown pod or
 container, 400 for a container that has not started. Not served: ``previous``,
 ``timestamps``, ``sinceSeconds``/``sinceTime`` (ignored); a restarted container's log holds
-the output of every run. No client authentication (a real kubelet checks the API server's).
+the output of every run; rotation (a real kubelet rotates at 10 MiB and serves only the
+newest file to a new request). :meth:`LogServer.drop_streams` breaks every open stream, as a
+kubelet restart or a network fault does (tests of clients that reconnect). No client
+authentication (a real kubelet checks the API server's).
 A container's stdout and stderr are the log file itself, not pipes to a shim as on a node:
 a container that opens ``/dev/stdout`` again must append (``>>``, ``O_APPEND``), or it
 truncates its own log.
@@ -29,7 +32,7 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Set, Tuple
 
 FOLLOW_POLL_S = 0.02
 CHUNK_BYTES = 65536
@@ -146,14 +149,32 @@ class LogHandler(BaseHTTPRequestHandler):
     server_version = "test-kubelet"
     lookup: WorkerLookup
     stopping: threading.Event
+    open_streams: Set["LogHandler"]
 
     def setup(self) -> None:
         super().setup()
+        self.open_streams.add(self)
         handshake = getattr(self.connection, "do_handshake", None)
         if handshake is not None:
             self.connection.settimeout(30)
             handshake()
             self.connection.settimeout(None)
+
+    def finish(self) -> None:
+        self.open_streams.discard(self)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
+    def drop(self) -> None:
+        """Break this connection (the client sees its stream end early)."""
+        import socket
+
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib name)
         """Silence the per-request log lines."""
@@ -224,8 +245,10 @@ class LogServer:
 
     def __init__(self, lookup: WorkerLookup, cert_dir: str) -> None:
         self.stopping = threading.Event()
+        self.open_streams: Set[LogHandler] = set()
         handler = type("BoundLogHandler", (LogHandler,),
-                       {"lookup": staticmethod(lookup), "stopping": self.stopping})
+                       {"lookup": staticmethod(lookup), "stopping": self.stopping,
+                        "open_streams": self.open_streams})
         self._server = ThreadingHTTPServer((LISTEN_HOST, 0), handler)
         self._server.daemon_threads = True
         self.scheme = "http"
@@ -247,6 +270,13 @@ class LogServer:
         """Serve from a thread."""
         self._thread.start()
         return self
+
+    def drop_streams(self) -> int:
+        """Break every open log stream; how many there were."""
+        streams = list(self.open_streams)
+        for handler in streams:
+            handler.drop()
+        return len(streams)
 
     def stop(self) -> None:
         """End open streams and stop serving."""

@@ -139,6 +139,11 @@ class KubernetesBackend(Backend):
         record, ref, namespace = found
         return requeue_job(self.client, record, ref, namespace)
 
+    def attach(self, job_id: int, write_files: bool, quiet: bool) -> int:
+        from sbatch_k8s.backends.kubernetes.attach import attach_on_cluster
+
+        return attach_on_cluster(self, job_id, write_files, quiet)
+
     def active_elements(self) -> List[JobRecord]:
         from sbatch_k8s.backends.kubernetes.records import is_final
 

@@ -1,12 +1,18 @@
-"""Following one container's log (``pods/{name}/log?follow=true``) to our stdout.
+"""Following one container's log (``pods/{name}/log?follow=true``).
 
 The API server proxies the request to the kubelet of the pod's node, which streams what the
 container writes until it exits. The log is one stream: the container's stdout and stderr
-interleaved as written, so everything goes to our stdout. A stream that breaks while the
-container still runs is opened again; the log is then served from its start, and the bytes
-already written are skipped (right for our pods, which never restart and whose log is short
-of the kubelet's rotation size, 10 MiB by default: past a rotation the kubelet serves only
-the newest file, and output may repeat or go missing).
+interleaved as written. What is done with it is the reader's: :class:`RawCopy` copies it to
+our stdout (``srun`` outside a job), a :class:`~sbatch_k8s.runtime.log_frames.StreamDecoder`
+rebuilds the output files node 0 copies into it (``sbatch --wait``, ``sattach``).
+
+A stream that breaks while the container still runs is opened again; the log is then served
+from the start of what the kubelet still has. :class:`RawCopy` skips the bytes it already
+wrote: right unless the kubelet rotated the log in between (10 MiB by default; past a
+rotation only the newest file is served, and output may repeat or go missing). The decoder
+places every byte by the offsets in the stream instead, so a rotation loses only what was
+rotated away before anyone read it, and repeats nothing (see :mod:`log_frames`). A stream
+that stays open follows the log across rotations (the kubelet's own follow does).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from typing import Callable, Optional
+from typing import Callable, Optional, Protocol
 
 from sbatch_k8s.backends.kubernetes.client import BodyStream, KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import POD
@@ -32,17 +38,68 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+class LogReader(Protocol):
+    """What consumes a followed log."""
+
+    #: True once everything expected has arrived (following may stop).
+    complete: bool
+
+    def connect(self) -> None:
+        """A new connection: the log is served again from its start."""
+
+    def feed(self, chunk: bytes) -> None:
+        """The next bytes of the log."""
+
+    def disconnected(self) -> None:
+        """The connection ended."""
+
+
+class RawCopy:
+    """Copies the log to ``fd`` as it is, skipping what a reconnect serves again."""
+
+    complete = False
+
+    def __init__(self, fd: int = 1) -> None:
+        self.fd = fd
+        self.received = 0
+        self._skip = 0
+        self._broken_pipe = False
+
+    def connect(self) -> None:
+        self._skip = self.received
+
+    def feed(self, chunk: bytes) -> None:
+        if self._skip:
+            if len(chunk) <= self._skip:
+                self._skip -= len(chunk)
+                return
+            chunk, self._skip = chunk[self._skip:], 0
+        self.received += len(chunk)
+        if self._broken_pipe:
+            return
+        try:
+            write_all(self.fd, chunk)
+        except OSError as e:
+            if e.errno != errno.EPIPE:
+                raise
+            self._broken_pipe = True   # our reader went away; keep following for the end
+
+    def disconnected(self) -> None:
+        pass
+
+
 class LogFollower:
-    """A thread copying a container's log to ``fd`` until the container ends.
+    """A thread feeding a container's log to ``reader`` until the container ends.
 
     ``ended()`` tells whether the container has ended (or its pod is gone): asked when a
     stream ends, to tell the end of the log from a broken connection. :meth:`stop` ends the
-    following from another thread; :attr:`received` counts the bytes written; :attr:`error`
-    says why the log could not be read when no other try can help (a missing permission).
+    following from another thread; :attr:`error` says why the log could not be read when no
+    other try can help (a missing permission); :attr:`connections` counts the requests.
     """
 
     def __init__(self, client: KubeClient, namespace: str, pod: str, container: str,
-                 ended: Callable[[], bool], on_done: Callable[[], None], fd: int = 1) -> None:
+                 ended: Callable[[], bool], on_done: Callable[[], None],
+                 reader: Optional[LogReader] = None) -> None:
         self.client = client
         self.namespace = namespace
         self.pod = pod
@@ -50,10 +107,9 @@ class LogFollower:
         self.container = container
         self.ended = ended
         self.on_done = on_done
-        self.fd = fd
-        self.received = 0
+        self.reader: LogReader = reader if reader is not None else RawCopy()
         self.error: Optional[str] = None
-        self._broken_pipe = False
+        self.connections = 0
         self._stopping = threading.Event()
         self._stream: Optional[BodyStream] = None
         self._thread = threading.Thread(target=self._run, name="pod-log", daemon=True)
@@ -78,7 +134,7 @@ class LogFollower:
     def _run(self) -> None:
         try:
             while not self._stopping.is_set():
-                if self._follow_once() and self.ended():
+                if self._follow_once() and (self.reader.complete or self.ended()):
                     return
                 if self.error is not None:
                     return
@@ -90,21 +146,23 @@ class LogFollower:
             self.on_done()
 
     def _follow_once(self) -> bool:
-        """One request: True when the stream came to its end, False when it broke."""
-        skip = self.received
+        """One request: True when the stream came to its end (or the reader has all it
+        wants), False when it broke."""
+        self.reader.connect()
         try:
+            self.connections += 1
             self._stream = self.client.stream(self.path, {"container": self.container,
                                                           "follow": "true"})
             if self._stopping.is_set():
                 self._stream.abort()
             for chunk in self._stream.chunks():
-                if skip:
-                    if len(chunk) <= skip:
-                        skip -= len(chunk)
-                        continue
-                    chunk, skip = chunk[skip:], 0
-                self._write(chunk)
+                self.reader.feed(chunk)
+                if self.reader.complete:
+                    self._stream.abort()
+                    break
         except KubeError as e:
+            if self.reader.complete:
+                return True
             if e.status in FINAL_STATUSES:
                 self.error = str(e)
             elif e.status == 404:
@@ -112,6 +170,7 @@ class LogFollower:
             return False
         finally:
             self._stream = None
+            self.reader.disconnected()
         return True
 
     def _gone(self) -> bool:
@@ -120,14 +179,3 @@ class LogFollower:
             return self.client.get(POD, self.pod, self.namespace) is None
         except KubeError:
             return False
-
-    def _write(self, data: bytes) -> None:
-        self.received += len(data)
-        if self._broken_pipe:
-            return
-        try:
-            write_all(self.fd, data)
-        except OSError as e:
-            if e.errno != errno.EPIPE:
-                raise
-            self._broken_pipe = True   # our reader went away; keep following for the end

@@ -127,7 +127,7 @@ class StepWatch:
         if running_since(main_container(pod)) is None and not self.final():
             return
         name = pod["metadata"]["name"]
-        self.follower = LogFollower(self.client, self.namespace, name, _container_of(pod),
+        self.follower = LogFollower(self.client, self.namespace, name, container_of(pod),
                                     lambda: self._container_ended(name),
                                     self.wake.set).start()
 
@@ -206,7 +206,7 @@ def _running_line(job_id: int, ntasks: int) -> str:
     return f"StepId={job_id}.0 {noun} {rank_ranges(list(range(ntasks)))}: running"
 
 
-def _container_of(pod: Mapping[str, Any]) -> str:
+def container_of(pod: Mapping[str, Any]) -> str:
     """The name of the container running the runtime."""
     from sbatch_k8s.backends.kubernetes.pod_view import MAIN_CONTAINERS
 

@@ -154,7 +154,7 @@ def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
         return 0
     from sbatch_k8s.backends.kubernetes.waiting import wait_for_jobs
 
-    return wait_for_jobs(client, namespace, job_ids)
+    return wait_for_jobs(client, namespace, job_ids, config)
 
 
 def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,

@@ -2,18 +2,33 @@
 
 Each look costs the same few LISTs as ``squeue`` (:mod:`.cluster_jobs`); the interval grows
 from 0.2 s to 2 s, so short jobs return quickly and long ones cost little.
+
+A job whose working directory is not on a shared volume of its partition has its output
+files copied into node 0's pod log (:mod:`sbatch_k8s.runtime.log_tee`): once node 0's
+container has started, its log is followed and the files are written into the working
+directory as they arrive (:mod:`.output_files`), across reconnects, each byte once. When the
+job has ended, sbatch waits for the rest of the log (at most :data:`DRAIN_S`) and says on
+stderr what could not be written.
 """
 
 from __future__ import annotations
 
+import sys
 import time
-from typing import Dict, List, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
-from parsers.records import COMPLETED, JobRecord
+from parsers.records import COMPLETED, PENDING, JobRecord
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
+from translators.config import ClusterConfig
+
+if TYPE_CHECKING:
+    from sbatch_k8s.backends.kubernetes.output_files import JobOutput
 
 FIRST_INTERVAL_S = 0.2
 LONGEST_INTERVAL_S = 2.0
+#: How long the rest of a streamed log may take to arrive once the job has ended.
+DRAIN_S = 60.0
+COMMAND = "sbatch"
 
 
 def exit_code_of(records: Sequence[JobRecord]) -> int:
@@ -28,8 +43,82 @@ def exit_code_of(records: Sequence[JobRecord]) -> int:
     return max(codes) if codes else 0
 
 
-def wait_for_jobs(client: KubeClient, namespace: str, job_ids: Sequence[int]) -> int:
-    """Block until all ``job_ids`` are final; their exit code as sbatch --wait returns it."""
+def files_streamed(config: Optional[ClusterConfig], record: JobRecord) -> bool:
+    """Whether the job's output files travel through node 0's log (its working directory
+    is on no volume of its partition)."""
+    from translators.storage import workdir_shared
+
+    partition = config.partition(record.partition) if config is not None else None
+    return partition is not None and bool(record.work_dir) and \
+        not workdir_shared(record.work_dir, partition)
+
+
+class OutputFetcher:
+    """The output files of the streamed jobs of one ``sbatch --wait``."""
+
+    def __init__(self, client: KubeClient, namespace: str, config: Optional[ClusterConfig],
+                 not_before: int) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.config = config
+        self.not_before = not_before
+        self.outputs: Dict[int, "JobOutput"] = {}
+
+    def follow(self, records: Sequence[JobRecord]) -> None:
+        """Start following node 0 of every streamed job that has started."""
+        from sbatch_k8s.backends.kubernetes.output_files import (
+            FileSink,
+            JobOutput,
+            allowed_roots,
+            container_started,
+            node0_pod,
+        )
+
+        for record in records:
+            if record.job_id in self.outputs or record.state == PENDING or \
+                    not files_streamed(self.config, record):
+                continue
+            try:
+                pod = node0_pod(self.client, self.namespace, record)
+            except KubeError:
+                continue
+            if pod is None or not container_started(pod):
+                continue
+            sink = FileSink(allowed_roots(record), self.not_before, COMMAND, record.job_id)
+            output = JobOutput(self.client, self.namespace, record, sink)
+            output.start(pod)
+            self.outputs[record.job_id] = output
+
+    def finish(self, records: Sequence[JobRecord]) -> None:
+        """Wait for the rest of every log; one warning per job whose files are not whole."""
+        self.follow(records)        # a job that ended between two looks
+        deadline = time.monotonic() + DRAIN_S
+        for record in records:
+            output = self.outputs.get(record.job_id)
+            if output is None:
+                if files_streamed(self.config, record) and record.start_time:
+                    _warn(record.job_id, "its output files could not be read: node 0's pod "
+                                         "is gone")
+                continue
+            complete, why = output.finish(max(1.0, deadline - time.monotonic()))
+            output.sink.close()  # type: ignore[attr-defined]
+            lost = output.lost()
+            if not complete:
+                _warn(record.job_id, f"its output files may be incomplete: {why}")
+            elif lost:
+                _warn(record.job_id, f"{lost} bytes of its output files were lost (the "
+                                     "kubelet rotated node 0's log before they were read)")
+
+
+def _warn(job_id: int, message: str) -> None:
+    sys.stderr.write(f"{COMMAND}: warning: job {job_id}: {message}\n")
+    sys.stderr.flush()
+
+
+def wait_for_jobs(client: KubeClient, namespace: str, job_ids: Sequence[int],
+                  config: Optional[ClusterConfig] = None) -> int:
+    """Block until all ``job_ids`` are final, writing the output files of streamed jobs;
+    their exit code as sbatch --wait returns it."""
     from sbatch_k8s.backends.kubernetes.cluster_jobs import joined_records, look
     from sbatch_k8s.backends.kubernetes.cluster_reads import LiveReads
     from sbatch_k8s.backends.kubernetes.dependencies import release_waiting
@@ -37,6 +126,7 @@ def wait_for_jobs(client: KubeClient, namespace: str, job_ids: Sequence[int]) ->
 
     wanted = set(job_ids)
     seen: Dict[int, JobRecord] = {}
+    fetcher = OutputFetcher(client, namespace, config, int(time.time()) - 1)
     interval = FIRST_INTERVAL_S
     while True:
         try:
@@ -50,7 +140,9 @@ def wait_for_jobs(client: KubeClient, namespace: str, job_ids: Sequence[int]) ->
         for record in records:
             if record.job_id in wanted:
                 seen[record.job_id] = record
+        fetcher.follow([r for r in seen.values() if not is_final(r)])
         if len(seen) == len(wanted) and all(is_final(r) for r in seen.values()):
+            fetcher.finish(sorted(seen.values(), key=lambda r: r.job_id))
             return exit_code_of(list(seen.values()))
         time.sleep(interval)
         interval = min(interval * 1.5, LONGEST_INTERVAL_S)

@@ -118,8 +118,9 @@ def test_working_directory_off_shared_volumes_is_left_unset_with_a_warning() -> 
     assert _workdir(result) == "/scratch/alice"
     assert result.warnings == (
         "the working directory /scratch/alice is not on a shared volume of partition debug: "
-        "the job runs in /tmp when the image lacks it, and files written there (its output "
-        "files too) stay inside the pods",)
+        "the job runs in /tmp when the image lacks it; node 0 copies its output files into "
+        "its pod log, from which sbatch --wait and 'sattach --k8s-output <jobid>' write them "
+        "into /scratch/alice while the pods exist; other files it writes stay inside the pods",)
 
 
 def test_container_workdir_overrides_the_pods_working_directory() -> None:

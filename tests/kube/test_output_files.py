@@ -1,0 +1,246 @@
+"""Output files reach the submitter on a cluster (issue 8).
+
+Where the partition's volumes do not hold the working directory, node 0 copies the batch
+output files into its pod log and ``sbatch --wait``/``sattach`` rebuild them byte for byte
+(``sbatch_k8s.runtime.log_frames``). The pods of the test kubelet see this machine's files,
+so these jobs hide the working directory from the pod as a cluster node would: with
+``--container-readonly`` the pod gets its own ``/tmp``, where the test directories are (the
+kubelet of these tests keeps its pod files outside ``/tmp``). With
+a shared volume (a hostPath the test kubelet maps onto the working directory) the pods write
+the files in place and nothing is streamed.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import pytest
+
+from sbatch_k8s.runtime.log_frames import MARK, StreamDecoder, StreamEncoder, StreamSink
+from tests.apiserver.support import wait_until
+from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
+from tests.local.harness import BIN
+
+#: What the job writes: no trailing newline, NUL and 0xff bytes, CR, a line that looks like a
+#: record, and a line longer than a plain line may be.
+STDOUT_BYTES = (b"plain line\n" + MARK + b"end 0=3\n" + b"\x00\x01\xff\xfe binary\r\n"
+                + b"x" * 20000 + b"\n" + b"caf\xc3\xa9 \xe9t\xe9\n" + b"no newline at the end")
+STDERR_BYTES = b"to the error file\n\xff\x00 and no newline"
+CHDIR = ("slurmstepd: error: couldn't chdir to `{0}': No such file or directory: going to "
+         "/tmp instead\n")
+
+
+@pytest.fixture
+def hiding(cluster: Any) -> Iterator[Any]:
+    """A test kubelet whose own files are outside ``/tmp`` (pods with their own ``/tmp``
+    then still get their volumes)."""
+    import shutil
+    import tempfile
+
+    from tests.kubelet import TestKubelet
+
+    root = tempfile.mkdtemp(prefix="sbatch-k8s-kubelet-", dir="/var/tmp")
+    try:
+        with TestKubelet(cluster.kubeconfig, nodes=1, root_dir=root) as running:
+            yield running
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _writer(data: bytes, fd: int) -> str:
+    """A shell line writing ``data`` to ``fd`` exactly."""
+    encoded = base64.b64encode(data).decode()
+    return (f"python3 -c \"import base64,os; os.write({fd}, "
+            f"base64.b64decode('{encoded}'))\"")
+
+
+def _unshared_script(extra: str = "") -> str:
+    return ("#!/bin/sh\n#SBATCH --container-readonly -e err-%j.txt\n"
+            f"{_writer(STDOUT_BYTES, 1)}\n{_writer(STDERR_BYTES, 2)}\n{extra}")
+
+
+# -- the stream itself -----------------------------------------------------------------------
+
+class Collect(StreamSink):
+    """Checks every placed byte against the true files; keeps what arrived."""
+
+    def __init__(self, truth: Dict[int, bytes]) -> None:
+        self.truth = truth
+        self.files: Dict[int, bytearray] = {}
+        self.messages: List[bytes] = []
+
+    def write(self, key: int, offset: int, data: bytes) -> None:
+        assert self.truth[key][offset:offset + len(data)] == data, (key, offset)
+        buffer = self.files.setdefault(key, bytearray())
+        if offset <= len(buffer):
+            buffer[offset:offset + len(data)] = data
+
+    def message(self, line: bytes) -> None:
+        self.messages.append(line)
+
+
+def _stream(chunks: List[bytes]) -> bytes:
+    encoder = StreamEncoder()
+    out = encoder.start() + encoder.declare(0, False, "/w/out") + encoder.declare(1, False,
+                                                                                 "/w/err")
+    for index, chunk in enumerate(chunks):
+        out += encoder.feed(index % 2, chunk)
+        out += encoder.mark() if index % 3 == 0 else b""
+    return out + encoder.end()
+
+
+def test_a_stream_rebuilds_the_files_from_any_reconnect_and_after_rotation() -> None:
+    chunks = [b"a\nb", b"err\x00", STDOUT_BYTES, STDERR_BYTES, b"\nlast\n", b"e",
+              b"more\n" * 10]
+    log = b"runtime line before the stream\n" + _stream(chunks) + b"after the end\n"
+    truth = {0: b"".join(chunks[0::2]), 1: b"".join(chunks[1::2])}
+    lines = log.splitlines(keepends=True)
+    for cut in range(1, len(lines)):
+        sink = Collect(truth)
+        decoder = StreamDecoder(sink)
+        decoder.connect()                       # a connection that breaks mid-line
+        decoder.feed(b"".join(lines[:cut]) + lines[cut][:3])
+        decoder.disconnected()
+        decoder.connect()                       # served again from the start
+        decoder.feed(log)
+        assert {k: bytes(v) for k, v in sink.files.items()} == truth, cut
+        assert sink.messages[0] == b"runtime line before the stream\n"
+        assert sink.messages[1:] in ([], [b"after the end\n"])
+        # the head rotated away while disconnected: what is placed is placed right, and
+        # the end of the files arrives
+        rotated = Collect(truth)
+        decoder = StreamDecoder(rotated)
+        decoder.connect()
+        decoder.feed(b"".join(lines[:3]))
+        decoder.disconnected()
+        decoder.connect()
+        end = next(i for i, line in enumerate(lines) if line.startswith(MARK + b"end"))
+        decoder.feed(b"".join(lines[min(max(cut, 3), end):]))
+        assert decoder.complete and decoder.sizes == {0: len(truth[0]), 1: len(truth[1])}
+
+
+# -- end to end ------------------------------------------------------------------------------
+
+def test_sbatch_wait_writes_unshared_files_byte_exact(kube: KubeSlurm, hiding: Any) -> None:
+    kube.script("bytes.sh", _unshared_script())
+    done = kube.run("sbatch", "--wait", "bytes.sh", timeout=180)
+    assert done.returncode == 0, done.stderr
+    job_id = submitted_id(done.stdout)
+    assert "node 0 copies its output files into its pod log" in done.stderr
+    assert (kube.work / f"slurm-{job_id}.out").read_bytes() == STDOUT_BYTES
+    chdir = CHDIR.format(kube.work).encode()
+    assert (kube.work / f"err-{job_id}.txt").read_bytes() == chdir * 2 + STDERR_BYTES
+    assert f"warning: job {job_id}:" not in done.stderr      # nothing lost or incomplete
+
+
+def _sattach(kube: KubeSlurm, *args: str) -> "subprocess.Popen[bytes]":
+    return subprocess.Popen([sys.executable, str(BIN / "sattach"), *args], cwd=kube.work,
+                            env=kube.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+class Reader:
+    """A background reader of one pipe."""
+
+    def __init__(self, pipe: Any) -> None:
+        self.data = b""
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe: Any) -> None:
+        for chunk in iter(lambda: pipe.read1(65536), b""):
+            self.data += chunk
+
+    def join(self) -> bytes:
+        self._thread.join(60)
+        return self.data
+
+
+def _running(kube: KubeSlurm, job_id: int) -> bool:
+    return "R" in kube.run("squeue", "-h", "-j", str(job_id), "-o", "%t").stdout
+
+
+def test_sattach_follows_a_running_job_across_a_broken_connection(
+        kube: KubeSlurm, hiding: Any) -> None:
+    # the job waits between its halves until the test has seen the first one and broken
+    # the log connections: scancel -b -s USR1 (the batch shell traps it) lets it go on
+    kube.script("halves.sh", _unshared_script(
+        "echo; echo first half\n"
+        "trap 'go=1' USR1\ngo=0\nwhile [ $go = 0 ]; do sleep 0.2; done\n"
+        "echo second half\n"))
+    job_id = submitted_id(kube.run("sbatch", "halves.sh").stdout)
+    wait_until(lambda: _running(kube, job_id), 120, f"job {job_id} running")
+    attached = _sattach(kube, f"{job_id}.0")
+    out, err = Reader(attached.stdout), Reader(attached.stderr)
+    wait_until(lambda: b"first half\n" in out.data, 120, f"first half; got {out.data!r}")
+    waiting = _sattach(kube, "--k8s-output", str(job_id))
+    assert hiding.log_server.drop_streams() >= 1
+    signalled = kube.run("scancel", "-b", "-s", "USR1", str(job_id))
+    assert signalled.returncode == 0, signalled.stderr
+    assert attached.wait(120) == 0, err.join()
+    expected = STDOUT_BYTES + b"\nfirst half\nsecond half\n"
+    assert out.join() == expected
+    chdir = CHDIR.format(kube.work).encode()
+    assert err.join() == chdir * 2 + STDERR_BYTES
+    assert waiting.wait(120) == 0, waiting.stderr.read() if waiting.stderr else ""
+    assert (kube.work / f"slurm-{job_id}.out").read_bytes() == expected
+    # ended, its pods still there: sattach prints it all; --k8s-output writes it again
+    (kube.work / f"slurm-{job_id}.out").unlink()
+    again = subprocess.run([sys.executable, str(BIN / "sattach"), f"{job_id}.batch"],
+                           cwd=kube.work, env=kube.env, capture_output=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == expected
+    fetched = kube.run("sattach", "--k8s-output", str(job_id), timeout=120)
+    assert fetched.returncode == 0, fetched.stderr
+    assert f"sattach: wrote {kube.work}/slurm-{job_id}.out" in fetched.stderr
+    assert (kube.work / f"slurm-{job_id}.out").read_bytes() == expected
+
+
+def test_sattach_refuses_as_slurm_does(kube: KubeSlurm, kubelet: Any) -> None:
+    unknown = kube.run("sattach", "99999.0")
+    assert (unknown.returncode, unknown.stderr) == (
+        1, "sattach: error: Could not get job step info: Invalid job id specified\n")
+    no_step = kube.run("sattach", "12")
+    assert (no_step.returncode, no_step.stderr) == (
+        1, "sattach: error: Failed to parse stepid from command line options\n"
+           "Usage: sattach [options] <jobid.stepid>\n")
+    held = submitted_id(kube.run("sbatch", "--hold", "--wrap", "true").stdout)
+    pending = kube.run("sattach", f"{held}.0")
+    assert (pending.returncode, pending.stderr) == (
+        1, "sattach: error: Could not get job step info: Job is pending execution\n")
+
+
+@pytest.fixture
+def shared(cluster: Any, tmp_path: Path) -> Iterator[KubeSlurm]:
+    """Commands whose partition mounts a PersistentVolumeClaim at the working directory, and
+    a test kubelet that maps that claim onto the working directory itself."""
+    from tests.kubelet import TestKubelet
+
+    config = CONFIG + (f'[[partitions.debug.volumes]]\nname = "home"\n'
+                       f'pvc = "home"\nmount_path = "{tmp_path}/work"\n')
+    slurm = KubeSlurm(tmp_path, cluster.kubeconfig, config=config)
+    volumes = tmp_path / "volumes"
+    (volumes / "pvc" / "default").mkdir(parents=True)
+    os.symlink(slurm.work, volumes / "pvc" / "default" / "home")
+    with TestKubelet(cluster.kubeconfig, nodes=1, volume_dir=str(volumes)):
+        yield slurm
+    slurm.cleanup()
+
+
+def test_shared_volume_files_are_written_by_the_pods(shared: KubeSlurm) -> None:
+    shared.script("plain.sh", "#!/bin/sh\necho hello from the pod\n")
+    done = shared.run("sbatch", "--wait", "plain.sh", timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert "pod log" not in done.stderr
+    job_id = submitted_id(done.stdout)
+    assert shared.read(f"slurm-{job_id}.out") == "hello from the pod\n"
+    printed = shared.run("sattach", f"{job_id}.batch")
+    assert (printed.returncode, printed.stdout) == (0, "hello from the pod\n")
+    fetched = shared.run("sattach", "--k8s-output", str(job_id))
+    assert fetched.returncode == 0
+    assert "already in place" in fetched.stderr
