@@ -93,6 +93,15 @@ def _all_completed(kube: KubeSlurm, *job_ids: int) -> Dict[int, List[str]]:
     return {}
 
 
+def _both_completed(kube: KubeSlurm, first: int, id_file: str) -> Dict[int, List[str]]:
+    """Both rows once ``first`` and the job named in ``id_file`` completed ({} before;
+    AssertionError as soon as either ended otherwise)."""
+    if not (kube.work / id_file).exists():
+        _all_completed(kube, first)          # fails fast when the first one failed
+        return {}
+    return _all_completed(kube, first, int(kube.read(id_file)))
+
+
 def _show(kube: KubeSlurm, cluster: Any, *names: str) -> str:
     """The job files and refused requests, for a failing assertion."""
     files = {n: (kube.work / n).read_text() if (kube.work / n).exists() else None
@@ -114,9 +123,8 @@ sleep 2
 """)
     first = _sbatch(kube, "first.sh")
     try:
-        rows = wait_until(lambda: _all_completed(kube, first, int(kube.read("next.id")))
-                          if (kube.work / "next.id").exists() else _all_completed(kube, first)
-                          and {}, 180, "both jobs completed")
+        rows = wait_until(lambda: _both_completed(kube, first, "next.id"), 180,
+                          "both jobs completed")
     except AssertionError:
         raise AssertionError(_show(kube, cluster, "first.out", "next.id", "next.squeue"))
     following = int(kube.read("next.id"))
@@ -128,7 +136,10 @@ sleep 2
     assert rows[following][1] >= rows[first][2]        # started once the first had ended
     made = {(d.request.user, d.request.resource, d.request.verb)
             for d in cluster.rbac.decisions if d.allowed}
-    assert (JOB_ACCOUNT, "jobs", "create") in made
+    assert (JOB_ACCOUNT, "jobs", "create") in made        # the sbatch inside the job
+    record = next(c for c in cluster.objects("configmaps", NAMESPACE)
+                  if c["metadata"]["name"] == f"sbatch-k8s-job-{first}")
+    assert "report.json" in record["data"]   # node 0's stdlib client wrote it (HTTPS + CA)
     assert cluster.rbac.refused() == []
 
 
