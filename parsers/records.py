@@ -128,6 +128,9 @@ class JobRecord:
     begin_time: Optional[int] = None
     #: ``--kill-on-invalid-dep=yes``: a dependency that can never be met cancels the job.
     kill_on_invalid_dep: bool = False
+    #: The earlier runs of a requeued job, oldest first, each ended ``REQUEUED`` with its steps
+    #: (what ``sacct --duplicates`` lists before the job's current run).
+    requeued_runs: Tuple["JobRecord", ...] = ()
 
     @property
     def job_id_text(self) -> str:

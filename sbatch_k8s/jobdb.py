@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.paths import make_state_dir
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 30000
 
 JOB_COLUMNS: Dict[str, type] = {
@@ -34,6 +34,9 @@ JOB_COLUMNS: Dict[str, type] = {
     "stderr": str, "stdin": str, "job_dir": str, "node0_pid": int, "node_pids": str,
     "array_spec": str, "array_max_running": int, "comment": str, "exclusive": str,
     "submit_host": str, "features": str, "requeue": int, "port": int, "batch_cpus": int,
+    # Requeue (backends/local/requeue.py): runs so far, a requeue asked of the running job
+    # (``requeue`` or ``hold``), and the earlier runs as sacct --duplicates lists them.
+    "restarts": int, "requeue_request": str, "requeued_runs": str,
 }
 STEP_COLUMNS: Dict[str, type] = {
     "job_id": int, "step_id": str, "name": str, "state": str, "exit_code": int,

@@ -80,7 +80,7 @@ DOCS = {
                       refused="there is no job completion plugin"),
     "constraints": doc("constraint_list", "only jobs requesting these features"),
     "delimiter": doc("characters", "field delimiter with -p/-P"),
-    "duplicates": doc("", "also requeued duplicates (none are kept)"),
+    "duplicates": doc("", "also the earlier runs of requeued jobs (state REQUEUED)"),
     "endtime": doc("time", "jobs before this time"),
     "env": doc("", "the environment the batch script started with (with -j)"),
     "expand_patterns": doc("", "expand patterns in file names",

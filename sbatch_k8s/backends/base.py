@@ -63,10 +63,10 @@ class Backend(abc.ABC):
         """``scontrol hold``/``uhold`` (``reason``: JobHeldUser or JobHeldAdmin) or
         ``release`` (``reason`` None) one pending job: one of the outcomes."""
 
-    def requeue(self, job_id: int, uid: int) -> str:
-        """``scontrol requeue``: run one started or finished job again under its id, pending
-        first, its restart count one higher: one of the outcomes. BackendError (one line for
-        the user) when the backend cannot."""
+    def requeue(self, job_id: int, uid: int, hold: bool = False) -> str:
+        """``scontrol requeue`` (``requeuehold`` with ``hold``: held then): run one started
+        or finished job again under its id, pending first, its restart count one higher: one
+        of the outcomes. BackendError (one line for the user) when the backend cannot."""
         from sbatch_k8s.errors import BackendError
 
         raise BackendError(f"scontrol requeue is not available on the {self.name} backend")

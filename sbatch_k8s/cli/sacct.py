@@ -49,6 +49,8 @@ def _main(argv: List[str]) -> int:
     backend = open_backend(environ)
     ids = None if query.jobs is None else [j.job_id for j in query.jobs]
     records = backend.accounting_records(query.start_time, query.end_time, ids)
+    if query.duplicates:  # a requeued job's earlier runs too, each before the next
+        records = [run for r in records for run in (*r.requeued_runs, r)]
     if query.clusters is not None and backend.config.cluster_name not in query.clusters:
         records = []
     uids = None if query.all_users or query.jobs is not None else resolve_users(

@@ -1,20 +1,22 @@
 """``scontrol``: ``show job|node|partition|hostnames|hostlist|hostlistsorted``, ``hold``,
-``uhold``, ``release``, ``requeue`` on the configured backend, in Slurm's formats. Other
-scontrol commands are administrative and answer with one line saying they are not available
-here."""
+``uhold``, ``release``, ``requeue``, ``requeuehold`` on the configured backend, in Slurm's
+formats. Other scontrol commands are administrative and answer with one line saying they are
+not available here."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence
 
 from parsers.errors import SlurmInputError
 from sbatch_k8s.cli.common import exit_with, run_command
 
 if TYPE_CHECKING:
+    from parsers.records import JobRecord
     from parsers.report_options.scontrol import ScontrolRequest
+    from sbatch_k8s.backends.base import Backend
 
 COMMAND = "scontrol"
 PROMPT = "scontrol: "
@@ -107,27 +109,81 @@ def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int
     return code
 
 
-def _requeue(words: Sequence[str], environ: Mapping[str, str]) -> int:
-    """``scontrol requeue ID[,ID…]``: each job runs again under its id; Slurm's line per
-    job it refuses, and exit status 1 after any."""
-    from sbatch_k8s.backends import open_backend
-    from sbatch_k8s.backends.base import DISABLED, DONE, NOT_STARTED, REFUSED
+#: scontrol's words for what a requeue of one job came to (``slurm_strerror``).
+REQUEUE_MESSAGES = {"done": "No error", "pending": "Job is pending execution",
+                    "disabled": "Requested operation is presently disabled",
+                    "refused": "Access/permission denied",
+                    "unknown": "Invalid job id specified"}
 
+
+def _requeue_array(backend: "Backend", elements: Sequence["JobRecord"], task: Optional[int],
+                   hold: bool) -> Dict[str, List[int]]:
+    """Requeue the elements of an array (``task``: only that one): the task ids per outcome.
+    Elements never started (squeue's folded line) are pending execution."""
+    from parsers.values.array import parse_array
+    from sbatch_k8s.backends.base import NOT_STARTED
+
+    outcomes: Dict[str, List[int]] = {}
+    for record in elements:
+        if record.array_pending is not None:
+            tasks = [t for t in parse_array(record.array_pending).indices()
+                     if task in (None, t)]
+            outcomes.setdefault(NOT_STARTED, []).extend(tasks)
+        elif task in (None, record.array_task_id):
+            outcome = backend.requeue(record.job_id, os.getuid(), hold)
+            outcomes.setdefault(outcome, []).append(int(record.array_task_id or 0))
+    return {k: sorted(v) for k, v in outcomes.items() if v}
+
+
+def _requeue_one(backend: "Backend", value: str, hold: bool, now: int) -> List[str]:
+    """Requeue what one id names (a job, an array, an element); scontrol's error lines."""
+    from parsers.values.array import format_indices
+    from sbatch_k8s.backends.base import DONE, UNKNOWN
+
+    number, _, task_text = value.partition("_")
+    if not (number.isascii() and number.isdigit() and int(number) > 0) or (
+            task_text and not (task_text.isascii() and task_text.isdigit())):
+        return [f"{REQUEUE_MESSAGES[UNKNOWN]} for job {value}"]
+    job_id, task = int(number), int(task_text) if task_text else None
+    elements = [r for r in backend.job_records(True, now, job_ids=[job_id])
+                if r.array_job_id == job_id]
+    if not elements:  # not an array: the controller answers for the one job
+        if task is not None:
+            return [f"{value}: {REQUEUE_MESSAGES[UNKNOWN]}" if backend.known(job_id)
+                    else f"{REQUEUE_MESSAGES[UNKNOWN]} for job {value}"]
+        outcome = backend.requeue(job_id, os.getuid(), hold)
+        return [] if outcome == DONE else [f"{REQUEUE_MESSAGES[outcome]} for job {value}"]
+    outcomes = _requeue_array(backend, elements, task, hold)
+    if not outcomes:
+        return [f"{REQUEUE_MESSAGES[UNKNOWN]} for job {value}"]
+    if list(outcomes) == [DONE]:
+        return []
+    groups = sorted(outcomes.items(), key=lambda item: item[1][0])
+    return [f"{job_id}_{format_indices(tasks, None)}: {REQUEUE_MESSAGES[outcome]}"
+            for outcome, tasks in groups]
+
+
+def _requeue(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int:
+    """``scontrol requeue|requeuehold [State=SpecialExit] ID[,ID…]``: each job runs again
+    under its id (held, with ``requeuehold``); Slurm's lines for what it refuses, and exit
+    status 1 after any."""
+    from parsers.formats.messages import BareError
+    from sbatch_k8s.backends import open_backend
+
+    if not words:
+        raise BareError(f"too few arguments for keyword:{command}")
+    values = [w.split("=", 1)[-1] if w.lower().startswith("jobid=") else w
+              for w in " ".join(words).replace(",", " ").split()]
+    if command == "requeuehold" and values and values[0].lower() == "state=specialexit":
+        raise SlurmInputError("requeuehold State=SpecialExit is not available with "
+                              "sbatch-k8s (a requeued job is held as JobHeldUser)",
+                              exit_code=1)
     backend = open_backend(environ)
-    code = 0
-    messages = {NOT_STARTED: "Job is pending execution",
-                DISABLED: "Requested operation is presently disabled",
-                REFUSED: "Access/permission denied"}
-    for word in " ".join(words).replace(",", " ").split():
-        value = word.split("=", 1)[-1]
-        outcome = "unknown"
-        if value.isascii() and value.isdigit():
-            outcome = backend.requeue(int(value), os.getuid())
-        if outcome != DONE:
-            sys.stderr.write(f"{messages.get(outcome, 'Invalid job id specified')} "
-                             f"for job {word}\n")
-            code = 1
-    return code
+    now = int(time.time())
+    lines = [line for value in values
+             for line in _requeue_one(backend, value, command == "requeuehold", now)]
+    sys.stderr.writelines(f"{line}\n" for line in lines)
+    return 1 if lines else 0
 
 
 def _run(request: "ScontrolRequest", environ: Mapping[str, str]) -> int:
@@ -146,8 +202,8 @@ def _run(request: "ScontrolRequest", environ: Mapping[str, str]) -> int:
                                          request.oneliner)
     if request.command in HOLD_COMMANDS:
         return _hold(request.command, request.words, environ)
-    if request.command == "requeue":
-        return _requeue(request.words, environ)
+    if request.command in ("requeue", "requeuehold"):
+        return _requeue(request.command, request.words, environ)
     what = request.command if request.command != "show" else f"show {request.entity}"
     raise SlurmInputError(f"{what} is not available with sbatch-k8s (it administers a "
                           "Slurm controller)", exit_code=1)

@@ -60,6 +60,14 @@ def test_requeue_runs_the_job_again_under_its_id(kube: KubeSlurm, kubelet: Any) 
     (kube.work / "go-1").write_text("")
     wait_until(lambda: _state(kube, job_id) == "COMPLETED", WAIT_S, "the second run's end")
     assert kube.read(f"again-{job_id}-1.out") == "restart 1\n"
+    # The first run, as slurmdbd keeps it: only with --duplicates, closed as a cancel.
+    assert _runs_in_sacct(kube, job_id) == [f"{job_id}|COMPLETED|0:0"]
+    assert _runs_in_sacct(kube, job_id, "-D") == [
+        f"{job_id}|REQUEUED|0:0", f"{job_id}|COMPLETED|0:0"]
+    steps = kube.run("sacct", "-j", str(job_id), "-D", "-n", "-P", "-o",
+                     "JobID,State,ExitCode").stdout.splitlines()
+    assert steps[:3] == [f"{job_id}|REQUEUED|0:0", f"{job_id}.batch|CANCELLED|0:15",
+                         f"{job_id}.extern|COMPLETED|0:0"], steps
     # The first run was ended as a cancel ends it (its pods were deleted). Slurm's line says
     # "DUE TO JOB REQUEUE": the pod's runtime hears only SIGTERM, so it cannot (yet).
     first = kube.read(f"again-{job_id}-0.out").splitlines()
@@ -75,11 +83,38 @@ def test_requeue_runs_the_job_again_under_its_id(kube: KubeSlurm, kubelet: Any) 
     wait_until(lambda: _runs(kube)[2:] == [f"run 2 of {job_id}"], WAIT_S, "the third run")
     (kube.work / "go-2").write_text("")
     wait_until(lambda: _state(kube, job_id) == "COMPLETED", WAIT_S, "the third run's end")
+    assert _runs_in_sacct(kube, job_id, "-D") == [
+        f"{job_id}|REQUEUED|0:0", f"{job_id}|REQUEUED|0:0", f"{job_id}|COMPLETED|0:0"]
     # The companions survived both requeues, and hang on the newest workload.
     owners = {o["uid"] for o in kube.api().get(kinds.SECRET, f"again-{job_id}", kube.namespace)
               ["metadata"]["ownerReferences"]}
     workload = kube.api().get(kinds.JOB, f"again-{job_id}", kube.namespace)
     assert owners == {workload["metadata"]["uid"]}
+
+
+def _runs_in_sacct(kube: KubeSlurm, job_id: int, *args: str) -> List[str]:
+    return kube.run("sacct", "-j", str(job_id), "-X", "-n", "-P", "-o", "JobID,State,ExitCode",
+                    *args).stdout.splitlines()
+
+
+def test_requeuehold_keeps_the_job_held_until_release(kube: KubeSlurm, kubelet: Any) -> None:
+    kube.script("again.sh", RUNS)
+    job_id = submitted_id(kube.run("sbatch", "again.sh").stdout)
+    wait_until(lambda: _runs(kube) == [f"run unset of {job_id}"], WAIT_S, "the first run")
+    done = kube.run("scontrol", "requeuehold", str(job_id))
+    assert (done.returncode, done.stderr) == (0, ""), done
+    held = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%i %T %r").stdout
+    assert held == f"{job_id} PENDING job requeued in held state\n"
+    shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
+    assert "Priority=0 " in shown and "Reason=job_requeued_in_held_state" in shown, shown
+    assert "Restarts=1" in shown and not _pod_uids(kube, job_id)  # held: no pods
+
+    assert kube.run("scontrol", "release", str(job_id)).returncode == 0
+    wait_until(lambda: _runs(kube)[1:] == [f"run 1 of {job_id}"], WAIT_S, "the second run")
+    (kube.work / "go-1").write_text("")
+    wait_until(lambda: _state(kube, job_id) == "COMPLETED", WAIT_S, "the second run's end")
+    assert _runs_in_sacct(kube, job_id, "-D") == [
+        f"{job_id}|REQUEUED|0:0", f"{job_id}|COMPLETED|0:0"]
 
 
 def test_requeued_job_pends_with_begin_time_until_placed() -> None:

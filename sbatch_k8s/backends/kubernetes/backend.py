@@ -129,7 +129,7 @@ class KubernetesBackend(Backend):
             return REFUSED
         return hold_on_cluster(self.client, record, ref, namespace, reason)
 
-    def requeue(self, job_id: int, uid: int) -> str:
+    def requeue(self, job_id: int, uid: int, hold: bool = False) -> str:
         from sbatch_k8s.backends.kubernetes.control import requeue_job
 
         found = self._find(job_id)
@@ -137,7 +137,7 @@ class KubernetesBackend(Backend):
         if found is None or refusal is not None:
             return refusal or UNKNOWN
         record, ref, namespace = found
-        return requeue_job(self.client, record, ref, namespace)
+        return requeue_job(self.client, record, ref, namespace, hold)
 
     def attach(self, job_id: int, write_files: bool, quiet: bool) -> int:
         from sbatch_k8s.backends.kubernetes.attach import attach_on_cluster

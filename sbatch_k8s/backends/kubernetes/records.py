@@ -75,7 +75,7 @@ FINAL_STATES = frozenset({COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL, PREE
                           OUT_OF_MEMORY, BOOT_FAIL, DEADLINE})
 #: What a job that vanished unobserved is recorded as (see the module docstring).
 VANISHED = (NODE_FAIL, "NodeDown")
-HELD_REASONS = ("JobHeldUser", "JobHeldAdmin")
+HELD_REASONS = ("JobHeldUser", "JobHeldAdmin", "job requeued in held state")
 
 _JOB_FIELDS = tuple(f.name for f in fields(JobRecord))
 _STEP_FIELDS = tuple(f.name for f in fields(StepRecord))
@@ -91,14 +91,28 @@ def is_final(record: JobRecord) -> bool:
     return record.state in FINAL_STATES
 
 
-def record_to_json(record: JobRecord) -> str:
-    """``record.json``: every field, steps as field dicts, and ``steps_dropped``."""
+def _record_data(record: JobRecord) -> Dict[str, Any]:
     data: Dict[str, Any] = {name: getattr(record, name) for name in _JOB_FIELDS}
     data["steps"] = [{name: getattr(s, name) for name in _STEP_FIELDS} for s in record.steps]
+    data["requeued_runs"] = [_record_data(run) for run in record.requeued_runs]
     dropped = dropped_steps(record.steps)
     if dropped:
         data["steps_dropped"] = dropped
-    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return data
+
+
+def record_to_json(record: JobRecord) -> str:
+    """``record.json``: every field, steps as field dicts, earlier runs of a requeued job
+    (:mod:`.requeue`) as records alike, and ``steps_dropped``."""
+    return json.dumps(_record_data(record), sort_keys=True, separators=(",", ":"))
+
+
+def _record_from_data(values: Mapping[str, Any]) -> JobRecord:
+    steps = tuple(build(StepRecord, **{k: v for k, v in step.items() if k in _STEP_FIELDS})
+                  for step in values.get("steps") or [])
+    runs = tuple(_record_from_data(run) for run in values.get("requeued_runs") or [])
+    known = {k: v for k, v in values.items() if k in _JOB_FIELDS}
+    return build(JobRecord, **dict(known, steps=steps, requeued_runs=runs))
 
 
 def record_labels(record: JobRecord) -> Dict[str, str]:
@@ -136,10 +150,7 @@ def record_from_config_map(cm: Mapping[str, Any]) -> Tuple[JobRecord, Dict[str, 
     name = (cm.get("metadata") or {}).get("name", "?")
     try:
         values = json.loads(data[RECORD_KEY])
-        steps = tuple(build(StepRecord, **{k: v for k, v in step.items() if k in _STEP_FIELDS})
-                      for step in values.get("steps") or [])
-        known = {k: v for k, v in values.items() if k in _JOB_FIELDS}
-        record = build(JobRecord, **dict(known, steps=steps))
+        record = _record_from_data(values)
         ref = json.loads(data[WORKLOAD_KEY]) if WORKLOAD_KEY in data else \
             values.get("workload") or {}
         if REPORT_KEY in data and not is_final(record):

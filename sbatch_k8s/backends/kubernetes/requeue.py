@@ -9,7 +9,11 @@ PENDING with reason ``BeginTime``, the restart count one higher and the submit t
 slurmctld's requeue does; ``job.json`` gets the restart count (the runtime exports it as
 ``SLURM_RESTART_COUNT`` and ``%r`` of the output file names); a fresh copy of the workload is
 created (what the API server generated for the old one removed, never suspended), and the
-companions are hung on it again.
+companions are hung on it again. The run that ended is kept in the record's
+``requeued_runs``, ended ``REQUEUED`` at the requeue with its steps (a running one's closed
+as a cancel closes them), for ``sacct --duplicates``. ``requeuehold`` creates the copy held
+(suspended, hold annotation ``user``), pending with slurmctld's reason ``job requeued in
+held state`` until ``scontrol release``.
 
 Slurm keeps a requeued job ``PD (BeginTime)`` for its credential lifetime (about two
 minutes) before it may start again; here nothing needs to expire, so the new pods are created
@@ -23,7 +27,7 @@ import json
 import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from parsers.records import PENDING, JobRecord, with_changes
+from parsers.records import PENDING, REQUEUED, JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.client import KubeClient
 from sbatch_k8s.backends.kubernetes.kinds import (
     CONFIG_MAP,
@@ -47,8 +51,9 @@ GENERATED_KEYS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-n
 #: pods' grace period, on a busy cluster).
 OLD_PODS_WAIT_S = 180.0
 POLL_S = 0.5
-#: The reason a requeued job pends with, as slurmctld shows it.
-REQUEUED_REASON = "BeginTime"
+#: The reason a requeued job pends with, as slurmctld shows it (with ``requeuehold``: the
+#: second).
+REQUEUED_REASON, HELD_REQUEUE_REASON = "BeginTime", "job requeued in held state"
 
 
 def _pod_selector(record: JobRecord) -> str:
@@ -61,13 +66,16 @@ def _without_generated(mapping: Optional[Mapping[str, str]]) -> Dict[str, str]:
     return {k: v for k, v in (mapping or {}).items() if k not in GENERATED_KEYS}
 
 
-def fresh_workload(workload: Mapping[str, Any]) -> Dict[str, Any]:
-    """A manifest creating ``workload`` anew: its name, our labels and annotations (no hold)
-    and its spec, without what the API server generated (uid, status, a Job's selector and
-    the labels that select its pods), not suspended."""
+def fresh_workload(workload: Mapping[str, Any], hold: bool = False) -> Dict[str, Any]:
+    """A manifest creating ``workload`` anew: its name, our labels and annotations and its
+    spec, without what the API server generated (uid, status, a Job's selector and the
+    labels that select its pods); not suspended, or with ``hold`` suspended and held by its
+    user."""
     meta = workload.get("metadata") or {}
     annotations = _without_generated(meta.get("annotations"))
     annotations.pop(HOLD, None)
+    if hold:
+        annotations[HOLD] = "user"
     spec = copy.deepcopy(workload.get("spec") or {})
     if workload.get("kind") == "Job":
         spec.pop("selector", None)
@@ -83,7 +91,7 @@ def fresh_workload(workload: Mapping[str, Any]) -> Dict[str, Any]:
     holder = body
     for key in path:
         holder = holder.setdefault(key, {})
-    holder[leaf] = False
+    holder[leaf] = hold
     return body
 
 
@@ -133,19 +141,37 @@ def _with_restart_count(config_map: Mapping[str, Any], count: int) -> Optional[D
                                                  separators=(",", ":"))}}
 
 
-def requeued_record(record: JobRecord, now: int) -> JobRecord:
-    """The record of a job requeued at ``now``: pending again, one more restart."""
-    return with_changes(record, state=PENDING, reason=REQUEUED_REASON,
+def earlier_run(record: JobRecord, now: int) -> JobRecord:
+    """The run of ``record`` a requeue at ``now`` ends, as slurmdbd keeps it: ``REQUEUED``
+    at ``now``; a run still going is closed as a cancel closes it (its exit code 0:0, its
+    running steps CANCELLED), an ended one keeps its exit code and steps."""
+    from sbatch_k8s.backends.kubernetes.record_steps import cancelled_steps
+    from sbatch_k8s.backends.kubernetes.records import is_final
+
+    run = with_changes(record, state=REQUEUED, end_time=now, requeued_runs=())
+    if is_final(record):
+        return run
+    return with_changes(run, exit_code=0, exit_signal=0, derived_exit_code=0,
+                        cancelled_by=None, steps=cancelled_steps(record.steps, now))
+
+
+def requeued_record(record: JobRecord, now: int, hold: bool = False) -> JobRecord:
+    """The record of a job requeued at ``now``: pending again (held with ``hold``), one
+    more restart, the run that ended kept among its earlier runs."""
+    return with_changes(record, state=PENDING,
+                        reason=HELD_REQUEUE_REASON if hold else REQUEUED_REASON,
                         restarts=record.restarts + 1, submit_time=now, eligible_time=now,
                         start_time=None, end_time=None, exit_code=0, exit_signal=0,
                         derived_exit_code=0, steps=(), node_list="", batch_host="",
-                        cancelled_by=None)
+                        cancelled_by=None,
+                        requeued_runs=record.requeued_runs + (earlier_run(record, now),))
 
 
 def requeue_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
-                       kind: Kind, namespace: str) -> None:
-    """Run the job ``record`` again under its id (module docstring). BackendError when its
-    workload is gone (deleted after it finished) or its old pods do not go."""
+                       kind: Kind, namespace: str, hold: bool = False) -> None:
+    """Run the job ``record`` again under its id (module docstring; held with ``hold``).
+    BackendError when its workload is gone (deleted after it finished) or its old pods do
+    not go."""
     from sbatch_k8s.backends.kubernetes.records import (
         ACTIVE,
         END_TIME_ANNOTATION,
@@ -169,7 +195,7 @@ def requeue_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, 
     _wait_gone(client, kind, name, namespace, _pod_selector(record), record.job_id)
 
     now = int(time.time())
-    requeued = requeued_record(record, now)
+    requeued = requeued_record(record, now, hold)
     client.merge_patch(CONFIG_MAP, record_name(record.job_id), namespace, {
         "metadata": {"labels": {STATE_LABEL: ACTIVE},
                      "annotations": {END_TIME_ANNOTATION: None}},
@@ -179,7 +205,7 @@ def requeue_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, 
             patch = _with_restart_count(obj, requeued.restarts)
             if patch is not None:
                 client.merge_patch(CONFIG_MAP, name, namespace, patch)
-    made = client.create(fresh_workload(workload), namespace)
+    made = client.create(fresh_workload(workload, hold), namespace)
     owner = {"metadata": {"ownerReferences": [_owner(made)]}}
     for companion_kind, _ in companions:
         client.merge_patch(companion_kind, name, namespace, owner)

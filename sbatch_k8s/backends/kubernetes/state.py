@@ -92,6 +92,8 @@ STATE_TABLE: Tuple[Row, ...] = (
     Row(WORKLOAD_SUCCEEDED, COMPLETED, "None", "the workload's Complete/Succeeded condition"),
     Row("deleting", COMPLETING, "None",
         "deletionTimestamp on the workload or on a pod (scancel), nothing ended yet"),
+    Row("requeued_held", PENDING, "job requeued in held state",
+        "held (as held_user) after scontrol requeuehold; the record says so"),
     Row("held_user", PENDING, "JobHeldUser",
         "workload suspended with annotation sbatch-k8s.io/hold: user (sbatch --hold)"),
     Row("begin_time", PENDING, "BeginTime", "suspended or gated; the record waits for --begin"),
@@ -131,6 +133,7 @@ WAITING_REASONS: Dict[str, str] = {
     "BeginTime": "begin_time",
     "Dependency": "dependency",
     "DependencyNeverSatisfied": "dependency_never",
+    "job requeued in held state": "requeued_held",
 }
 
 

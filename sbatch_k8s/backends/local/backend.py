@@ -75,13 +75,20 @@ class LocalBackend(Backend):
             return UNKNOWN
         if row["state"] != PENDING:
             return FINISHED
+        # Released, a job waits for its begin time still (a requeued one: Slurm's delay).
+        eligible = None if reason else max(time.time(), row["begin_time"] or 0)
         jobdb.update_job(conn, job_id, hold=1 if reason else 0, reason=reason or "None",
-                         eligible_time=None if reason else time.time())
+                         eligible_time=eligible)
         if not reason:
             from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 
             ensure_scheduler(self.environ, conn=conn)
         return DONE
+
+    def requeue(self, job_id: int, uid: int, hold: bool = False) -> str:
+        from sbatch_k8s.backends.local.requeue import requeue_job
+
+        return requeue_job(self.environ, job_id, hold)
 
     def active_elements(self) -> List[JobRecord]:
         from sbatch_k8s.backends.local.selection import scancel_records

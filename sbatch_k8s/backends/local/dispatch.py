@@ -30,7 +30,7 @@ RESOURCES = "Resources"
 RUNNING_COLUMNS = "job_id, array_job_id, cpus, gpu_ids, mem_mb, node_count"
 PENDING_COLUMNS = ("job_id, array_job_id, array_task_id, array_max_running, hold, begin_time, "
                    "dependency, kill_on_invalid_dep, reason, cpus, gpus, node_count, mem_mb, "
-                   "name, uid")
+                   "name, uid, restarts")
 #: The pending jobs a look considers, in priority order. Left out in SQL (so that 10,000
 #: jobs waiting for resources cost milliseconds, not a Python loop): those already known to
 #: wait for resources, with nothing else to wait for, that do not fit in what is free now —

@@ -8,10 +8,11 @@ large number falling with submission order, so ``-S -p`` orders like Slurm.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from dataclasses import replace
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from parsers.records import PENDING, RUNNING, JobRecord, StepRecord, build, with_changes
 from sbatch_k8s import jobdb
@@ -37,12 +38,12 @@ def _step(row: sqlite3.Row) -> StepRecord:
         ntasks=row["ntasks"] or 0, cpus=row["cpus"] or 0)
 
 
-def to_record(row: sqlite3.Row, steps: Sequence[StepRecord] = (),
+def to_record(row: Union[sqlite3.Row, Dict[str, Any]], steps: Sequence[StepRecord] = (),
               cluster: str = "") -> JobRecord:
     """One database row as a record."""
     # The row's columns as a dict first: sqlite3.Row finds a name by scanning every column,
     # and this reads forty-odd of them per job, for every job squeue lists.
-    col = dict(zip(row.keys(), row))
+    col = dict(row) if isinstance(row, dict) else dict(zip(row.keys(), row))
     held = bool(col["hold"]) and col["state"] == PENDING
     gpus = col["gpus"] or 0
     return build(
@@ -62,7 +63,8 @@ def to_record(row: sqlite3.Row, steps: Sequence[StepRecord] = (),
         exit_signal=col["exit_signal"] or 0,
         derived_exit_code=col["derived_exit_code"] or 0, cancelled_by=col["cancelled_by"],
         priority=0 if held else max(PRIORITY_BASE - col["job_id"] + 1, 1),
-        nice=col["nice"] or 0, requeue=bool(col["requeue"]), dependency=col["dependency"] or "",
+        nice=col["nice"] or 0, requeue=bool(col["requeue"]), restarts=col["restarts"] or 0,
+        dependency=col["dependency"] or "",
         features=col["features"] or "", work_dir=col["work_dir"] or "",
         command=col["command"] or "", stdout=col["stdout"] or "", stderr=col["stderr"] or "",
         stdin=col["stdin"] or "/dev/null", comment=col["comment"] or "",
@@ -70,8 +72,10 @@ def to_record(row: sqlite3.Row, steps: Sequence[StepRecord] = (),
         array_throttle=col["array_max_running"], cluster=cluster, steps=tuple(steps))
 
 
-#: Array elements squeue folds into one record: pending, never started.
-NOT_STARTED_ELEMENT = "array_job_id IS NOT NULL AND state = 'PENDING' AND start_time IS NULL"
+#: Array elements squeue folds into one record: pending, never started (a requeued element
+#: stays on a line of its own, as slurmctld split it off when it started).
+NOT_STARTED_ELEMENT = ("array_job_id IS NOT NULL AND state = 'PENDING' AND start_time IS NULL "
+                       "AND COALESCE(restarts, 0) = 0")
 
 
 def _not_started_groups(conn: sqlite3.Connection, narrow: str = "",
@@ -156,6 +160,10 @@ def accounting_records(conn: sqlite3.Connection, where: str, params: Iterable[ob
     records = []
     for row in rows:
         record = to_record(row, [_step(s) for s in steps[row["job_id"]]], cluster)
+        if row["requeued_runs"]:
+            record = with_changes(record, requeued_runs=tuple(
+                to_record(run["row"], [_step(s) for s in run["steps"]], cluster)
+                for run in json.loads(row["requeued_runs"])))
         if row["state"] == RUNNING and job_dirs is not None and not record.steps:
             record = with_changes(record, steps=tuple(
                 live_steps(record, job_dirs(record.job_id), finished=True)))

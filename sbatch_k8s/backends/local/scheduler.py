@@ -7,7 +7,9 @@ runs. It reads the job database — the only
 truth — and loops:
 
 * it watches the running jobs' node processes (its children: woken by SIGCHLD; jobs taken
-  over from a predecessor: looked at every :data:`WATCH_S`) and records each job's end;
+  over from a predecessor: looked at every :data:`WATCH_S`) and records each job's end
+  (or, for a job ``scontrol requeue`` killed, puts it back to pending:
+  :mod:`~sbatch_k8s.backends.local.requeue`);
 * it looks at the pending jobs (:func:`~sbatch_k8s.backends.local.dispatch.look_once`) and
   launches those that may start — after news (a command's wake-up byte on
   ``scheduler.fifo``, a change to the database by another process, a job's end), when a
@@ -35,6 +37,7 @@ from typing import Dict, List, Optional
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.dispatch import look_once
 from sbatch_k8s.backends.local.nodes import ElementRun
+from sbatch_k8s.backends.local.requeue import record_end
 from sbatch_k8s.backends.local.supervisor import adopt_running, launch
 from sbatch_k8s.backends.local.wakeup import (
     LOCK_FD_VARIABLE,
@@ -109,7 +112,7 @@ class Scheduler:
         """Record the jobs that ended; True when one did."""
         ended = [job_id for job_id, run in self.runs.items() if run.poll(now)]
         for job_id in ended:
-            self.runs.pop(job_id).finish(self.conn)
+            record_end(self.conn, self.runs.pop(job_id))
         return bool(ended)
 
     def _look(self, now: float) -> None:

@@ -64,7 +64,8 @@ def launch(conn: sqlite3.Connection, environ: Mapping[str, str], row: sqlite3.Ro
             shutil.copyfile(os.path.join(base_dir, name), os.path.join(directory, name))
             os.chmod(os.path.join(directory, name), 0o600)
     desc = dict(template, job_id=job_id, array_job_id=row["array_job_id"],
-                array_task_id=row["array_task_id"], gpu_ids=gpu_ids)
+                array_task_id=row["array_task_id"], gpu_ids=gpu_ids,
+                restart_count=int(row["restarts"] or 0))
     write_private(os.path.join(directory, "job.json"),
                   json.dumps(desc, sort_keys=True, indent=1).encode())
     return start_element(conn, _launch_settings(base_dir, environ), directory, desc)

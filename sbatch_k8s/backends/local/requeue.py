@@ -1,0 +1,184 @@
+"""``scontrol requeue`` and ``requeuehold`` of local jobs: the job runs again under its id.
+
+As slurmctld does it (``_job_requeue_op``):
+
+* a running job is killed as scancel kills it; when the scheduler records its end
+  (:func:`record_end`), the run is kept as an earlier run ended ``REQUEUED`` instead;
+* a job that already ended (within MinJobAge, while squeue still shows it) is requeued at
+  once;
+* the requeued job is ``PENDING`` again with its restart count one higher, its submit time
+  now and reason ``BeginTime``: Slurm lets it start only after its credentials of the earlier
+  run expired (``begin_time`` = now + :func:`requeue_delay_s`, 121 s by default as
+  slurmctld's; ``SBATCH_K8S_REQUEUE_DELAY`` sets it in seconds); with ``requeuehold`` it is
+  also held (reason ``job requeued in held state``, as user hold) until ``scontrol release``;
+* the earlier run (its row as it ended, state ``REQUEUED``, end time now, and its steps) is
+  kept in the row's ``requeued_runs`` for ``sacct --duplicates``, and its node files move to
+  ``requeued-<n>/`` in the job directory, so that the next run starts with clean ones.
+
+The next run gets ``SLURM_RESTART_COUNT`` and ``%r`` from ``restart_count`` in its
+``job.json`` (:func:`~sbatch_k8s.backends.local.supervisor.launch`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from typing import Any, Dict, List, Mapping, Optional
+
+from parsers.records import PENDING, REQUEUED, RUNNING
+from sbatch_k8s import jobdb
+from sbatch_k8s.backends.base import DISABLED, DONE, NOT_STARTED, UNKNOWN
+from sbatch_k8s.backends.local.nodes import ElementRun
+from sbatch_k8s.backends.local.records import MIN_JOB_AGE_S
+
+#: slurmctld's wait before a requeued job may start: the credential lifetime (120 s) + 1.
+DEFAULT_REQUEUE_DELAY_S = 121.0
+REQUEUE_DELAY_VARIABLE = "SBATCH_K8S_REQUEUE_DELAY"
+#: The reason of a job requeued with ``requeuehold`` (slurmctld's ``state_desc``).
+HELD_REQUEUE_REASON = "job requeued in held state"
+#: The requests a running job carries until its end is recorded (:func:`_request`).
+REQUEUE, REQUEUE_HOLD = "requeue", "hold"
+#: How long a node 0 that does not answer yet (still starting) is asked again, and how often.
+KILL_ATTEMPTS_S, KILL_RETRY_S = 30.0, 0.2
+#: Columns of a run that are not the run's own (the requeue bookkeeping).
+BOOKKEEPING = ("requeued_runs", "requeue_request")
+
+
+def requeue_delay_s(environ: Mapping[str, str]) -> float:
+    """How long a requeued job waits before it may start (module docstring)."""
+    try:
+        return max(0.0, float(environ.get(REQUEUE_DELAY_VARIABLE, "")))
+    except ValueError:
+        return DEFAULT_REQUEUE_DELAY_S
+
+
+def earlier_runs(row: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The earlier runs a row keeps: each ``{"row": …, "steps": […]}``, oldest first."""
+    text = row["requeued_runs"] if "requeued_runs" in row.keys() else None
+    return list(json.loads(text)) if text else []
+
+
+def _keep_node_files(job_dir: str, restarts: int) -> None:
+    """Move the run's node files (``node-*``) to ``requeued-<restarts>/``."""
+    try:
+        names = [n for n in os.listdir(job_dir) if n.startswith("node-")]
+    except OSError:
+        return
+    if not names:
+        return
+    kept = os.path.join(job_dir, f"requeued-{restarts}")
+    os.makedirs(kept, mode=0o700, exist_ok=True)
+    for name in names:
+        os.replace(os.path.join(job_dir, name), os.path.join(kept, name))
+
+
+def _requeue_ended(conn: sqlite3.Connection, row: sqlite3.Row, hold: bool, now: float,
+                   delay_s: float, killed: bool) -> None:
+    """Keep the ended run of ``row`` as an earlier run and make the job pending again
+    (inside the caller's transaction). ``killed``: the requeue ended the run, which then
+    keeps exit code 0:0 as in slurmctld (its batch step shows the signal)."""
+    job_id = row["job_id"]
+    held_before = bool(row["hold"]) and row["start_time"] is None  # cancelled while held
+    reason = HELD_REQUEUE_REASON if hold else row["reason"] if held_before else "BeginTime"
+    run = {k: row[k] for k in row.keys() if k not in BOOKKEEPING}
+    run.update(state=REQUEUED, end_time=now)
+    if killed:
+        run.update(exit_code=0, exit_signal=0, derived_exit_code=0, cancelled_by=None)
+    steps = [dict(zip(s.keys(), s)) for s in jobdb.steps_of(conn, [job_id])[job_id]]
+    runs = earlier_runs(row) + [{"row": run, "steps": steps}]
+    conn.execute("DELETE FROM steps WHERE job_id=?", (job_id,))
+    restarts = int(row["restarts"] or 0) + 1
+    jobdb.update_job(
+        conn, job_id, state=PENDING, reason=reason, hold=1 if hold or held_before else 0,
+        restarts=restarts, submit_time=now, eligible_time=now + delay_s,
+        begin_time=now + delay_s, start_time=None, end_time=None, exit_code=0, exit_signal=0,
+        derived_exit_code=0, cancelled_by=None, node_list="", batch_host="", port=None,
+        node0_pid=None, node_pids=None, gpu_ids="", requeue_request=None,
+        requeued_runs=json.dumps(runs, sort_keys=True, separators=(",", ":")))
+    if row["job_dir"]:
+        _keep_node_files(row["job_dir"], restarts)
+
+
+def requeue_job(environ: Mapping[str, str], job_id: int, hold: bool) -> str:
+    """``scontrol requeue``/``requeuehold`` of one job (or array element): ``done``,
+    ``pending`` for a job not started, ``disabled`` for one submitted with
+    ``--no-requeue``, ``unknown`` for no such job (or one ended before MinJobAge)."""
+    from sbatch_k8s.backends.local.wakeup import ensure_scheduler, wake_waiters
+    from sbatch_k8s.paths import state_dir
+
+    conn = jobdb.connect(environ)
+    now = time.time()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = jobdb.get_job(conn, job_id)
+        outcome = _outcome(row, now)
+        if outcome == DONE and row["state"] == RUNNING:
+            jobdb.update_job(conn, job_id, requeue_request=_request(hold, environ))
+        elif outcome == DONE:
+            _requeue_ended(conn, row, hold, now, requeue_delay_s(environ), killed=False)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    if outcome != DONE:
+        return outcome
+    ensure_scheduler(environ, conn=conn)
+    if row["state"] == RUNNING:
+        _kill(conn, job_id)
+    else:
+        wake_waiters(state_dir(environ))
+    return DONE
+
+
+def _kill(conn: sqlite3.Connection, job_id: int) -> None:
+    """End the running job as scancel does; a node 0 still starting is asked again until it
+    listens (or the job ended meanwhile: its end is then recorded as requeued all the same)."""
+    from sbatch_k8s.backends.local.control import send_to_node0
+
+    deadline = time.monotonic() + KILL_ATTEMPTS_S
+    while True:
+        row = jobdb.get_job(conn, job_id)
+        if row is None or row["state"] != RUNNING or time.monotonic() > deadline:
+            return
+        if send_to_node0(row, {"type": "cancel", "signal": None, "batch": False,
+                               "full": False}):
+            return
+        time.sleep(KILL_RETRY_S)
+
+
+def _request(hold: bool, environ: Mapping[str, str]) -> str:
+    """What a running job carries until its end: ``requeue <delay>`` or ``hold <delay>``
+    (the delay of the command that asked, not of whoever records the end)."""
+    return f"{REQUEUE_HOLD if hold else REQUEUE} {requeue_delay_s(environ)}"
+
+
+def _outcome(row: Optional[sqlite3.Row], now: float) -> str:
+    """What a requeue of ``row`` does, before it does it."""
+    if row is None or (row["end_time"] is not None and row["state"] != RUNNING
+                       and row["end_time"] < now - MIN_JOB_AGE_S):
+        return UNKNOWN
+    if not row["requeue"]:
+        return DISABLED
+    if row["state"] == PENDING:
+        return NOT_STARTED
+    return DONE
+
+
+def record_end(conn: sqlite3.Connection, run: ElementRun) -> None:
+    """The scheduler's recording of a job's end: as it ended, or, when a requeue was asked
+    of it while it ran, as an earlier run with the job pending again — in one transaction,
+    so no reader ever sees the killed run as the job's end."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        run.finish(conn)
+        row = jobdb.get_job(conn, run.job_id)
+        if row is not None and row["requeue_request"]:
+            kind, _, delay = str(row["requeue_request"]).partition(" ")
+            _requeue_ended(conn, row, kind == REQUEUE_HOLD, time.time(),
+                           float(delay or DEFAULT_REQUEUE_DELAY_S), killed=True)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
