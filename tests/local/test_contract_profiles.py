@@ -138,3 +138,12 @@ def test_modelarts_gives_a_completed_rank_table_and_ranks_per_task(gpu_slurm: Lo
         assert (seen["RANK_ID"], seen["RANK_SIZE"]) == (str(rank), "4"), out
         assert seen["ASCEND_DEVICE_ID"] in seen["STEP_GPUS"].split(","), out
         assert seen["ASCEND_DEVICE_ID"] in cards[rank // 2], out
+
+
+def test_the_lint_counts_the_profiles_variables_as_set(slurm: LocalSlurm) -> None:
+    slurm.script("job.sh", "#!/bin/bash\n#SBATCH --nodes=2\necho \"$RANK $WORLD_SIZE\"\n")
+    plain = slurm.run("sbatch", "--k8s-lint", "job.sh")
+    assert "nothing sets $RANK" in plain.stdout and "nothing sets $WORLD_SIZE" in plain.stdout
+    profiled = slurm.run("sbatch", "--k8s-lint", "--k8s-contract=pytorchjob", "job.sh")
+    assert profiled.returncode == 0, profiled.stderr
+    assert "nothing sets" not in profiled.stdout, profiled.stdout
