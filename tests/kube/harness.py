@@ -32,13 +32,13 @@ class KubeSlurm(LocalSlurm):
     """A private set of commands talking to the API server of ``kubeconfig``."""
 
     def __init__(self, root: Path, kubeconfig: str, config: str = CONFIG,
-                 namespace: str = "default") -> None:
+                 namespace: Optional[str] = None) -> None:
         super().__init__(root, config=config)
         del self.env["SBATCH_K8S_BACKEND"]
         self.env["KUBECONFIG"] = kubeconfig
         self.env["SBATCH_K8S_API_RETRY_S"] = "3"
         self.kubeconfig = kubeconfig
-        self.namespace = namespace
+        self.namespace = namespace or context_namespace(kubeconfig)
 
     def api(self) -> Any:
         """The backend's own client for this cluster (for assertions)."""
@@ -66,6 +66,18 @@ class KubeSlurm(LocalSlurm):
             if names:
                 found[kind.kind] = names
         return found
+
+
+def context_namespace(kubeconfig: str) -> str:
+    """The namespace of the kubeconfig's current context (``default`` when it names none)."""
+    import yaml
+
+    with open(kubeconfig, encoding="utf-8") as f:
+        config = yaml.safe_load(f) or {}
+    for entry in config.get("contexts") or []:
+        if entry.get("name") == config.get("current-context"):
+            return (entry.get("context") or {}).get("namespace") or "default"
+    return "default"
 
 
 def submitted_id(stdout: str) -> int:

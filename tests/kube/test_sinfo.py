@@ -114,6 +114,9 @@ def test_scontrol_show_node_and_partition_match_slurm(shaped: KubeSlurm) -> None
 
 def test_sinfo_makes_the_same_api_calls_whatever_the_node_count(cluster: Any,
                                                                 shaped: KubeSlurm) -> None:
+    if not hasattr(cluster, "requests"):
+        pytest.skip("counts requests, which only the emulated API server records")
+
     def calls() -> int:
         before = len(cluster.requests)
         _out(shaped, "sinfo")
