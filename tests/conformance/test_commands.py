@@ -40,6 +40,7 @@ FINISHED: Dict[str, Tuple[str, Sequence[str]]] = {
     "done": ("true", ["-N2"]),
     "fails": ("exit 3", []),
     "killed": ("kill -9 $$", []),
+    "norequeue": ("true", ["--no-requeue"]),
 }
 
 #: queries taken while the "runner" job runs (before it is cancelled)
@@ -69,6 +70,7 @@ FINISHED_QUERIES: Dict[str, Sequence[str]] = {
     "squeue-finished-all-states": ["squeue", "-j", "{done},{fails},{killed},{runner}",
                                    "-t", "all"],
     "scancel-finished": ["scancel", "{done}"],
+    "scontrol-requeue-no-requeue": ["scontrol", "requeue", "{norequeue}"],
 }
 
 #: queries that need no job
@@ -93,6 +95,9 @@ STATIC_QUERIES: Dict[str, Sequence[str]] = {
     "scancel-unknown-verbose": ["scancel", "-v", UNKNOWN_JOB],
     "scancel-bad-id": ["scancel", "abc"],
     "scancel-nothing": ["scancel"],
+    "scontrol-requeue-unknown": ["scontrol", "requeue", UNKNOWN_JOB],
+    "scontrol-requeue-bad-id": ["scontrol", "requeue", "abc"],
+    "scontrol-requeuehold-nothing": ["scontrol", "requeuehold"],
     "squeue-bad-option": ["squeue", "--bogus"],
     "sacct-bad-option": ["sacct", "--bogus"],
 }

@@ -186,7 +186,8 @@ def test_every_row_is_reached() -> None:
     """Each row of the table decides some scenario (or the record's own facts)."""
     reached = {SCENARIOS[name][1:3] for name in SCENARIOS}
     from_record = {("PENDING", "BeginTime"), ("PENDING", "Dependency"),
-                   ("PENDING", "DependencyNeverSatisfied")}
+                   ("PENDING", "DependencyNeverSatisfied"),
+                   ("PENDING", "job requeued in held state")}
     assert {(row.state, row.reason) for row in STATE_TABLE} <= reached | from_record
 
 
@@ -196,7 +197,8 @@ def test_lookup_is_total() -> None:
     assert STATE_TABLE[-1].fact == ALWAYS
 
 
-@pytest.mark.parametrize("reason", ["Dependency", "BeginTime", "DependencyNeverSatisfied"])
+@pytest.mark.parametrize("reason", ["Dependency", "BeginTime", "DependencyNeverSatisfied",
+                                    "job requeued in held state"])
 def test_suspended_job_keeps_why_its_record_waits(reason: str) -> None:
     stored = build(JobRecord, job_id=1234, name="llm", user="alice", uid=1000, group="alice",
                    gid=1000, partition="gpu", state="PENDING", reason=reason, node_count=1)
