@@ -30,6 +30,8 @@ from sbatch_k8s.runtime.node_links import NodeLink
 from sbatch_k8s.runtime.stepd import cancel_line
 
 COMPLETED, FAILED, CANCELLED, TIMEOUT = "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"
+#: The ``DUE TO`` of slurmstepd's line when ``scontrol requeue`` ends the job.
+REQUEUE_WHY = "JOB REQUEUE"
 #: What srun adds to KillWait when it waits for an aborted step (``STEP_ABORT_TIME``).
 STEP_ABORT_S = 2.0
 
@@ -118,8 +120,12 @@ class BatchHost:
         await self.agent.steps_ended(self.kill_wait_s)
 
     def handle_cancel(self, request: Mapping[str, Any]) -> None:
-        """``scancel`` of this job: a signal to steps/batch, or the whole job."""
+        """``scancel`` of this job: a signal to steps/batch, or the whole job (``requeue``:
+        for ``scontrol requeue``, slurmstepd's line then says so)."""
         signum = request.get("signal")
+        if request.get("requeue"):
+            asyncio.ensure_future(self.end_job(CANCELLED, REQUEUE_WHY))
+            return
         if request.get("step") is not None:
             self.agent.cancel_step(int(request["step"]), signum)
             return

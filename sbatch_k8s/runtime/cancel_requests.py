@@ -14,7 +14,9 @@ cancel the step (SIGKILL, with slurmstepd's CANCELLED line).
 
 The annotation's value is a JSON list, oldest first, of requests
 ``{"seq": n, "signal": number or null, "target": t}`` (and ``"step": id`` for the target
-``step``); :data:`TARGETS` says what each target reaches. Only the newest
+``step``); :data:`TARGETS` says what each target reaches. ``scontrol requeue`` writes the
+target ``requeue`` (no signal): node 0 ends the job as a cancel does, its line saying ``DUE TO
+JOB REQUEUE`` as slurmstepd's does (the login side then replaces the workload). Only the newest
 :data:`MAX_REQUESTS` are kept; ``seq`` grows by one per request, so node 0 knows which ones
 it has carried out.
 """
@@ -39,16 +41,20 @@ REQUESTS_FILE = f"{CONTROL_DIR}/{REQUESTS_KEY}"
 POLL_S = 0.5
 #: Requests kept in the annotation (the oldest are dropped).
 MAX_REQUESTS = 64
+#: The target of ``scontrol requeue``'s request.
+REQUEUE = "requeue"
 
 #: Target → (``batch``, ``full``) of node 0's cancel message: ``steps`` is every task of
 #: every step (``scancel --signal``), ``batch`` the batch shell alone, not its children
 #: (``-b``), ``full`` the batch shell, its children and every step (``-f``); ``step`` is one
-#: step (``scancel 12.3``: cancelled without a signal, signalled with one).
+#: step (``scancel 12.3``: cancelled without a signal, signalled with one); ``requeue`` ends
+#: the whole job for ``scontrol requeue``.
 TARGETS: Dict[str, Tuple[bool, bool]] = {
     "steps": (False, False),
     "batch": (True, False),
     "full": (False, True),
     "step": (False, False),
+    REQUEUE: (False, False),
 }
 
 Deliver = Callable[[Dict[str, Any]], None]
@@ -77,7 +83,7 @@ def read_requests(text: Optional[str]) -> List[Dict[str, Any]]:
             continue
         if (item["target"] == "step") != isinstance(step, int):
             continue
-        if signum is None and item["target"] != "step":
+        if signum is None and item["target"] not in ("step", REQUEUE):
             continue    # cancelling the whole job deletes its workload instead
         requests.append(item)
     return sorted(requests, key=lambda r: r["seq"])
@@ -102,6 +108,8 @@ def cancel_message(request: Mapping[str, Any]) -> Dict[str, Any]:
                                "batch": batch, "full": full}
     if request["target"] == "step":
         message["step"] = request["step"]
+    if request["target"] == REQUEUE:
+        message.update(signal=None, requeue=True)
     return message
 
 

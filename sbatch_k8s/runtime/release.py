@@ -50,6 +50,8 @@ DEPENDENCY, BEGIN_TIME, NEVER_SATISFIED = "Dependency", "BeginTime", "Dependency
 ELIGIBLE = "None"
 #: The hold annotation's value → the reason a held job shows.
 HELD_REASONS = {"user": "JobHeldUser", "admin": "JobHeldAdmin"}
+#: The reason of a job held by ``scontrol requeuehold`` (user hold): kept while it is held.
+HELD_REQUEUE_REASON = "job requeued in held state"
 #: Workload kinds: their resource (plural) and where their ``suspend`` flag lives.
 WORKLOAD_KINDS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "Job": ("jobs", ("spec", "suspend")),
@@ -320,10 +322,12 @@ def settle(api: Any, waiting: Sequence[Waiting], known: Sequence[KnownJob],
             if after is None:
                 continue  # not created yet (sbatch acts itself once it is) or gone
             for item, _ in members:
+                shown = HELD_REQUEUE_REASON if after in HELD_REASONS.values() and \
+                    _stored_reason(item) == HELD_REQUEUE_REASON else after
                 if rewrite_record(api, item.config_map,
-                                  {"reason": after, "eligible_time": stamp},
+                                  {"reason": shown, "eligible_time": stamp},
                                   {WAITING_LABEL: None}):
-                    changed[item.job.job_id] = ("PENDING", after)
+                    changed[item.job.job_id] = ("PENDING", shown)
             continue
         killed = [item for item, reason in members
                   if reason == NEVER_SATISFIED and item.kill_on_invalid_dep]
@@ -335,7 +339,8 @@ def settle(api: Any, waiting: Sequence[Waiting], known: Sequence[KnownJob],
                 if rewrite_record(api, item.config_map, {"reason": reason},
                                   {WAITING_LABEL: None}):
                     changed[item.job.job_id] = ("PENDING", reason)
-            elif _stored_reason(item) not in (reason, *HELD_REASONS.values()):
+            elif _stored_reason(item) not in (reason, HELD_REQUEUE_REASON,
+                                              *HELD_REASONS.values()):
                 if rewrite_record(api, item.config_map, {"reason": reason}, {}):
                     changed[item.job.job_id] = ("PENDING", reason)
     return changed

@@ -6,6 +6,7 @@ shows it; and Slurm's refusals for jobs that cannot be requeued."""
 from __future__ import annotations
 
 import re
+import time
 from typing import Any, List, Set
 
 import pytest
@@ -49,11 +50,21 @@ def test_requeue_runs_the_job_again_under_its_id(kube: KubeSlurm, kubelet: Any) 
     wait_until(lambda: _runs(kube) == [f"run unset of {job_id}"], WAIT_S, "the first run")
     first_pods = _pod_uids(kube, job_id)
 
+    kube.env["SBATCH_K8S_REQUEUE_DELAY"] = "4"
     done = kube.run("scontrol", "requeue", str(job_id))
     assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done
     shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
     assert "Requeue=1 Restarts=1" in shown, shown
-    wait_until(lambda: _runs(kube)[1:] == [f"run 1 of {job_id}"], WAIT_S, "the second run")
+    # PD (BeginTime) until Slurm's delay passed: the new workload waits suspended, gated by
+    # the begin time, and no pod runs; then a command's look (here squeue) releases it.
+    pending = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%i %T %r").stdout
+    assert pending == f"{job_id} PENDING BeginTime\n", pending
+    workload = kube.api().get(kinds.JOB, f"again-{job_id}", kube.namespace)
+    assert workload["spec"]["suspend"] is True and \
+        "sbatch-k8s.io/begin" in workload["metadata"]["annotations"], workload["metadata"]
+    assert not _pod_uids(kube, job_id)
+    wait_until(lambda: _looked_at(kube, job_id) and _runs(kube)[1:] == [f"run 1 of {job_id}"],
+               WAIT_S, "the second run")
     assert not first_pods & _pod_uids(kube, job_id)
     squeue = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%i %T")
     assert squeue.stdout == f"{job_id} RUNNING\n"
@@ -68,19 +79,20 @@ def test_requeue_runs_the_job_again_under_its_id(kube: KubeSlurm, kubelet: Any) 
                      "JobID,State,ExitCode").stdout.splitlines()
     assert steps[:3] == [f"{job_id}|REQUEUED|0:0", f"{job_id}.batch|CANCELLED|0:15",
                          f"{job_id}.extern|COMPLETED|0:0"], steps
-    # The first run was ended as a cancel ends it (its pods were deleted). Slurm's line says
-    # "DUE TO JOB REQUEUE": the pod's runtime hears only SIGTERM, so it cannot (yet).
+    # The first run was ended as slurmctld's requeue ends it (node 0 heard the request on its
+    # pod), with slurmstepd's line saying why.
     first = kube.read(f"again-{job_id}-0.out").splitlines()
     assert first[0] == "restart unset" and re.fullmatch(
-        rf"slurmstepd: error: \*\*\* JOB {job_id} ON again-{job_id}-0 CANCELLED AT \S+ \*\*\*",
-        first[1]), first
+        rf"slurmstepd: error: \*\*\* JOB {job_id} ON again-{job_id}-0 CANCELLED AT \S+ "
+        r"DUE TO JOB REQUEUE \*\*\*", first[1]), first
 
     # A finished job is requeued too, as Slurm does; and waits as slurmctld shows it.
     done = kube.run("scontrol", "requeue", str(job_id))
     assert (done.returncode, done.stderr) == (0, ""), done
     shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
     assert "Restarts=2" in shown, shown
-    wait_until(lambda: _runs(kube)[2:] == [f"run 2 of {job_id}"], WAIT_S, "the third run")
+    wait_until(lambda: _looked_at(kube, job_id) and _runs(kube)[2:] == [f"run 2 of {job_id}"],
+               WAIT_S, "the third run")
     (kube.work / "go-2").write_text("")
     wait_until(lambda: _state(kube, job_id) == "COMPLETED", WAIT_S, "the third run's end")
     assert _runs_in_sacct(kube, job_id, "-D") == [
@@ -92,6 +104,13 @@ def test_requeue_runs_the_job_again_under_its_id(kube: KubeSlurm, kubelet: Any) 
     assert owners == {workload["metadata"]["uid"]}
 
 
+def _looked_at(kube: KubeSlurm, job_id: int) -> bool:
+    """Look at the job as any command does (its look releases a job whose begin time
+    came); True."""
+    kube.run("squeue", "-h", "-j", str(job_id))
+    return True
+
+
 def _runs_in_sacct(kube: KubeSlurm, job_id: int, *args: str) -> List[str]:
     return kube.run("sacct", "-j", str(job_id), "-X", "-n", "-P", "-o", "JobID,State,ExitCode",
                     *args).stdout.splitlines()
@@ -101,6 +120,7 @@ def test_requeuehold_keeps_the_job_held_until_release(kube: KubeSlurm, kubelet: 
     kube.script("again.sh", RUNS)
     job_id = submitted_id(kube.run("sbatch", "again.sh").stdout)
     wait_until(lambda: _runs(kube) == [f"run unset of {job_id}"], WAIT_S, "the first run")
+    kube.env["SBATCH_K8S_REQUEUE_DELAY"] = "2"
     done = kube.run("scontrol", "requeuehold", str(job_id))
     assert (done.returncode, done.stderr) == (0, ""), done
     held = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%i %T %r").stdout
@@ -108,6 +128,12 @@ def test_requeuehold_keeps_the_job_held_until_release(kube: KubeSlurm, kubelet: 
     shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
     assert "Priority=0 " in shown and "Reason=job_requeued_in_held_state" in shown, shown
     assert "Restarts=1" in shown and not _pod_uids(kube, job_id)  # held: no pods
+    # Its begin time passing (looks release the gate) does not free it, nor change its reason.
+    time.sleep(3)
+    for _ in range(2):
+        held = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%i %T %r").stdout
+        assert held == f"{job_id} PENDING job requeued in held state\n"
+    assert not _pod_uids(kube, job_id)
 
     assert kube.run("scontrol", "release", str(job_id)).returncode == 0
     wait_until(lambda: _runs(kube)[1:] == [f"run 1 of {job_id}"], WAIT_S, "the second run")

@@ -10,6 +10,7 @@ and its eligible time 121 s later, then runs under the same id with
 
 from __future__ import annotations
 
+import re
 from typing import List
 
 from tests.local.harness import LocalSlurm
@@ -77,6 +78,12 @@ def test_requeuehold_then_release_and_requeue_of_an_ended_job(slurm: LocalSlurm)
     shown = slurm.run("scontrol", "show", "job", job).stdout
     assert "Priority=0 " in shown and "Reason=job_requeued_in_held_state" in shown, shown
     assert len(_runs(slurm)) == 1 and _squeue(slurm, job) == held  # stays held
+    # slurmstepd's line says why the run was killed (the output file is the next run's
+    # once it starts).
+    killed = slurm.read(f"again-{job}.out").splitlines()
+    assert killed[0] == "restart unset" and re.fullmatch(
+        rf"slurmstepd: error: \*\*\* JOB {job} ON \S+ CANCELLED AT \S+ "
+        r"DUE TO JOB REQUEUE \*\*\*", killed[1]), killed
 
     assert slurm.run("scontrol", "release", job).returncode == 0
     slurm.wait_for(lambda: _runs(slurm)[1:] == [f"run 1 of {job}"], WAIT_S)

@@ -14,6 +14,7 @@ from sbatch_k8s.runtime.cancel_requests import (
     ANNOTATION,
     CONTROL_DIR,
     MAX_REQUESTS,
+    REQUEUE,
     REQUESTS_FILE,
     REQUESTS_KEY,
     cancel_message,
@@ -68,6 +69,15 @@ def test_requests_are_numbered_in_order_and_capped() -> None:
     step_cancel = read_requests(with_request(text, None, "step", 0))[-1]
     assert step_cancel == {"seq": MAX_REQUESTS + 6, "signal": None, "target": "step",
                            "step": 0}
+
+
+def test_requeue_request_ends_the_whole_job_saying_so() -> None:
+    """scontrol requeue's request: no signal, node 0 ends the job (its line then says
+    ``DUE TO JOB REQUEUE``)."""
+    (request,) = read_requests(with_request(None, None, REQUEUE))
+    assert request == {"seq": 1, "signal": None, "target": "requeue"}
+    assert cancel_message(request) == {"type": "cancel", "signal": None, "batch": False,
+                                       "full": False, "requeue": True}
 
 
 @pytest.mark.parametrize("text", [

@@ -131,13 +131,15 @@ class KubernetesBackend(Backend):
 
     def requeue(self, job_id: int, uid: int, hold: bool = False) -> str:
         from sbatch_k8s.backends.kubernetes.control import requeue_job
+        from sbatch_k8s.backends.kubernetes.requeue import requeue_delay_s
 
         found = self._find(job_id)
         refusal = self._refusal(found, uid)
         if found is None or refusal is not None:
             return refusal or UNKNOWN
         record, ref, namespace = found
-        return requeue_job(self.client, record, ref, namespace, hold)
+        return requeue_job(self.client, record, ref, namespace, hold,
+                           requeue_delay_s(self.environ))
 
     def attach(self, job_id: int, write_files: bool, quiet: bool) -> int:
         from sbatch_k8s.backends.kubernetes.attach import attach_on_cluster

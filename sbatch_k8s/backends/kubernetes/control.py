@@ -179,10 +179,10 @@ def hold_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str
 
 
 def requeue_job(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
-                namespace: str, hold: bool = False) -> str:
-    """``scontrol requeue`` (``requeuehold`` with ``hold``) of one job (:mod:`.requeue`):
-    ``done``, ``pending`` for a job not started, ``disabled`` for one submitted with
-    ``--no-requeue``."""
+                namespace: str, hold: bool = False, delay_s: float = 121.0) -> str:
+    """``scontrol requeue`` (``requeuehold`` with ``hold``) of one job (:mod:`.requeue`),
+    which may start again ``delay_s`` later: ``done``, ``pending`` for a job not started,
+    ``disabled`` for one submitted with ``--no-requeue``."""
     from sbatch_k8s.backends.base import DISABLED, NOT_STARTED
     from sbatch_k8s.backends.kubernetes.requeue import requeue_on_cluster
 
@@ -195,5 +195,5 @@ def requeue_job(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
                                                and _shared(record, ref)):
         raise BackendError(f"job {record.job_id}: an element of an array run as one "
                            "workload cannot be requeued alone")
-    requeue_on_cluster(client, record, ref, kind, namespace, hold)
+    requeue_on_cluster(client, record, ref, kind, namespace, hold, delay_s)
     return DONE

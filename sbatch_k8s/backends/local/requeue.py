@@ -2,7 +2,8 @@
 
 As slurmctld does it (``_job_requeue_op``):
 
-* a running job is killed as scancel kills it; when the scheduler records its end
+* a running job is killed as scancel kills it (slurmstepd's line saying ``DUE TO JOB
+  REQUEUE``); when the scheduler records its end
   (:func:`record_end`), the run is kept as an earlier run ended ``REQUEUED`` instead;
 * a job that already ended (within MinJobAge, while squeue still shows it) is requeued at
   once;
@@ -143,7 +144,7 @@ def _kill(conn: sqlite3.Connection, job_id: int) -> None:
         if row is None or row["state"] != RUNNING or time.monotonic() > deadline:
             return
         if send_to_node0(row, {"type": "cancel", "signal": None, "batch": False,
-                               "full": False}):
+                               "full": False, "requeue": True}):
             return
         time.sleep(KILL_RETRY_S)
 
