@@ -48,6 +48,9 @@ class Node(NamedTuple):
     #: card, per MPI slot): each instance's own variables. Every instance's exit code is
     #: logged as ``instance <i> exit <code>``; the container's is the first non-zero one.
     instances: Tuple[Dict[str, str], ...] = ()
+    #: This container's own command, where the platform runs no command of ours in it (an
+    #: MpiJob's workers run only sshd).
+    command: Optional[Tuple[str, ...]] = None
 
 
 #: In a platform file, ``{{address:<hostname>}}`` stands for that container's address
@@ -174,6 +177,8 @@ class PlatformCluster:
             argv = [self.python, str(self.bundle), "run"] + list(run_args)
             if command is not None:
                 argv = list(command)
+            if node.command is not None:
+                argv = list(node.command)
             if node.instances:
                 argv = instances_command(argv, node.instances)
             spec = ContainerSpec(

@@ -215,3 +215,31 @@ def task_training_horovod(job: str, count: int, slots: int, mpich: bool = False)
             env["HYDRA_IFACE"] = "eth0"
         nodes.append(Node(name, env, {path: text}, instances=tuple(instances)))
     return PlatformJob(nodes, tuple(names))
+
+
+#: What an MpiJob's workers run in this harness instead of ``/usr/sbin/sshd -De``: nothing of
+#: the job's own (the launcher's rsh agent brings the command).
+SSHD_STAND_IN = ("sleep", "3600")
+
+
+def aihub_mpijob(job: str, workers: int, slots: int,
+                 namespace: str = "default") -> PlatformJob:
+    """AI Hub's MpiJob (seed 000) as mpi-operator v2beta1 makes it (§2.2): the launcher
+    ``<job>-launcher`` has the hostfile ``/etc/mpi/hostfile`` (``OMPI_MCA_orte_default_hostfile``;
+    lines ``<job>-worker-<i>.<job>.<ns>.svc slots=<slotsPerWorker>``) and the OpenMPI
+    variables; the workers ``<job>-worker-<i>`` have neither and run only sshd. The command
+    runs on the launcher only; Slurm's nodes are the workers."""
+    names = [f"{job}-worker-{i}" for i in range(workers)]
+    hostfile = "".join(f"{n}.{job}.{namespace}.svc slots={slots}\n" for n in names)
+    launcher = Node(f"{job}-launcher", {
+        "K_MPI_JOB_ROLE": "launcher", "OMPI_MCA_orte_keep_fqdn_hostnames": "true",
+        "OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile",
+        "OMPI_MCA_plm_rsh_args": "-o ConnectionAttempts=10",
+        "OMPI_MCA_orte_set_default_slots": str(slots),
+        "NVIDIA_VISIBLE_DEVICES": "", "NVIDIA_DRIVER_CAPABILITIES": ""},
+        {"/etc/mpi/hostfile": hostfile}, aliases=kubelet_aliases(f"{job}-launcher", job, namespace))
+    nodes = [launcher] + [
+        Node(n, {"K_MPI_JOB_ROLE": "worker"}, aliases=kubelet_aliases(n, job, namespace)
+             + (f"{n}.{job}.{namespace}.svc",), command=SSHD_STAND_IN)
+        for n in names]
+    return PlatformJob(nodes, tuple(names))

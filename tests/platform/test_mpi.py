@@ -1,11 +1,11 @@
 """Hostfile contracts: the task-training platform's Horovod mode (mpirun starts the command
 once per slot; the local rank 0 run becomes the node, the others wait and exit with its
-code) and AI Hub's MpiJob launcher (refused with one line: the command runs nowhere else)."""
+code). AI Hub's MpiJob, whose launcher starts the hosts itself, is in test_mpijob."""
 
 from __future__ import annotations
 
 from tests.platform import oracles
-from tests.platform.harness import Node, PlatformCluster
+from tests.platform.harness import PlatformCluster
 from tests.platform.test_bad_contracts import run_bad
 from tests.platform.test_env_probe import run_probe, check_view
 from tests.platform.test_modelarts import check_instances
@@ -38,12 +38,3 @@ def test_horovod_missing_hostfile(cluster: PlatformCluster) -> None:
         assert ("sbatch-k8s: error: run: the hostfile /etc/mpi/hostfile "
                 "(OMPI_MCA_orte_default_hostfile) does not exist in this container") in log
 
-
-def test_aihub_mpijob_launcher_is_refused(cluster: PlatformCluster) -> None:
-    hostfile = "mj-worker-0 slots=8\nmj-worker-1 slots=8\n"
-    launcher = Node("mj-launcher", {"OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile"},
-                    {"/etc/mpi/hostfile": hostfile})
-    outcome = run_bad(cluster, [launcher])
-    assert "sbatch-k8s: error: run: an MpiJob runs the command on its launcher only " \
-        "(OMPI_MCA_orte_default_hostfile names the workers, which run only sshd)" in \
-        outcome.logs[0]

@@ -193,8 +193,9 @@ def test_horovod_mode_one_run_per_slot():
     ({"OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile",
       "OMPI_COMM_WORLD_LOCAL_RANK": "0"}, "other", HOROVOD_FILES,
      "this container (other) is not in the hostfile /etc/mpi/hostfile (h-0, h-1)"),
-    ({"OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile"}, "launcher", HOROVOD_FILES,
-     "an MpiJob runs the command on its launcher only"),
+    ({"OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile"}, "launcher", None,
+     "the hostfile /etc/mpi/hostfile (OMPI_MCA_orte_default_hostfile) does not exist in this "
+     "container (an MpiJob's hostfile is on its launcher only)"),
 ])
 def test_hostfile_contract_errors(env, hostname, files, message):
     seen = container(env, hostname, files=files)

@@ -12,11 +12,15 @@ import re
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.platform import aistation, kube, kubeflow, modelarts, mpi, \
-    task_training
+from sbatch_k8s.runtime.platform import aistation, kube, kubeflow, modelarts, mpi, mpijob, \
+    mpijob_launch, task_training
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts, subdomain_of
 
 Adapter = Callable[[Container], PlatformFacts]
+#: A contract whose command runs on one container only, which starts the nodes itself: the
+#: facts, this container, the ``run`` arguments to pass on, the wait bound, the job's token;
+#: the exit code.
+Launch = Callable[[PlatformFacts, Container, List[str], float, bytes], int]
 _JOBSET_TAIL = re.compile(r".+-\d+-\d+$")
 
 
@@ -29,6 +33,8 @@ class PlatformContract(NamedTuple):
     absent: Tuple[str, ...] = ()
     check: Optional[Callable[[Container], bool]] = None
     summary: str = ""
+    #: Set where this container becomes no node but starts them (an MpiJob's launcher).
+    launch: Optional[Launch] = None
 
     def matches(self, container: Container) -> bool:
         """Whether this container shows every sign of the contract."""
@@ -72,8 +78,11 @@ CONTRACTS: Tuple[PlatformContract, ...] = (
                      summary="task-training platform, Horovod mode (OpenMPI, one run per slot)"),
     PlatformContract("task-training", _task_training, ("HYDRA_HOST_FILE",),
                      summary="task-training platform, Horovod mode (MPICH)"),
-    PlatformContract("mpijob", mpi.mpijob_launcher, ("OMPI_MCA_orte_default_hostfile",),
-                     summary="AI Hub MpiJob launcher (refused: the command runs there only)"),
+    PlatformContract("mpijob-worker", mpijob.mpijob_worker, (mpijob.HOSTS_VARIABLE,),
+                     summary="a host of an MpiJob, started by its launcher"),
+    PlatformContract("mpijob", mpijob.mpijob_launcher, ("OMPI_MCA_orte_default_hostfile",),
+                     summary="AI Hub / Kubeflow MpiJob launcher (starts the hostfile's hosts "
+                     "through the rsh agent)", launch=mpijob_launch.launch),
     PlatformContract("volcano", kube.volcano, ("VC_TASK_INDEX",), check=_has_volcano_hosts,
                      summary="Volcano Job (svc and env plugins)"),
     PlatformContract("trainjob", kubeflow.trainjob, ("PET_NODE_RANK", "PET_NNODES"),

@@ -7,10 +7,8 @@
   hosts, in hostfile order, are the nodes; this container is the one its hostname names; the
   instance whose MPI local rank (``OMPI_COMM_WORLD_LOCAL_RANK``, MPICH's ``MPI_LOCALRANKID``)
   is 0 acts for it (:mod:`.instances`), the others wait. A node's slots are its GPUs.
-- AI Hub's MpiJob (seed 000): the command runs on the launcher only, whose hostfile
-  (``OMPI_MCA_orte_default_hostfile``) names the workers, which run only sshd. Nothing of
-  ours runs on the workers and platform mode never logs into other containers, so a job can
-  have no node there: :func:`mpijob_launcher` refuses with one line saying what to use.
+- AI Hub's MpiJob (seed 000), where the command runs on the launcher only and the launcher
+  starts the hosts itself, is :mod:`.mpijob`'s.
 """
 
 from __future__ import annotations
@@ -80,12 +78,3 @@ def horovod(container: Container) -> PlatformFacts:
                          addresses[0], None, f"task-training-mpi/{','.join(addresses)}",
                          evidence, instance=instance)
 
-
-def mpijob_launcher(container: Container) -> PlatformFacts:
-    """AI Hub's MpiJob launcher: refused (see the module's note)."""
-    variable = hostfile_variable(container) or HOSTFILE_VARIABLES[0]
-    raise ContractError(
-        f"an MpiJob runs the command on its launcher only ({variable} names the workers, "
-        "which run only sshd): platform mode needs the command on every node and does not "
-        "log into other containers; submit the job as a PyTorchJob (contract aihub) instead, "
-        "or keep mpirun/deepspeed in the MpiJob's command without sbatch-k8s")

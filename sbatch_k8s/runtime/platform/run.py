@@ -18,7 +18,7 @@ import os
 import pwd
 import sys
 import time
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from parsers.errors import SlurmInputError
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
@@ -26,7 +26,8 @@ from sbatch_k8s.runtime.contract import ContractError, NodeIdentity
 from sbatch_k8s.runtime.node import NodeSettings, platform_environment, run_node, \
     settings_from, stage_script
 from sbatch_k8s.runtime.platform.aistation import is_master
-from sbatch_k8s.runtime.platform.contracts import contract_named, detect, signs_looked_for
+from sbatch_k8s.runtime.platform.contracts import PlatformContract, contract_named, detect, \
+    signs_looked_for
 from sbatch_k8s.runtime.platform.description import Facts, parse_script, platform_job
 from sbatch_k8s.runtime.platform.facts import Container, NotReady, PlatformFacts, job_id_of, \
     this_container
@@ -102,20 +103,23 @@ def wait_bound(options: RunOptions, environ: Mapping[str, str]) -> float:
     return settings_from("platform", environ).wait_s
 
 
-def read_facts(options: RunOptions, container: Container, wait_s: float) -> PlatformFacts:
+def choose_contract(options: RunOptions, container: Container) -> Tuple[PlatformContract, str]:
+    """The named or detected contract, and how it was chosen (for ``-v``)."""
+    if options.contract:
+        return contract_named(options.contract), "named with --contract"
+    found = detect(container)
+    if found is None:
+        raise ContractError("no platform contract recognised in this container (looked "
+                            f"for {', '.join(signs_looked_for())}); name one with "
+                            "--contract")
+    return found, "detected from " + (", ".join(found.needs) or "its hostname")
+
+
+def read_facts(options: RunOptions, container: Container, wait_s: float,
+               chosen: Optional[Tuple[PlatformContract, str]] = None) -> PlatformFacts:
     """The platform's facts under the named or detected contract (asked again while the
     platform has not finished writing them, at most ``wait_s``)."""
-    if options.contract:
-        row = contract_named(options.contract)
-        how = "named with --contract"
-    else:
-        found = detect(container)
-        if found is None:
-            raise ContractError("no platform contract recognised in this container (looked "
-                                f"for {', '.join(signs_looked_for())}); name one with "
-                                "--contract")
-        row = found
-        how = "detected from " + (", ".join(row.needs) or "its hostname")
+    row, how = chosen or choose_contract(options, container)
     deadline = time.monotonic() + wait_s
     while True:
         try:
@@ -193,13 +197,25 @@ def _node_count(facts: PlatformFacts, options: RunOptions, text: Optional[str],
     return allocate(job, NodeShape()).node_count
 
 
+def passed_on(options: RunOptions) -> List[str]:
+    """The ``run`` arguments a launcher gives the runs it starts (all but the contract)."""
+    words = ["-v"] if options.verbose else []
+    if options.wait_s is not None:
+        words += ["--wait", f"{options.wait_s:g}"]
+    return words + ["--", options.script] + options.script_args
+
+
 def start(options: RunOptions, environ: Mapping[str, str]) -> int:
     """Become this container's node of the platform job (or, where the platform starts the
     command several times per container, wait for the instance that does); the exit
     code."""
     container = this_container(environ)
     wait_s = wait_bound(options, environ)
-    facts = read_facts(options, container, wait_s)
+    chosen = choose_contract(options, container)
+    facts = read_facts(options, container, wait_s, chosen)
+    if chosen[0].launch is not None:
+        return chosen[0].launch(facts, container, passed_on(options), wait_s,
+                                job_token(facts, environ))
     if facts.instance is None:
         return become_node(options, environ, container, facts)
     variable, number = facts.instance
