@@ -113,6 +113,7 @@ async def await_agents(runs: Sequence["subprocess.Popen[bytes]"], names: Sequenc
             code = runs[i].poll()
             if code is None:
                 continue
+            code = 128 - code if code < 0 else code  # killed by a signal
             pending.remove(i)
             if code != 0 and (i > 0 or code in START_FAILURE_CODES):
                 raise ContractError(f"mpijob: the run on {addresses[i]} (node {i}) ended with "
