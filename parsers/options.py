@@ -327,7 +327,8 @@ OPTIONS: Tuple[Option, ...] = (
     _row("no-kill/k", "?", "no_kill", "no_kill", "II",
          "a lost pod always ends the job on Kubernetes", "SBATCH_NO_KILL", "SLURM_NO_KILL"),
     _row("no-requeue", "0", "flag", "requeue", "H-",
-         "backoffLimit 0: a failed pod fails the job", "SBATCH_NO_REQUEUE", const=False),
+         "backoffLimit 0: a failed pod fails the job; a lost node or an evicted pod ends "
+         "it (NODE_FAIL/PREEMPTED)", "SBATCH_NO_REQUEUE", const=False),
     _row("nodefile/F", "1", "string", "nodefile", "II",
          "the file is not read yet: name the nodes with --nodelist"),
     _row("nodelist/w", "1", "hostlist", "nodelist", "HH",
@@ -389,7 +390,8 @@ OPTIONS: Tuple[Option, ...] = (
     _row("reboot", "0", "flag", "reboot", "II", "nodes are never rebooted"),
     _row("relative/r", "1", "int0", "relative", "-H", "the step starts at this node index"),
     _row("requeue", "?", "requeue", "requeue", "H-",
-         "pods failed by node loss or preemption are retried (backoffLimit)",
+         "a job ended by a lost node or an evicted/preempted pod is requeued whole "
+         "(earlier run in sacct -D, SLURM_RESTART_COUNT raised)",
          "SBATCH_REQUEUE"),
     _row("reservation", "1", "string", "reservation", "II", "no reservations on Kubernetes",
          "SBATCH_RESERVATION", "SLURM_RESERVATION"),

@@ -3,9 +3,13 @@
 * ``completionMode: Indexed``, ``completions = parallelism = nodes``: index *i* is node *i*.
 * Failure (Slurm's rules): ``backoffLimit: 0`` and a pod failure policy. A non-zero exit of the
   main container fails the job. A pod disrupted by preemption, eviction or node loss
-  (``DisruptionTarget``) is replaced when requeueing is allowed (``--requeue``, or Slurm's
-  default JobRequeue=1) and fails the job with ``--no-requeue``. The disruption rule comes
-  first: a disrupted pod's container also exits non-zero, and the first matching rule wins.
+  (``DisruptionTarget``) fails the job too: with ``--no-requeue`` it stays so (NODE_FAIL or
+  PREEMPTED), and when requeueing is allowed (``--requeue``, or Slurm's default JobRequeue=1)
+  sbatch-k8s's reconcile pass requeues the whole job as slurmctld does (earlier run kept,
+  restart count raised: :mod:`sbatch_k8s.backends.kubernetes.requeue`). Only an array run as
+  one Indexed Job lets the Job controller replace a disrupted element's pod (its restart
+  count is not raised). The disruption rule comes first: a disrupted pod's container also
+  exits non-zero, and the first matching rule wins.
 * Success: with ``successPolicy`` (Kubernetes >= 1.31) the job succeeds when index 0 — the
   batch host — succeeds, as in Slurm; before that, the runtime ends every pod with the script.
 * No ``activeDeadlineSeconds`` here: the Job's counts time spent Pending (queued,
@@ -43,11 +47,14 @@ def per_index_failures(plan: "JobPlan", unit: "Unit") -> bool:
 
 
 def disruption_action(plan: "JobPlan", unit: "Unit", gang_restart: bool = False) -> str:
-    """What a disrupted pod does to the job. ``gang_restart`` (JobSet with ``--requeue``):
-    count it, so the child Job fails and the JobSet restarts the whole gang."""
+    """What a disrupted pod does to the job (module docstring). ``gang_restart`` (JobSet
+    with ``--requeue``): count it, so the child Job fails and the JobSet restarts the whole
+    gang."""
     if plan.job.requeue is False:
         return FAIL_INDEX if per_index_failures(plan, unit) else FAIL_JOB
-    return COUNT if gang_restart and not unit.indexed_array else IGNORE
+    if unit.indexed_array:
+        return IGNORE
+    return COUNT if gang_restart else FAIL_JOB
 
 
 def pod_failure_policy(plan: "JobPlan", unit: "Unit", container: str,

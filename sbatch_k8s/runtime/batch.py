@@ -10,7 +10,8 @@ The batch host enforces
 limit, carries out cancellation, and ends the job when a node is lost. Ending the job goes as
 in Slurm: each running step's srun hears the job is complete, slurmstepd's ``*** JOB … ***``
 line, each step's ``*** STEP … ***`` line and SIGCONT/SIGTERM to its tasks on every node, then
-the script; SIGKILL after KillWait; the steps' sruns get to report and record their steps
+the script; SIGKILL after KillWait (a lost node ends the job ``NODE_FAIL``, reason
+``NodeDown``, as slurmctld ends it); the steps' sruns get to report and record their steps
 before what the script left behind is killed. When the script ends, every node is told to
 shut down and the job's state and exit code are the script's.
 """
@@ -30,6 +31,7 @@ from sbatch_k8s.runtime.node_links import NodeLink
 from sbatch_k8s.runtime.stepd import cancel_line
 
 COMPLETED, FAILED, CANCELLED, TIMEOUT = "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"
+NODE_FAIL = "NODE_FAIL"
 #: The ``DUE TO`` of slurmstepd's line when ``scontrol requeue`` ends the job.
 REQUEUE_WHY = "JOB REQUEUE"
 #: What srun adds to KillWait when it waits for an aborted step (``STEP_ABORT_TIME``).
@@ -146,7 +148,7 @@ class BatchHost:
         await link.wait_closed()
         if not self.finished.is_set():
             log(f"node {link.name} is gone: ending job {self.desc['job_id']}")
-            await self.end_job(FAILED, "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS")
+            await self.end_job(NODE_FAIL, "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS")
 
     async def _time_limit(self, started: float) -> None:
         limit_min = int(self.desc.get("time_limit_min") or 0)
@@ -218,7 +220,7 @@ class BatchHost:
         exit_code, signum = (0, -code) if code < 0 else (code, 0)
         if self.ending is not None:
             state, why = self.ending
-            reason = "NodeFail" if why.startswith("NODE") else (
+            reason = "NodeDown" if state == NODE_FAIL else (
                 "TimeLimit" if state == TIMEOUT else "None")
             return JobResult(state, exit_code, signum, reason)
         if code == 0:

@@ -181,7 +181,7 @@ def test_requeue_refusals(kube: KubeSlurm, kubelet: Any) -> None:
 
 
 EVICTED = r"""#!/bin/sh
-#SBATCH -J evicted -o evicted-%j.out --requeue
+#SBATCH -J evicted -o evicted-%j-%r.out -N2 --requeue
 echo "run ${SLURM_RESTART_COUNT:-unset} on $(hostname)" >> evicted-runs.txt
 while [ ! -e go ]; do sleep 0.2; done
 """
@@ -194,24 +194,71 @@ def _lines_of(kube: KubeSlurm, name: str) -> List[str]:
         return []
 
 
-def test_evicted_pod_of_a_requeue_job_runs_again(kube: KubeSlurm, kubelet: Any) -> None:
-    kube.script("evicted.sh", EVICTED)
-    job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)
-    wait_until(lambda: len(_lines_of(kube, "evicted-runs.txt")) == 1, WAIT_S, "the first run")
-    (pod,) = kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}")
-    name = pod["metadata"]["name"]
+def _evict(kube: KubeSlurm, name: str) -> None:
     kube.api().request("POST", f"/api/v1/namespaces/{kube.namespace}/pods/{name}/eviction",
                        body={"apiVersion": "policy/v1", "kind": "Eviction",
                              "metadata": {"name": name, "namespace": kube.namespace}})
-    wait_until(lambda: len(_lines_of(kube, "evicted-runs.txt")) == 2, WAIT_S, "the second run")
-    # The Job controller replaced the evicted pod (the pod failure policy ignores a
-    # disruption when the job may be requeued): the script runs again from its start, on a
-    # node of the same name, under the same id. (Its restart count is not raised: only
-    # scontrol requeue does that so far.)
-    assert _lines_of(kube, "evicted-runs.txt")[1].endswith(f" on evicted-{job_id}-0")
-    wait_until(lambda: name not in {p["metadata"]["name"] for p in kube.objects(
-        kinds.POD, f"sbatch-k8s.io/job-id={job_id}")}, WAIT_S, "the evicted pod gone")
-    squeue = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%i %T")
-    assert squeue.stdout == f"{job_id} RUNNING\n"
+
+
+def test_evicted_pod_of_a_requeue_job_runs_again(kube: KubeSlurm, kubelet: Any) -> None:
+    """A pod of a 2-node --requeue job evicted: node 0 loses node 1 and ends the run
+    (slurmstepd's NODE FAILURE line), the pod failure policy fails the Job, and the next look
+    requeues the whole job as slurmctld does — the earlier run kept as the cluster ended it
+    (an eviction is PREEMPTED in the state table), the restart count raised."""
+    kube.env["SBATCH_K8S_REQUEUE_DELAY"] = "1"
+    kube.script("evicted.sh", EVICTED)
+    job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)
+    wait_until(lambda: len(_lines_of(kube, "evicted-runs.txt")) == 1, WAIT_S, "the first run")
+    first_pods = _pod_uids(kube, job_id)
+    (node1,) = [p["metadata"]["name"] for p in kube.objects(
+        kinds.POD, f"sbatch-k8s.io/job-id={job_id}")
+        if p["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index") == "1"]
+    _evict(kube, node1)
+    wait_until(lambda: _looked_at(kube, job_id) and len(_lines_of(
+        kube, "evicted-runs.txt")) == 2, WAIT_S, "the second run")
+    assert _lines_of(kube, "evicted-runs.txt") == [f"run unset on evicted-{job_id}-0",
+                                                   f"run 1 on evicted-{job_id}-0"]
+    assert not first_pods & _pod_uids(kube, job_id)
+    first = kube.read(f"evicted-{job_id}-0.out")
+    assert re.search(rf"\*\*\* JOB {job_id} ON evicted-{job_id}-0 CANCELLED AT \S+ DUE TO "
+                     r"NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS \*\*\*", first), first
+    shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
+    assert "Restarts=1" in shown, shown
+    assert _runs_in_sacct(kube, job_id, "-D")[0] == f"{job_id}|PREEMPTED|0:0"
     (kube.work / "go").write_text("")
     wait_until(lambda: _state(kube, job_id) == "COMPLETED", WAIT_S, "the end")
+    assert _runs_in_sacct(kube, job_id, "-D") == [f"{job_id}|PREEMPTED|0:0",
+                                                  f"{job_id}|COMPLETED|0:0"]
+
+
+def test_evicted_pod_of_a_no_requeue_job_ends_it(kube: KubeSlurm, kubelet: Any) -> None:
+    kube.script("evicted.sh", EVICTED.replace("--requeue", "--no-requeue"))
+    job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)
+    wait_until(lambda: len(_lines_of(kube, "evicted-runs.txt")) == 1, WAIT_S, "the first run")
+    (node0,) = [p["metadata"]["name"] for p in kube.objects(
+        kinds.POD, f"sbatch-k8s.io/job-id={job_id}")
+        if p["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index") == "0"]
+    _evict(kube, node0)
+    wait_until(lambda: _state(kube, job_id) == "PREEMPTED", WAIT_S, "the end")
+    shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
+    assert "Restarts=0" in shown, shown
+    assert _runs_in_sacct(kube, job_id, "-D") == [f"{job_id}|PREEMPTED|0:0"]
+    assert len(_lines_of(kube, "evicted-runs.txt")) == 1
+
+
+def test_a_job_failed_by_a_disrupted_pod_is_preempted_once_its_pods_are_gone() -> None:
+    """The Job's Failed condition names the DisruptionTarget rule: the pods (evicted, or
+    deleted by the Job controller) need not be there any more to tell why it ended."""
+    from parsers.records import JobRecord, with_changes
+    from sbatch_k8s.backends.kubernetes.records import live_record
+
+    message = "Pod default/x-7-1-abcde has condition DisruptionTarget matching FailJob rule"
+    failed = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x-7"},
+              "spec": {}, "status": {"conditions": [
+                  {"type": "Failed", "status": "True", "reason": "PodFailurePolicy",
+                   "message": message, "lastTransitionTime": "2026-11-22T09:04:34Z"}]}}
+    ran = with_changes(JobRecord(job_id=7, name="x", user="u", uid=1, group="g", gid=1,
+                                 partition="debug", state="RUNNING"), start_time=10)
+    assert live_record(ran, failed, [], 40).state == "PREEMPTED"
+    failed["status"]["conditions"][0].update(reason="BackoffLimitExceeded", message="")
+    assert live_record(ran, failed, [], 40).state == "FAILED"

@@ -103,13 +103,13 @@ def test_losing_a_node_mid_step_fails_the_job_without_hanging(slurm: LocalSlurm)
     node1 = _node_process(slurm.state / "jobs" / str(job), 1)
     begun = time.time()
     os.kill(node1, signal.SIGKILL)
-    wait_state(slurm, job, ("FAILED",), timeout=30)
+    wait_state(slurm, job, ("NODE_FAIL",), timeout=30)
     assert time.time() - begun < 20
     out = slurm.read("n.out")
     assert "srun: error: Node failure on 127.0.0.3" in out
     assert "srun: error: 127.0.0.3: task 1: Killed" in out
     assert "DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***" in out
-    assert job_row(slurm, job)["reason"] == "NodeFail"
+    assert job_row(slurm, job)["reason"] == "NodeDown"
 
 
 def test_a_launch_with_a_wrong_token_is_rejected(slurm: LocalSlurm) -> None:

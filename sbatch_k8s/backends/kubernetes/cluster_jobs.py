@@ -141,6 +141,11 @@ def joined_records(client: KubeClient, view: ClusterView, now: int,
                 out.append(stored)
                 continue
             record = live_record(stored, workload, pods, now)
+        if reconcile and not shared and is_final(record):
+            requeued = _requeued_by_cluster_end(client, record, ref, workload, cm)
+            if requeued is not None:
+                out.append(requeued)
+                continue
         if reconcile and is_final(record):
             try:
                 client.merge_patch(CONFIG_MAP, cm["metadata"]["name"],
@@ -149,6 +154,45 @@ def joined_records(client: KubeClient, view: ClusterView, now: int,
                 pass  # another command may have written it; the next look tries again
         out.append(record)
     return out
+
+
+def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
+                             workload: Optional[Mapping[str, Any]], cm: Mapping[str, Any]
+                             ) -> Optional[JobRecord]:
+    """A job the cluster ended (a lost node, an evicted or preempted pod) that may be
+    requeued (``--requeue``, or Slurm's default) runs again as slurmctld requeues it, its
+    workload still there: the pass first claims it by writing its record at the
+    resourceVersion it read (another reconciler then gets 409 and leaves it), then
+    :func:`.requeue.requeue_on_cluster` replaces the workload, after the delay of this
+    process's ``SBATCH_K8S_REQUEUE_DELAY``. The requeued record, or None (not such a job,
+    someone else requeues it, or the requeue failed: the next look tries again)."""
+    import os
+    import time
+
+    from sbatch_k8s.backends.kubernetes.requeue import (
+        CLUSTER_ENDS,
+        REQUEUEING_ANNOTATION,
+        requeue_delay_s,
+        requeue_on_cluster,
+        requeued_record,
+    )
+    from sbatch_k8s.errors import BackendError
+
+    kind = _kind_named(ref)
+    if not record.requeue or record.state not in CLUSTER_ENDS or workload is None \
+            or kind is None:
+        return None
+    meta = cm.get("metadata") or {}
+    try:
+        client.merge_patch(CONFIG_MAP, meta["name"], meta.get("namespace"), {"metadata": {
+            "resourceVersion": meta.get("resourceVersion"),
+            "annotations": {REQUEUEING_ANNOTATION: str(int(time.time()))}}})
+        delay_s = requeue_delay_s(os.environ)
+        requeue_on_cluster(client, record, ref, kind, str(meta.get("namespace")), False,
+                           delay_s)
+    except (KubeError, BackendError):
+        return None
+    return requeued_record(record, int(time.time()), False, delay_s)
 
 
 def _being_submitted(stored: JobRecord, now: int) -> bool:

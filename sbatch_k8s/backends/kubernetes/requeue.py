@@ -29,6 +29,11 @@ backend). The copy is created suspended with the ``--begin`` gate
 Kueue's labels), its record ``begin_time`` that moment and labelled waiting, so the usual
 release pass (any command's look, the controller; :mod:`sbatch_k8s.runtime.release`) lets it
 start when the time comes. With no delay the copy is created free to start.
+
+The cluster requeues too: a job that may be requeued whose run ended ``NODE_FAIL`` or
+``PREEMPTED`` (:data:`CLUSTER_ENDS`: a lost node, an evicted or preempted pod; the pod failure
+policy fails the Job on a disruption) is requeued by the next reconcile pass
+(:mod:`.cluster_jobs`), that run kept as it ended.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import json
 import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from parsers.records import PENDING, REQUEUED, JobRecord, with_changes
+from parsers.records import NODE_FAIL, PENDING, PREEMPTED, REQUEUED, JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import (
     CONFIG_MAP,
@@ -71,6 +76,11 @@ POLL_S = 0.5
 #: variable sets it in seconds (as on the local backend).
 DEFAULT_REQUEUE_DELAY_S = 121.0
 REQUEUE_DELAY_VARIABLE = "SBATCH_K8S_REQUEUE_DELAY"
+#: How a run ends when the cluster ended it (a lost node, an evicted or preempted pod): a job
+#: that may be requeued then runs again (:mod:`.cluster_jobs`), that run kept as it ended.
+CLUSTER_ENDS = (NODE_FAIL, PREEMPTED)
+#: On the record while a reconcile pass requeues the job (it claimed the job by writing it).
+REQUEUEING_ANNOTATION = "sbatch-k8s.io/requeueing"
 #: The reason a requeued job pends with, as slurmctld shows it (with ``requeuehold``: the
 #: second).
 REQUEUED_REASON, HELD_REQUEUE_REASON = "BeginTime", "job requeued in held state"
@@ -182,12 +192,15 @@ def _with_restart_count(config_map: Mapping[str, Any], count: int) -> Optional[D
 
 
 def earlier_run(record: JobRecord, now: int) -> JobRecord:
-    """The run of ``record`` a requeue at ``now`` ends, as slurmdbd keeps it: ``REQUEUED``
-    at ``now``; a run still going is closed as a cancel closes it (its exit code 0:0, its
-    running steps CANCELLED), an ended one keeps its exit code and steps."""
+    """The run of ``record`` a requeue at ``now`` ends, as slurmdbd keeps it: a run the
+    cluster ended (:data:`CLUSTER_ENDS`) as it ended, else ``REQUEUED`` at ``now``; a run
+    still going is closed as a cancel closes it (its exit code 0:0, its running steps
+    CANCELLED), an ended one keeps its exit code and steps."""
     from sbatch_k8s.backends.kubernetes.record_steps import cancelled_steps
     from sbatch_k8s.backends.kubernetes.records import is_final
 
+    if record.state in CLUSTER_ENDS:
+        return with_changes(record, requeued_runs=())
     run = with_changes(record, state=REQUEUED, end_time=now, requeued_runs=())
     if is_final(record):
         return run
@@ -280,7 +293,8 @@ def requeue_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, 
     gated = requeued.begin_time is not None
     client.merge_patch(CONFIG_MAP, record_name(record.job_id), namespace, {
         "metadata": {"labels": {STATE_LABEL: ACTIVE, WAITING_LABEL: "true" if gated else None},
-                     "annotations": {END_TIME_ANNOTATION: None}},
+                     "annotations": {END_TIME_ANNOTATION: None,
+                                     REQUEUEING_ANNOTATION: None}},
         "data": {RECORD_KEY: record_to_json(requeued), REPORT_KEY: None}})
     for companion_kind, obj in companions:
         if companion_kind == CONFIG_MAP:

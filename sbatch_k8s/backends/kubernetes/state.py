@@ -81,8 +81,11 @@ STATE_TABLE: Tuple[Row, ...] = (
         "DeletionByTaintManager/DeletionByPodGC, or a node shutdown"),
     Row("preempted", PREEMPTED, "None",
         "pod condition DisruptionTarget reason PreemptionByScheduler/EvictionByEvictionAPI/"
-        "TerminationByKubelet, or pod status.reason Evicted/Preempting"),
+        "TerminationByKubelet, or pod status.reason Evicted/Preempting; a Job failed by "
+        "its pod failure policy's DisruptionTarget rule"),
     Row("oom", OUT_OF_MEMORY, "OutOfMemory", "a container terminated with reason OOMKilled"),
+    Row("reported:NODE_FAIL", NODE_FAIL, "NodeDown",
+        "node 0's termination message: NODE_FAIL (it lost another node)"),
     Row("reported:CANCELLED", CANCELLED, "None", "node 0's termination message: CANCELLED"),
     Row("reported:FAILED", FAILED, "NonZeroExitCode", "node 0's termination message: FAILED"),
     Row("exited_nonzero", FAILED, "NonZeroExitCode",

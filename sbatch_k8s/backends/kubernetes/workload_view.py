@@ -26,6 +26,8 @@ from translators.metadata import HOLD, KUEUE_QUEUE
 
 SUCCEEDED, FAILED, SUSPENDED = "workload_succeeded", "workload_failed", "suspended"
 DEADLINE_EXCEEDED = "deadline_exceeded"
+#: The job ended because a pod was disrupted (the state table's ``preempted`` fact).
+DISRUPTED = "preempted"
 
 #: (kind, condition type, fact): how each workload kind says it ended or is suspended.
 WORKLOAD_CONDITIONS: Tuple[Tuple[str, str, str], ...] = (
@@ -69,8 +71,16 @@ def _is_deadline(failure: Mapping[str, Any]) -> bool:
         "deadline" in message
 
 
+def _is_disruption(failure: Mapping[str, Any]) -> bool:
+    """A Job failed by its pod failure policy's ``DisruptionTarget`` rule (a pod evicted,
+    preempted or lost: the pod itself may be gone by now)."""
+    return failure.get("reason") == "PodFailurePolicy" and \
+        "DisruptionTarget" in str(failure.get("message") or "")
+
+
 def workload_facts(workload: Optional[Mapping[str, Any]]) -> Set[str]:
-    """The facts a workload states: ended (succeeded/failed/deadline), suspended, held by
+    """The facts a workload states: ended (succeeded/failed/deadline, failed by a disrupted
+    pod), suspended, held by
     the user (``sbatch-k8s.io/hold: user``), queued by Kueue (``kueue``: in a Kueue queue;
     ``queued``: and suspended), being deleted."""
     if workload is None:
@@ -84,6 +94,8 @@ def workload_facts(workload: Optional[Mapping[str, Any]]) -> Set[str]:
         if found is None:
             continue
         facts.add(DEADLINE_EXCEEDED if fact == FAILED and _is_deadline(found) else fact)
+        if fact == FAILED and _is_disruption(found):
+            facts.add(DISRUPTED)
     if _field(workload, SUSPEND_FIELD.get(kind, ("spec", "suspend"))) is True:
         facts.add(SUSPENDED)
     meta = workload.get("metadata") or {}

@@ -161,7 +161,7 @@ def _disruption_action(spec: dict) -> str:
     return rule["action"]
 
 
-@pytest.mark.parametrize("option, action", [(None, "Ignore"), ("--requeue", "Ignore"),
+@pytest.mark.parametrize("option, action", [(None, "FailJob"), ("--requeue", "FailJob"),
                                             ("--no-requeue", "FailJob")])
 def test_requeue_decides_what_disruption_does(option, action) -> None:
     spec = job_spec_of(render_script(script(*[o for o in [option] if o])))
