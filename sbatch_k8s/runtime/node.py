@@ -38,6 +38,7 @@ from sbatch_k8s.runtime.protocol import fresh_loop, read_token
 from sbatch_k8s.runtime.shims import install_shims, runtime_invocation
 from sbatch_k8s.runtime.log_tee import OutputTee, start_tee, streamable
 from sbatch_k8s.runtime.stdio import batch_paths, submit_side_paths
+from sbatch_k8s.runtime.step_publisher import start_publisher
 from sbatch_k8s.runtime.step_server import ENVIRONMENT_VARIABLE as STEP_SERVER_VARIABLE
 from sbatch_k8s.runtime.step_server import start as start_step_server
 from sbatch_k8s.runtime.steps import StepRegistry
@@ -148,6 +149,9 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     host.append(batch)
     watch = start_watch(settings.contract, batch.handle_cancel, environ)
     job_end.job_started(environ, desc, log)
+    publisher = start_publisher(environ, desc, log)
+    if publisher is not None and steps is not None:
+        steps.on_change = publisher.changed
     loop = asyncio.get_event_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, lambda: asyncio.ensure_future(
@@ -156,6 +160,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     if watch is not None:
         watch.cancel()
     write_result(settings, result)
+    if publisher is not None:
+        publisher.close()
     job_end.job_ended(environ, desc, identity.names, _written_result(settings), log)
     code = result.exit_code if result.signal == 0 else 128 + result.signal
     await batch.shutdown_nodes(code if settings.workers_exit_as_job else 0)

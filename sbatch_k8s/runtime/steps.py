@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 #: A step's holding on one node: ``[node_index, cpus]`` or ``[node_index, cpus, gpus]``.
 Hold = Sequence[int]
@@ -40,6 +40,9 @@ class StepRegistry:
         self.next_id = 0
         self.running: Dict[int, Dict[str, Any]] = {}
         self.changed = asyncio.Event()
+        #: Told the running steps after every start and end (node 0's
+        #: :class:`~sbatch_k8s.runtime.step_publisher.StepPublisher`).
+        self.on_change: Optional[Callable[[Dict[int, Dict[str, Any]]], None]] = None
 
     def _write(self, record: Dict[str, Any]) -> None:
         if self.log_path:
@@ -88,6 +91,8 @@ class StepRegistry:
         record = dict(info, step_id=step_id, event="start", time=int(time.time()))
         self.running[step_id] = dict(record, holds=[list(h) for h in holds], gpus=bound)
         self._write(record)
+        if self.on_change is not None:
+            self.on_change(self.running)
         return step_id, bound
 
     def end(self, step_id: int, result: Dict[str, Any]) -> None:
@@ -101,6 +106,8 @@ class StepRegistry:
             self.gpus_held[int(node)].difference_update(ids)
         self._write(dict(result, step_id=step_id, event="end", time=int(time.time())))
         self.changed.set()
+        if self.on_change is not None:
+            self.on_change(self.running)
 
     def listing(self) -> List[Dict[str, Any]]:
         """The running steps (for ``squeue -s`` inside the job)."""

@@ -7,10 +7,9 @@ from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.records import PENDING, JobRecord, StepRecord
+from parsers.records import PENDING, RUNNING, JobRecord, StepRecord
 from sbatch_k8s.backends.base import FINISHED, REFUSED, UNKNOWN, Backend
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
-from sbatch_k8s.errors import BackendError
 from translators.config import ClusterConfig
 
 #: How long squeue keeps showing a finished job (Slurm's MinJobAge).
@@ -28,6 +27,8 @@ class KubernetesBackend(Backend):
         self.config = config
         self.environ = environ
         self._client: Optional[KubeClient] = None
+        #: Partitions whose hidden steps ``squeue -s`` warned about.
+        self._steps_hidden: Set[str] = set()
 
     @property
     def client(self) -> KubeClient:
@@ -166,8 +167,20 @@ class KubernetesBackend(Backend):
         return bool(records_of(self.client, self.namespaces(), job_id, int(time.time())))
 
     def running_steps(self, record: JobRecord) -> List[StepRecord]:
-        raise BackendError("squeue -s: the steps of running jobs are not visible on the "
-                           "Kubernetes backend yet (sacct shows them once the job ends)")
+        """``batch``, ``extern`` and the numbered steps node 0 published in the record
+        (:mod:`sbatch_k8s.runtime.step_publisher`), from the records already read. Pods
+        without the job ServiceAccount cannot publish: one warning per listing says so for
+        their partition, rather than let the listing look complete."""
+        from sbatch_k8s.cli.common import print_warning
+
+        partition = self.config.partition(record.partition)
+        if partition is not None and not partition.service_account and \
+                record.partition not in self._steps_hidden:
+            self._steps_hidden.add(record.partition)
+            print_warning("squeue", f"the srun steps of jobs in partition {record.partition} "
+                                    "are not visible (only batch and extern): its pods need "
+                                    "the partition's service_account to publish them")
+        return [s for s in record.steps if s.state == RUNNING]
 
     def job_texts(self, record: JobRecord) -> Tuple[Optional[str], Optional[Dict[str, str]]]:
         """The script from the job's ConfigMap while it exists; the start environment is in

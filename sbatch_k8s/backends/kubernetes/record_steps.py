@@ -4,11 +4,15 @@ Node 0's runtime writes its steps into its termination message (compact entries,
 ``id name state exit_code exit_signal start end node_list node_count ntasks cpus``, zero
 values left out; see :mod:`sbatch_k8s.runtime.step_log`). When it has not (the job still
 runs, or node 0 died without a word) the ``batch`` and ``extern`` steps are made from the job,
-as slurmctld has them: running while the job runs, then ended with the job.
+as slurmctld has them: running while the job runs, then ended with the job. While it runs,
+node 0 with API access publishes its running numbered steps in the record
+(:mod:`sbatch_k8s.runtime.step_publisher`; read by :func:`published_steps`): they follow
+``batch`` and ``extern``, as ``squeue -s`` lists them.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.records import (
@@ -89,11 +93,24 @@ def _extern(job: JobRecord, final: bool) -> StepRecord:
                  node_count=job.node_count, ntasks=job.node_count, cpus=job.cpus)
 
 
-def job_steps(job: JobRecord, final: bool,
-              report: Optional[Mapping[str, Any]]) -> Tuple[StepRecord, ...]:
+def published_steps(text: str) -> Tuple[StepRecord, ...]:
+    """The running steps node 0 published (a JSON list of compact entries); none when the
+    text is not such a list (a record must stay readable whatever that key holds)."""
+    try:
+        entries = json.loads(text)
+        return tuple(with_changes(step_from_entry(e), state=RUNNING) for e in entries
+                     if isinstance(e, dict) and str(e.get("id", "")).isdigit())
+    except (ValueError, TypeError, AttributeError):
+        return ()
+
+
+def job_steps(job: JobRecord, final: bool, report: Optional[Mapping[str, Any]],
+              running: Sequence[StepRecord] = ()) -> Tuple[StepRecord, ...]:
     """The steps of ``job`` (its live state, times and nodes already set): none while it
     pends or when it ended without ever starting; else ``batch``, ``extern`` and node 0's
-    numbered steps."""
+    numbered steps: those of its report, or while it runs without one, the ``running`` steps
+    it published — those that started in this run (a requeued job's record may still hold
+    the steps of the run before)."""
     if job.state == PENDING or job.start_time is None:
         return ()
     entries: Sequence[Mapping[str, Any]] = (report or {}).get("steps") or []
@@ -101,6 +118,9 @@ def job_steps(job: JobRecord, final: bool,
     steps: List[StepRecord] = [_batch(job, final, batch), _extern(job, final)]
     steps.extend(step_from_entry(e) for e in entries
                  if str(e.get("id")) not in ("batch", "extern"))
+    if not final and report is None:
+        steps.extend(s for s in running
+                     if s.start_time is None or s.start_time >= job.start_time)
     return tuple(steps)
 
 

@@ -13,7 +13,10 @@ report had to leave early steps out); ``workload.json`` names the workload
 :func:`final_patch`, a JSON merge patch that replaces ``record.json`` whole, need not know it.
 ``report.json``, when node 0 had API access, is its own report of the job's end (the JSON of
 its termination message with its nodes); a record that has it is read as ended so
-(:func:`reported_record`), whatever happened to the pods since.
+(:func:`reported_record`), whatever happened to the pods since. ``running-steps.json``, when
+node 0 has API access, lists its running numbered steps while the job runs
+(:mod:`sbatch_k8s.runtime.step_publisher`): read into the stored record's steps, shown by
+``squeue -s`` through :func:`live_record`, and removed by :func:`final_patch`.
 
 While the job is active, :func:`live_record` overlays what the workload and its pods show
 (:mod:`.state`). A job whose workload and pods are all gone while its record is still active
@@ -38,6 +41,7 @@ from parsers.records import (
     OUT_OF_MEMORY,
     PENDING,
     PREEMPTED,
+    RUNNING,
     TIMEOUT,
     JobRecord,
     StepRecord,
@@ -54,7 +58,11 @@ from sbatch_k8s.backends.kubernetes.pod_view import (
     status_of,
     terminated,
 )
-from sbatch_k8s.backends.kubernetes.record_steps import dropped_steps, job_steps
+from sbatch_k8s.backends.kubernetes.record_steps import (
+    dropped_steps,
+    job_steps,
+    published_steps,
+)
 from sbatch_k8s.backends.kubernetes.state import exit_status, job_facts, job_state, node0_report
 from sbatch_k8s.backends.kubernetes.workload_view import workload_end, workload_facts
 from translators.metadata import JOB_ID, common_labels
@@ -69,6 +77,8 @@ RECORD_KEY = "record.json"
 WORKLOAD_KEY = "workload.json"
 #: Node 0's own report of the job's end (:mod:`sbatch_k8s.runtime.job_end`).
 REPORT_KEY = "report.json"
+#: Node 0's running steps (:mod:`sbatch_k8s.runtime.step_publisher`).
+RUNNING_STEPS_KEY = "running-steps.json"
 WORKLOAD_REF_KEYS = ("apiVersion", "kind", "name", "namespace")
 #: States a job never leaves (sacct's terminal states).
 FINAL_STATES = frozenset({COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL, PREEMPTED,
@@ -155,19 +165,23 @@ def record_from_config_map(cm: Mapping[str, Any]) -> Tuple[JobRecord, Dict[str, 
             values.get("workload") or {}
         if REPORT_KEY in data and not is_final(record):
             record = reported_record(record, json.loads(data[REPORT_KEY]))
+        elif RUNNING_STEPS_KEY in data and not is_final(record):
+            record = with_changes(record, steps=published_steps(data[RUNNING_STEPS_KEY]))
     except (KeyError, ValueError, TypeError, AttributeError) as e:
         raise ValueError(f"ConfigMap {name} holds no readable job record: {e}") from e
     return record, {k: str(v) for k, v in ref.items()}
 
 
 def final_patch(record: JobRecord) -> Dict[str, Any]:
-    """The JSON merge patch writing a final record back: data, state label, end time."""
+    """The JSON merge patch writing a final record back: data, state label, end time (and
+    node 0's running steps removed)."""
     metadata: Dict[str, Any] = {"labels": {STATE_LABEL: record.state if is_final(record)
                                            else ACTIVE}}
     annotations = _final_annotations(record)
     if annotations:
         metadata["annotations"] = annotations
-    return {"metadata": metadata, "data": {RECORD_KEY: record_to_json(record)}}
+    return {"metadata": metadata, "data": {RECORD_KEY: record_to_json(record),
+                                           RUNNING_STEPS_KEY: None}}
 
 
 def _first_index(stored: JobRecord, pods: Sequence[Pod]) -> int:
@@ -255,6 +269,7 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
         batch_host=hostname(nodes[0]) if 0 in nodes else stored.batch_host,
         start_time=start, end_time=end, exit_code=code, exit_signal=signal,
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
-    steps = job_steps(live, final, report)
+    published = [s for s in stored.steps if s.state == RUNNING and s.step_id.isdigit()]
+    steps = job_steps(live, final, report, published)
     derived = max([code] + [s.exit_code for s in steps]) if final else 0
     return with_changes(live, steps=steps, derived_exit_code=derived)
