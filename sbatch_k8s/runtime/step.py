@@ -184,7 +184,9 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     port = int(environ.get("SBATCH_K8S_RUNTIME_PORT", DEFAULT_PORT))
     token = read_token(environ["SBATCH_K8S_TOKEN_FILE"])
     loop = fresh_loop()
-    info = {"name": os.path.basename(request.command[0]), "ntasks": layout.ntasks,
+    # A step is named by srun -J, else by its command (slurmctld's step name).
+    info = {"name": request.job_name or os.path.basename(request.command[0]),
+            "ntasks": layout.ntasks,
             "nodes": [names[i] for i in layout.node_indices], "argv": list(request.command)}
     registration = loop.run_until_complete(register_step(
         addresses[0], port, token, job_id, info, holds, request.immediate_s is not None,

@@ -31,6 +31,15 @@ def test_sequential_steps_are_numbered_and_laid_out_in_blocks(slurm: LocalSlurm)
     ]
 
 
+def test_a_step_is_named_by_srun_j_else_by_its_command(slurm: LocalSlurm) -> None:
+    """As slurmctld names steps (real Slurm 22.05: ``496.0|named``, ``496.1|true``); the
+    job's own name in the environment does not name its steps."""
+    slurm.script("job.sh", "#!/bin/bash\n#SBATCH -J wrap\nsrun -J named true\nsrun true\n")
+    job = job_id_of(slurm.run("sbatch", "--wait", "-o", "/dev/null", "job.sh").stdout)
+    steps = slurm.run("sacct", "-j", str(job), "-n", "-P", "-o", "JobID,JobName").stdout
+    assert f"{job}.0|named" in steps.splitlines() and f"{job}.1|true" in steps.splitlines()
+
+
 def test_nodes_only_job_runs_one_task_per_node(slurm: LocalSlurm) -> None:
     out = run_job(slurm, "echo batch ${SLURM_NTASKS-unset} $SLURM_TASKS_PER_NODE\n"
                   "srun bash -c 'echo $SLURM_PROCID $SLURM_NTASKS $SLURM_DISTRIBUTION' | sort\n",
