@@ -116,6 +116,7 @@ class RealCluster:
         self.namespace = f"sbk-{next(_numbers)}-{secrets.token_hex(3)}"
         self.kubeconfig = os.path.join(directory, "real.kubeconfig")
         self._core: Any = None
+        self._volumes: List[str] = []
 
     # what the tests use of a cluster
     def _entry(self, section: str, name: str) -> Dict[str, Any]:
@@ -176,6 +177,30 @@ class RealCluster:
         os.chmod(self.kubeconfig, 0o600)
         return self
 
+    def provide_claim(self, claim: str, size: str = "1Gi") -> None:
+        """A PersistentVolumeClaim ``claim`` bound to a PersistentVolume made for it (the
+        real scheduler leaves pods of an unbound claim pending; the test kubelet maps the
+        claim itself onto a directory, so the volume's source is never read)."""
+        volume = f"{self.namespace}-{claim}"
+        self._core.create_persistent_volume({
+            "metadata": {"name": volume, "labels": {TEST_LABEL: "true"}},
+            "spec": {"capacity": {"storage": size}, "accessModes": ["ReadWriteMany"],
+                     "storageClassName": "", "persistentVolumeReclaimPolicy": "Delete",
+                     "hostPath": {"path": f"/nonexistent/{volume}"},
+                     "claimRef": {"namespace": self.namespace, "name": claim}}})
+        self._volumes.append(volume)
+        self._core.create_namespaced_persistent_volume_claim(self.namespace, {
+            "metadata": {"name": claim},
+            "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "",
+                     "volumeName": volume, "resources": {"requests": {"storage": size}}}})
+        deadline = time.monotonic() + SERVICE_ACCOUNT_WAIT_S
+        while self._core.read_namespaced_persistent_volume_claim(
+                claim, self.namespace).status.phase != "Bound":
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"claim {claim} not Bound: is the controller-manager "
+                                   "running?")
+            time.sleep(0.2)
+
     def drain(self, timeout_s: float = POD_DRAIN_WAIT_S) -> None:
         """Delete the namespace and wait (bounded) until its pods are gone — called while the
         test kubelet still runs, so that it, like a kubelet, stops and removes them."""
@@ -200,9 +225,15 @@ class RealCluster:
                 raise
 
     def stop(self) -> None:
-        """Delete the namespace and release the client."""
+        """Delete the namespace and the volumes made for it; release the client."""
         try:
             self.delete()
+            for volume in self._volumes:
+                try:
+                    self._core.delete_persistent_volume(volume)
+                except Exception as e:
+                    if getattr(e, "status", None) != 404:
+                        raise
         finally:
             if self._core is not None:
                 self._core.api_client.close()

@@ -225,8 +225,10 @@ def shared(cluster: Any, tmp_path: Path) -> Iterator[KubeSlurm]:
                        f'pvc = "home"\nmount_path = "{tmp_path}/work"\n')
     slurm = KubeSlurm(tmp_path, cluster.kubeconfig, config=config)
     volumes = tmp_path / "volumes"
-    (volumes / "pvc" / "default").mkdir(parents=True)
-    os.symlink(slurm.work, volumes / "pvc" / "default" / "home")
+    (volumes / "pvc" / slurm.namespace).mkdir(parents=True)
+    os.symlink(slurm.work, volumes / "pvc" / slurm.namespace / "home")
+    if hasattr(cluster, "provide_claim"):      # a real scheduler wants the claim bound
+        cluster.provide_claim("home")
     with TestKubelet(cluster.kubeconfig, nodes=1, volume_dir=str(volumes)):
         yield slurm
     slurm.cleanup()
