@@ -87,7 +87,7 @@ def test_a_dropped_watch_and_a_compacted_history_change_nothing_visible(
         emulated: Any, kube: KubeSlurm) -> None:
     warm(emulated, kube)
     kube.script("held.sh", "#!/bin/sh\n#SBATCH -J held\ntrue\n")
-    assert watch_stream.drop_watches(emulated.store) == 2  # records and pods
+    assert watch_stream.drop_watches(emulated.store) == 3  # records, pods and Jobs
     first = submitted_id(kube.run("sbatch", "--hold", "held.sh").stdout)
     listing, _ = counted(emulated, kube, "squeue", "-h", "-o", "%i %T %r")
     assert listing.stdout == f"{first} PENDING JobHeldUser\n"

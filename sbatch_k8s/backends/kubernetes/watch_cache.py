@@ -36,7 +36,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, POD, WORKLOADS, Kind
+from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, JOB, POD, WORKLOADS, Kind
 from sbatch_k8s.backends.kubernetes.reflector import Reflector, rv_number
 
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
@@ -67,9 +67,12 @@ def cluster_id(environ: Mapping[str, str], target: Any) -> ClusterId:
 
 
 def mirrors_for(namespace: str, workload_kinds: List[Kind]) -> List[Tuple[Kind, str]]:
-    """The collections a namespace's cache mirrors: records, pods, the workload kinds."""
+    """The collections a namespace's cache mirrors: records, pods, Jobs (the default
+    target's kind, always served: mirrored from the start, the first job's squeue is warm
+    too) and the other workload kinds asked for (their CRDs may be missing)."""
+    kinds = [JOB] + [kind for kind in workload_kinds if kind != JOB]
     return [(CONFIG_MAP, RECORD_SELECTOR), (POD, MANAGED_SELECTOR)] + \
-        [(kind, MANAGED_SELECTOR) for kind in workload_kinds]
+        [(kind, MANAGED_SELECTOR) for kind in kinds]
 
 
 def catch_up_wait_s(environ: Mapping[str, str]) -> float:
