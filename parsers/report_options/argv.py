@@ -48,6 +48,11 @@ class OptionDoc:
     refused: str = ""
 
 
+#: Why --json/--yaml are refused (every reporting command).
+OPENAPI_REFUSED = ("no faithful rendering of Slurm's openapi output yet; use the table or "
+                   "--parsable2/-o")
+
+
 def doc(meta: str, text: str, refused: str = "") -> OptionDoc:
     """One row of a command's option documentation table."""
     return OptionDoc(meta, text, refused)
@@ -97,4 +102,5 @@ def parse_argv(
     return [Given(o.row.key, o.raw, o.spelled) for o in found], operands
 
 
-__all__ = ("ReportOption", "Given", "OptionDoc", "doc", "refuse_unapplied", "options", "comma_list", "parse_argv", "REQUIRED")
+__all__ = ("ReportOption", "Given", "OptionDoc", "doc", "refuse_unapplied", "options",
+           "comma_list", "parse_argv", "REQUIRED", "OPENAPI_REFUSED")

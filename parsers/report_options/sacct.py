@@ -24,7 +24,8 @@ from parsers.formats.sacct import (
     parse_format,
 )
 from parsers.formats.states import SACCT_STATES, job_state_num
-from parsers.report_options.argv import doc, refuse_unapplied, comma_list, options, parse_argv
+from parsers.report_options.argv import (OPENAPI_REFUSED, comma_list, doc, options,
+                                         parse_argv, refuse_unapplied)
 from parsers.report_options.ids import JobId, parse_sacct_jobs
 from parsers.report_options.timespec import INFINITE, limit_seconds, parse_time
 
@@ -73,7 +74,8 @@ DOCS = {
     "allusers": doc("", "jobs of all users"),
     "array": doc("", "one line per array element"),
     "associations": doc("assoc_list", "only jobs of these association ids (jobs have none)"),
-    "autocomplete": doc("prefix", "list options", refused="shell completion lists are not generated for this command"),
+    "autocomplete": doc("prefix", "list options",
+                        refused="shell completion lists are not generated for this command"),
     "brief": doc("", "jobid, state and exit code only"),
     "clusters": doc("cluster_list", "only jobs of these clusters"),
     "completion": doc("", "use the job completion data",
@@ -96,13 +98,14 @@ DOCS = {
     "helpreason": doc("", "list the reasons", refused="Slurm 22.05 has no such option"),
     "helpstate": doc("", "list the states", refused="Slurm 22.05 has no such option"),
     "jobs": doc("job(.step)", "only these jobs"),
-    "json": doc("[data_parser]", "produce JSON output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+    "json": doc("[data_parser]", "produce JSON output", refused=OPENAPI_REFUSED),
     "local": doc("", "jobs of the local cluster (the only one)"),
     "long": doc("", "many fields"),
     "names": doc("name_list", "only jobs with these names"),
     "ncpus": doc("N[-M]", "only jobs with this many CPUs"),
     "nnodes": doc("N[-M]", "only jobs with this many nodes"),
-    "noconvert": doc("", "don't convert units", refused="memory sizes print in Slurm's default units only"),
+    "noconvert": doc("", "don't convert units",
+                     refused="memory sizes print in Slurm's default units only"),
     "noheader": doc("", "no header"),
     "nodelist": doc("node_list", "only jobs that ran on these nodes"),
     "parsable": doc("", "delimiter after every field"),
@@ -116,7 +119,8 @@ DOCS = {
     "timelimit_max": doc("time", "only jobs with at most this time limit"),
     "timelimit_min": doc("time", "only jobs with at least this time limit"),
     "truncate": doc("", "truncate times to the window"),
-    "units": doc("[KMGTP]", "units of memory sizes", refused="memory sizes print in Slurm's default units only"),
+    "units": doc("[KMGTP]", "units of memory sizes",
+                 refused="memory sizes print in Slurm's default units only"),
     "usage": doc("", "brief usage"),
     "use_local_uid": doc("", "look uids up locally (always)"),
     "users": doc("user_list", "only jobs of these users"),
@@ -124,7 +128,7 @@ DOCS = {
     "version": doc("", "output version information and exit"),
     "wckeys": doc("wckey_list", "only jobs with these wckeys (jobs have none)"),
     "whole_hetjob": doc("[yes|no]", "all components of a hetjob (there are none)"),
-    "yaml": doc("[data_parser]", "produce YAML output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+    "yaml": doc("[data_parser]", "produce YAML output", refused=OPENAPI_REFUSED),
 }
 LISTS = ("accounts", "constraints", "groups", "names", "partitions", "reasons", "qos",
          "wckeys", "associations")

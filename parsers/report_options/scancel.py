@@ -192,7 +192,8 @@ def parse_scancel_args(argv: Sequence[str], environ: Mapping[str, str]) -> Scanc
         else:
             values[g.key] = value
     jobs = parse_scancel_ids(tuple(operands)) if operands else ()
-    if not jobs and not values.get("action") and not values.get("me") and not any(values.get(k) for k in FILTERS):
+    if not jobs and not values.get("action") and not values.get("me") \
+            and not any(values.get(k) for k in FILTERS):
         raise SlurmInputError("No job identification provided", exit_code=EXIT_SUBMIT_ERROR)
     return ScancelRequest(jobs=jobs, warnings=tuple(warnings), **values)  # type: ignore[arg-type]
 

@@ -31,7 +31,8 @@ SYNOPSIS = "[<OPTION>] [<COMMAND>]"
 #: Every option, applied or refused (``refused`` set): what ``--help`` prints.
 DOCS = {
     "all": doc("", "equivalent to \"all\" command (no partition is hidden)"),
-    "autocomplete": doc("prefix", "list options", refused="shell completion lists are not generated for this command"),
+    "autocomplete": doc("prefix", "list options",
+                        refused="shell completion lists are not generated for this command"),
     "clusters": doc("cluster", "equivalent to \"cluster\" command (only this cluster)"),
     "details": doc("", "equivalent to \"details\" command",
                    refused="show job prints no detail lines yet"),

@@ -14,7 +14,7 @@ from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError,
 from parsers.formats.cnumbers import atoi
 from parsers.formats.sinfo import parse_sinfo_format
 from parsers.formats.sinfo_fields import NODE_STATES
-from parsers.report_options.argv import doc, refuse_unapplied, options, parse_argv
+from parsers.report_options.argv import OPENAPI_REFUSED, doc, refuse_unapplied, options, parse_argv
 from parsers.values.hostlist import expand_hostlist
 
 COMMAND = "sinfo"
@@ -38,7 +38,8 @@ SYNOPSIS = "[OPTIONS]"
 #: Every option, applied or refused (``refused`` set): what ``--help`` prints.
 DOCS = {
     "all": doc("", "show all partitions (none are hidden)"),
-    "autocomplete": doc("prefix", "list options", refused="shell completion lists are not generated for this command"),
+    "autocomplete": doc("prefix", "list options",
+                        refused="shell completion lists are not generated for this command"),
     "clusters": doc("cluster_name", "cluster to report on (only this cluster)"),
     "dead": doc("", "show only non-responding nodes"),
     "exact": doc("", "group nodes only on exact match of configuration"),
@@ -52,13 +53,14 @@ DOCS = {
     "helpstate": doc("", "list the node states", refused="Slurm 22.05 has no such option"),
     "hide": doc("", "do not show hidden partitions"),
     "iterate": doc("seconds", "specify an iteration period"),
-    "json": doc("[data_parser]", "produce JSON output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+    "json": doc("[data_parser]", "produce JSON output", refused=OPENAPI_REFUSED),
     "list_reasons": doc("", "list reason nodes are down or drained"),
     "local": doc("", "show only the local cluster (the only one)"),
     "long": doc("", "long output - displays more information"),
     "node_oriented": doc("", "Node-centric format"),
     "nodes": doc("nodes", "report on specific node(s)"),
-    "noconvert": doc("", "don't convert units", refused="memory sizes print in Slurm's default units only"),
+    "noconvert": doc("", "don't convert units",
+                     refused="memory sizes print in Slurm's default units only"),
     "noheader": doc("", "no headers on output"),
     "partitions": doc("partition", "report on specific partition"),
     "reservation": doc("", "show only reservation information"),
@@ -70,7 +72,7 @@ DOCS = {
     "usage": doc("", "display brief usage message"),
     "verbose": doc("", "verbosity level"),
     "version": doc("", "output version information and exit"),
-    "yaml": doc("[data_parser]", "produce YAML output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+    "yaml": doc("[data_parser]", "produce YAML output", refused=OPENAPI_REFUSED),
 }
 #: The state names sinfo lists after ``Bad state string`` (Slurm 22.05).
 VALID_STATES = ("unknown,down,idle,allocated,?,mixed,future,drain,drained,draining,no_respond,"

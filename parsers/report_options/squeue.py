@@ -18,7 +18,8 @@ from parsers.formats.cnumbers import atoi
 from parsers.formats.squeue_sort import START_SORT, check_job_sort
 from parsers.formats.squeue_steps import parse_step_format, parse_step_long_format
 from parsers.formats.states import job_state_num, valid_states_text
-from parsers.report_options.argv import doc, refuse_unapplied, comma_list, options, parse_argv
+from parsers.report_options.argv import (OPENAPI_REFUSED, comma_list, doc, options,
+                                         parse_argv, refuse_unapplied)
 from parsers.report_options.ids import JobId, parse_squeue_jobs, parse_squeue_steps
 from parsers.report_options.timespec import limit_seconds
 from parsers.values.hostlist import expand_hostlist
@@ -60,7 +61,8 @@ DOCS = {
     "accounts": doc("accounts", "comma separated list of accounts to view"),
     "all": doc("", "display jobs in hidden partitions (none are hidden)"),
     "array": doc("", "display one job array element per line"),
-    "autocomplete": doc("prefix", "list options", refused="shell completion lists are not generated for this command"),
+    "autocomplete": doc("prefix", "list options",
+                        refused="shell completion lists are not generated for this command"),
     "clusters": doc("cluster_name", "cluster to view (only this cluster)"),
     "expand_patterns": doc("", "expand patterns in output file names",
                            refused="output file names print as given"),
@@ -74,13 +76,14 @@ DOCS = {
     "hide": doc("", "do not display jobs in hidden partitions"),
     "iterate": doc("seconds", "specify an interation period"),
     "jobs": doc("job(s)", "comma separated list of jobs IDs to view, default is all"),
-    "json": doc("[data_parser]", "produce JSON output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+    "json": doc("[data_parser]", "produce JSON output", refused=OPENAPI_REFUSED),
     "licenses": doc("licenses", "licenses requested by jobs to view (jobs have none)"),
     "local": doc("", "report only jobs of the local cluster (the only one)"),
     "long": doc("", "long report"),
     "me": doc("", "equivalent to --user=<my username>"),
     "names": doc("names", "comma separated list of job names to view"),
-    "noconvert": doc("", "don't convert units", refused="memory sizes print in Slurm's default units only"),
+    "noconvert": doc("", "don't convert units",
+                     refused="memory sizes print in Slurm's default units only"),
     "nodes": doc("hostlist", "list of nodes to view, default is all nodes"),
     "noheader": doc("", "no headers on output"),
     "notme": doc("", "display jobs of all users but the calling one"),
@@ -100,7 +103,7 @@ DOCS = {
     "users": doc("user_name(s)", "comma separated list of users to view"),
     "verbose": doc("", "verbosity level (prints the time first)"),
     "version": doc("", "output version information and exit"),
-    "yaml": doc("[data_parser]", "produce YAML output", refused="no faithful rendering of Slurm's openapi output yet; use the table or --parsable2/-o"),
+    "yaml": doc("[data_parser]", "produce YAML output", refused=OPENAPI_REFUSED),
 }
 
 
