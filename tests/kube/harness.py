@@ -80,6 +80,13 @@ def context_namespace(kubeconfig: str) -> str:
     return "default"
 
 
+def submit(kube: "KubeSlurm", *args: str) -> int:
+    """``sbatch ARGS``, which must succeed; the job id."""
+    done = kube.run("sbatch", *args)
+    assert done.returncode == 0, done.stderr
+    return submitted_id(done.stdout)
+
+
 def submitted_id(stdout: str) -> int:
     """The id in ``Submitted batch job N``."""
     return int(stdout.strip().split()[-1])

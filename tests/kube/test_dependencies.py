@@ -17,7 +17,7 @@ import pytest
 from sbatch_k8s.backends.kubernetes import kinds
 from sbatch_k8s.backends.kubernetes.client import KubeError
 from tests.apiserver.support import wait_until
-from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
+from tests.kube.harness import CONFIG, KubeSlurm, submit
 from tests.local.harness import REPO
 
 pytestmark = pytest.mark.slow
@@ -64,12 +64,6 @@ def _record_state(kube: KubeSlurm, job_id: int) -> str:
         "sbatch-k8s.io/state", "")
 
 
-def _sbatch(kube: KubeSlurm, *args: str) -> int:
-    done = kube.run("sbatch", *args)
-    assert done.returncode == 0, done.stderr
-    return submitted_id(done.stdout)
-
-
 def _sacct(kube: KubeSlurm, job_id: int) -> str:
     return kube.run("sacct", "-X", "-n", "-P", "-j", str(job_id), "-o",
                     "JobID,State,ExitCode,Start,End").stdout.strip()
@@ -102,8 +96,8 @@ def test_dependent_job_is_created_suspended_and_shown_pending_dependency(
         kube: KubeSlurm) -> None:
     kube.script("long.sh", "#!/bin/sh\n#SBATCH -J up\nsleep 60\n")
     kube.script("after.sh", "#!/bin/sh\n#SBATCH -J down\necho after\n")
-    upstream = _sbatch(kube, "long.sh")
-    dependent = _sbatch(kube, f"--dependency=afterok:{upstream}", "after.sh")
+    upstream = submit(kube, "long.sh")
+    dependent = submit(kube, f"--dependency=afterok:{upstream}", "after.sh")
     workload = _workload(kube, "down", dependent)
     assert workload["spec"]["suspend"] is True
     assert workload["metadata"]["annotations"]["sbatch-k8s.io/dependency"] == \
@@ -148,9 +142,9 @@ def test_chain_runs_in_order_released_by_node_0(account_kube: KubeSlurm,
     kube.script("a.sh", "#!/bin/sh\n#SBATCH -J a\necho a > order.txt\n")
     kube.script("b.sh", "#!/bin/sh\n#SBATCH -J b\necho b >> order.txt\nexit 1\n")
     kube.script("c.sh", "#!/bin/sh\n#SBATCH -J c\necho c >> order.txt\n")
-    a = _sbatch(kube, "a.sh")
-    b = _sbatch(kube, f"--dependency=afterok:{a}", "b.sh")
-    c = _sbatch(kube, f"--dependency=afternotok:{b}", "c.sh")
+    a = submit(kube, "a.sh")
+    b = submit(kube, f"--dependency=afterok:{a}", "b.sh")
+    c = submit(kube, f"--dependency=afternotok:{b}", "c.sh")
     wait_until(lambda: _record_state(kube, c) == "COMPLETED", 180, "c completed")
     assert kube.read("order.txt") == "a\nb\nc\n"
     assert [_record_state(kube, j) for j in (a, b)] == ["COMPLETED", "FAILED"]
@@ -176,9 +170,9 @@ def test_controller_releases_and_records_with_nobody_typing(kube: KubeSlurm,
     kube.script("later.sh", "#!/bin/sh\n#SBATCH -J later\ntrue\n")
     controllers = [_controller(kube), _controller(kube)]
     try:
-        a = _sbatch(kube, "a.sh")
-        b = _sbatch(kube, f"--dependency=afterok:{a}", "b.sh")
-        begins = _sbatch(kube, "--begin=now+3", "later.sh")
+        a = submit(kube, "a.sh")
+        b = submit(kube, f"--dependency=afterok:{a}", "b.sh")
+        begins = submit(kube, "--begin=now+3", "later.sh")
         wait_until(lambda: _record_state(kube, b) == "COMPLETED", 180, "b recorded")
         assert _record_state(kube, a) == "COMPLETED"
         assert kube.read("order.txt") == "a\nb\n"
@@ -200,9 +194,9 @@ def test_chain_released_by_commands_that_look(kube: KubeSlurm, kubelet: Any) -> 
     kube.script("a.sh", "#!/bin/sh\n#SBATCH -J a\necho a > a.txt\n")
     kube.script("b.sh", "#!/bin/sh\n#SBATCH -J b\ncat a.txt > b.txt; echo b >> b.txt\n")
     kube.script("c.sh", "#!/bin/sh\n#SBATCH -J c\necho c > c.txt\n")
-    a = _sbatch(kube, "a.sh")
-    b = _sbatch(kube, f"--dependency=afterok:{a}", "b.sh")
-    c = _sbatch(kube, f"--dependency=afternotok:{b}", "c.sh")
+    a = submit(kube, "a.sh")
+    b = submit(kube, f"--dependency=afterok:{a}", "b.sh")
+    c = submit(kube, f"--dependency=afternotok:{b}", "c.sh")
 
     def chain_settled() -> Dict[int, str]:
         shown = _squeue(kube)
@@ -222,8 +216,8 @@ def test_singleton_waits_for_the_earlier_job_of_its_name(account_kube: KubeSlurm
     kube = account_kube
     kube.script("one.sh", "#!/bin/sh\n#SBATCH -J solo\nsleep 3\necho first > solo.txt\n")
     kube.script("two.sh", "#!/bin/sh\n#SBATCH -J solo\necho second >> solo.txt\n")
-    first = _sbatch(kube, "one.sh")
-    second = _sbatch(kube, "--dependency=singleton", "two.sh")
+    first = submit(kube, "one.sh")
+    second = submit(kube, "--dependency=singleton", "two.sh")
     assert _squeue(kube)[second] == "PENDING Dependency"
     wait_until(lambda: _record_state(kube, second) == "COMPLETED", 120, "second completed")
     assert kube.read("solo.txt") == "first\nsecond\n"
@@ -233,8 +227,8 @@ def test_singleton_waits_for_the_earlier_job_of_its_name(account_kube: KubeSlurm
 def test_kill_on_invalid_dep_cancels_the_dependent(kube: KubeSlurm, kubelet: Any) -> None:
     kube.script("fail.sh", "#!/bin/sh\n#SBATCH -J fail\nexit 3\n")
     kube.script("after.sh", "#!/bin/sh\n#SBATCH -J after\necho never\n")
-    upstream = _sbatch(kube, "fail.sh")
-    dependent = _sbatch(kube, f"--dependency=afterok:{upstream}",
+    upstream = submit(kube, "fail.sh")
+    dependent = submit(kube, f"--dependency=afterok:{upstream}",
                         "--kill-on-invalid-dep=yes", "after.sh")
 
     def cancelled() -> str:
@@ -261,7 +255,7 @@ def test_kill_on_invalid_dep_cancels_the_dependent(kube: KubeSlurm, kubelet: Any
 def test_begin_time_holds_the_job_until_then(kube: KubeSlurm, kubelet: Any) -> None:
     kube.script("later.sh", "#!/bin/sh\n#SBATCH -J later\ndate +%s > started.txt\n")
     submitted = time.time()
-    job_id = _sbatch(kube, "--begin=now+5", "later.sh")
+    job_id = submit(kube, "--begin=now+5", "later.sh")
     assert _squeue(kube)[job_id] == "PENDING BeginTime"
     assert _workload(kube, "later", job_id)["spec"]["suspend"] is True
 
@@ -276,8 +270,8 @@ def test_begin_time_holds_the_job_until_then(kube: KubeSlurm, kubelet: Any) -> N
 def test_hold_and_dependency_combine(kube: KubeSlurm, kubelet: Any) -> None:
     kube.script("long.sh", "#!/bin/sh\n#SBATCH -J up\nsleep 5\n")
     kube.script("after.sh", "#!/bin/sh\n#SBATCH -J held\necho ran > held.txt\n")
-    upstream = _sbatch(kube, "long.sh")
-    dependent = _sbatch(kube, "--hold", f"--dependency=afterok:{upstream}", "after.sh")
+    upstream = submit(kube, "long.sh")
+    dependent = submit(kube, "--hold", f"--dependency=afterok:{upstream}", "after.sh")
     assert _squeue(kube)[dependent] == "PENDING JobHeldUser"
     assert kube.run("scontrol", "release", str(dependent)).returncode == 0
     assert _squeue(kube)[dependent] == "PENDING Dependency"

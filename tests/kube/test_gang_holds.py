@@ -19,7 +19,7 @@ import pytest
 
 from sbatch_k8s.backends.kubernetes import kinds
 from tests.apiserver.support import wait_until
-from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
+from tests.kube.harness import CONFIG, KubeSlurm, submit
 
 pytestmark = pytest.mark.slow
 
@@ -79,12 +79,6 @@ def kueue_kube(cluster: Any, tmp_path: Path) -> Iterator[KubeSlurm]:
     slurm.cleanup()
 
 
-def _sbatch(kube: KubeSlurm, *args: str) -> int:
-    done = kube.run("sbatch", *args)
-    assert done.returncode == 0, done.stderr
-    return submitted_id(done.stdout)
-
-
 def _reason(kube: KubeSlurm, job_id: int) -> str:
     out = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%T %r").stdout.strip()
     return out
@@ -114,7 +108,7 @@ def test_held_job_stays_out_of_kueue_until_released(kueue_kube: KubeSlurm,
     kube.script("held.sh", "#!/bin/sh\n#SBATCH -J held\necho ran > held.txt\n")
     with KueueAdmission(kube) as kueue:
         kueue.open.set()
-        job_id = _sbatch(kube, "--hold", "held.sh")
+        job_id = submit(kube, "--hold", "held.sh")
         name = f"held-{job_id}"
         kueue.wait_passes()
         _out_of_kueue(_workload(kube, name))
@@ -140,7 +134,7 @@ def test_scontrol_hold_takes_a_queued_job_back_from_kueue(kueue_kube: KubeSlurm,
     kube = kueue_kube
     kube.script("q.sh", "#!/bin/sh\n#SBATCH -J queued\necho ran > q.txt\n")
     with KueueAdmission(kube) as kueue:
-        job_id = _sbatch(kube, "--hold", "q.sh")
+        job_id = submit(kube, "--hold", "q.sh")
         name = f"queued-{job_id}"
         assert kube.run("scontrol", "release", str(job_id)).returncode == 0
         kueue.wait_passes()
@@ -167,9 +161,9 @@ def test_dependency_and_begin_on_kueue(kueue_kube: KubeSlurm, kubelet: Any) -> N
     kube.script("later.sh", "#!/bin/sh\n#SBATCH -J later\necho later > later.txt\n")
     with KueueAdmission(kube) as kueue:
         kueue.open.set()
-        upstream = _sbatch(kube, "up.sh")
-        dependent = _sbatch(kube, f"--dependency=afterok:{upstream}", "down.sh")
-        later = _sbatch(kube, "--begin=now+4", "later.sh")
+        upstream = submit(kube, "up.sh")
+        dependent = submit(kube, f"--dependency=afterok:{upstream}", "down.sh")
+        later = submit(kube, "--begin=now+4", "later.sh")
         kueue.wait_passes()
         assert _reason(kube, dependent) == "PENDING Dependency"
         assert _reason(kube, later) == "PENDING BeginTime"
@@ -203,7 +197,7 @@ def test_held_volcano_gang_has_its_pod_group_and_no_pods(volcano_cluster: Any,
     try:
         with TestKubelet(volcano_cluster.kubeconfig, nodes=2):
             kube.script("gang.sh", "#!/bin/sh\n#SBATCH -J gang -N 2\nsrun hostname > g.txt\n")
-            job_id = _sbatch(kube, "--hold", "gang.sh")
+            job_id = submit(kube, "--hold", "gang.sh")
             name = f"gang-{job_id}"
             group = kube.api().get(kinds.POD_GROUP, name, kube.namespace)
             assert group is not None and group["spec"]["minMember"] == 2

@@ -21,7 +21,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 from tests.apiserver.support import wait_until
-from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
+from tests.kube.harness import CONFIG, KubeSlurm, submit
 from tests.kube.test_rbac import apply, rbac_documents
 from tests.local.harness import BIN
 
@@ -70,12 +70,6 @@ def kube(cluster: Any, tmp_path: Path) -> Iterator[KubeSlurm]:
     slurm.cleanup()
 
 
-def _sbatch(kube: KubeSlurm, *args: str) -> int:
-    done = kube.run("sbatch", *args)
-    assert done.returncode == 0, done.stderr
-    return submitted_id(done.stdout)
-
-
 def _accounting(kube: KubeSlurm, *job_ids: int) -> Dict[int, List[str]]:
     """``JobID -> [State, Start, End]`` from sacct."""
     out = kube.run("sacct", "-X", "-n", "-P", "-o", "JobID,State,Start,End", "-j",
@@ -121,7 +115,7 @@ echo "$next" > next.id
 squeue -h -j "$next" -o "%i %T %r" > next.squeue || exit 4
 sleep 2
 """)
-    first = _sbatch(kube, "first.sh")
+    first = submit(kube, "first.sh")
     try:
         rows = wait_until(lambda: _both_completed(kube, first, "next.id"), 180,
                           "both jobs completed")
@@ -153,7 +147,7 @@ echo "$n" > count
 echo "$n $SLURM_JOB_ID" >> runs
 if [ "$n" -lt 2 ]; then sbatch again.sh || exit 3; fi
 """)
-    first = _sbatch(kube, "again.sh")
+    first = submit(kube, "again.sh")
     try:
         wait_until(lambda: len(kube.read("runs").splitlines()) == 2
                    if (kube.work / "runs").exists() else False, 180, "the second run")
@@ -178,7 +172,7 @@ sbatch other.sh > sbatch.out 2> sbatch.err; echo $? > sbatch.code
 squeue -u root > squeue.out 2> squeue.err; echo $? > squeue.code
 squeue -h -j "$SLURM_JOB_ID" -o %T > own.squeue
 """)
-    job = _sbatch(kube, "lonely.sh")
+    job = submit(kube, "lonely.sh")
     wait_until(lambda: _all_completed(kube, job), 120, "the job completed")
     for command in ("sbatch", "squeue"):
         assert kube.read(f"{command}.code") == "1\n"
