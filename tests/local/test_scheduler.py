@@ -166,3 +166,14 @@ def test_array_limit_with_one_scheduler(slurm: LocalSlurm) -> None:
     assert len(spans) == 6
     for start, _ in spans:  # never more than 2 elements at once
         assert sum(1 for s, e in spans if s <= start < e) <= 2
+
+
+def test_scancel_right_as_a_job_starts_cancels_it(slurm: LocalSlurm) -> None:
+    """A job just marked RUNNING whose node 0 does not listen yet is cancelled all the same
+    (scancel asks again while node 0 starts; it answered 'finished' and the job ran on)."""
+    job = submit(slurm, "-o", "late.out", "--wrap", "sleep 20; echo ran")
+    slurm.wait_for(lambda: row(slurm, job)["state"] == "RUNNING", timeout=30, interval=0.005)
+    done = slurm.run("scancel", str(job))
+    assert (done.returncode, done.stderr) == (0, "")
+    slurm.wait_for(lambda: row(slurm, job)["state"] == "CANCELLED", timeout=30)
+    assert "ran" not in slurm.read("late.out")

@@ -7,7 +7,7 @@ from typing import Mapping, Optional
 
 from parsers.records import CANCELLED, PENDING, RUNNING
 from sbatch_k8s import jobdb
-from sbatch_k8s.backends.local.control import send_to_node0
+from sbatch_k8s.backends.local.control import send_while_running
 from sbatch_k8s.backends.local.wakeup import ensure_scheduler, wake_waiters
 from sbatch_k8s.paths import state_dir
 
@@ -25,7 +25,7 @@ def cancel_job(environ: Mapping[str, str], job_id: int, uid: int,
         if row["state"] != RUNNING:
             return "finished"
         request = {"type": "cancel", "signal": signum, "step": step}
-        return "done" if send_to_node0(row, request) else "finished"
+        return "done" if send_while_running(conn, job_id, request) else "finished"
     if row["state"] == PENDING:
         if signum is not None:
             return "done"
@@ -43,7 +43,7 @@ def cancel_job(environ: Mapping[str, str], job_id: int, uid: int,
         jobdb.update_job(conn, job_id, cancelled_by=uid)
     request = {"type": "cancel", "signal": signum, "batch": batch, "full": full}
     ensure_scheduler(environ, nudge=False, conn=conn)  # someone must record the end
-    return "done" if send_to_node0(row, request) else "finished"
+    return "done" if send_while_running(conn, job_id, request) else "finished"
 
 
 def signal_batch_shell(environ: Mapping[str, str], job_id: int, signum: int) -> None:

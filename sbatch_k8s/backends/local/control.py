@@ -5,12 +5,18 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import time
 from typing import Any, Dict
 
+from parsers.records import RUNNING
+from sbatch_k8s import jobdb
 from sbatch_k8s.runtime.protocol import ProtocolError, read_token
 from sbatch_k8s.runtime.srun import ask
 
 CONTROL_TIMEOUT_S = 10.0
+#: How long a job just marked RUNNING may take before its node 0 listens, and how often it
+#: is asked again meanwhile.
+START_WAIT_S, START_RETRY_S = 30.0, 0.2
 
 
 def send_to_node0(row: sqlite3.Row, message: Dict[str, Any]) -> bool:
@@ -31,3 +37,19 @@ def send_to_node0(row: sqlite3.Row, message: Dict[str, Any]) -> bool:
         return False
     finally:
         loop.close()
+
+
+def send_while_running(conn: sqlite3.Connection, job_id: int, message: Dict[str, Any]) -> bool:
+    """Send ``message`` to the running job's node 0, asking again while a node 0 that was
+    just started does not listen yet; False once the job is no longer RUNNING (or node 0
+    never answered within :data:`START_WAIT_S`)."""
+    deadline = time.monotonic() + START_WAIT_S
+    while True:
+        row = jobdb.get_job(conn, job_id)
+        if row is None or row["state"] != RUNNING:
+            return False
+        if send_to_node0(row, message):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(START_RETRY_S)

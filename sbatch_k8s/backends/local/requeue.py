@@ -41,8 +41,6 @@ REQUEUE_DELAY_VARIABLE = "SBATCH_K8S_REQUEUE_DELAY"
 HELD_REQUEUE_REASON = "job requeued in held state"
 #: The requests a running job carries until its end is recorded (:func:`_request`).
 REQUEUE, REQUEUE_HOLD = "requeue", "hold"
-#: How long a node 0 that does not answer yet (still starting) is asked again, and how often.
-KILL_ATTEMPTS_S, KILL_RETRY_S = 30.0, 0.2
 #: Columns of a run that are not the run's own (the requeue bookkeeping).
 BOOKKEEPING = ("requeued_runs", "requeue_request")
 
@@ -134,19 +132,12 @@ def requeue_job(environ: Mapping[str, str], job_id: int, hold: bool) -> str:
 
 
 def _kill(conn: sqlite3.Connection, job_id: int) -> None:
-    """End the running job as scancel does; a node 0 still starting is asked again until it
-    listens (or the job ended meanwhile: its end is then recorded as requeued all the same)."""
-    from sbatch_k8s.backends.local.control import send_to_node0
+    """End the running job as scancel does (a job that ended meanwhile has its end recorded
+    as requeued all the same)."""
+    from sbatch_k8s.backends.local.control import send_while_running
 
-    deadline = time.monotonic() + KILL_ATTEMPTS_S
-    while True:
-        row = jobdb.get_job(conn, job_id)
-        if row is None or row["state"] != RUNNING or time.monotonic() > deadline:
-            return
-        if send_to_node0(row, {"type": "cancel", "signal": None, "batch": False,
-                               "full": False, "requeue": True}):
-            return
-        time.sleep(KILL_RETRY_S)
+    send_while_running(conn, job_id, {"type": "cancel", "signal": None, "batch": False,
+                                      "full": False, "requeue": True})
 
 
 def _request(hold: bool, environ: Mapping[str, str]) -> str:
