@@ -42,6 +42,17 @@ def allowed_roots(record: JobRecord) -> List[str]:
     return roots
 
 
+def unwritten(written: int, offset: int, data: bytes) -> Optional[Tuple[int, bytes, int]]:
+    """What of ``data`` (at ``offset``) is new past the ``written`` bytes: its offset, its
+    bytes and how many bytes before it never arrived (lost to rotation); None when nothing
+    is new (a replay after a reconnect)."""
+    if offset + len(data) <= written:
+        return None
+    if offset > written:
+        return offset, data, offset - written
+    return written, data[written - offset:], 0
+
+
 class FileSink(StreamSink):
     """Writes the decoded files on this machine."""
 
@@ -85,14 +96,12 @@ class FileSink(StreamSink):
         if entry is None:
             return
         fd, base, written = entry
-        end = offset + len(data)
-        if end <= written:
+        fresh = unwritten(written, offset, data)
+        if fresh is None:
             return
-        if offset > written:
-            self.lost += offset - written
-        else:
-            data = data[written - offset:]
-            offset = written
+        offset, data, skipped = fresh
+        self.lost += skipped
+        end = offset + len(data)
         view = memoryview(data)
         while view:
             count = os.pwrite(fd, view, base + offset)
@@ -123,15 +132,12 @@ class StdioSink(StreamSink):
         self.complete = False
 
     def write(self, key: int, offset: int, data: bytes) -> None:
-        written = self.written.get(key, 0)
-        end = offset + len(data)
-        if end <= written:
+        fresh = unwritten(self.written.get(key, 0), offset, data)
+        if fresh is None:
             return
-        if offset > written:
-            self.lost += offset - written
-        else:
-            data = data[written - offset:]
-        self.written[key] = end
+        offset, data, skipped = fresh
+        self.lost += skipped
+        self.written[key] = offset + len(data)
         try:
             write_all(1 if key == STDOUT_KEY else 2, data)
         except BrokenPipeError:
