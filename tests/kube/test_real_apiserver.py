@@ -16,7 +16,7 @@ import yaml
 
 from sbatch_k8s.backends.kubernetes import kinds
 from tests.apiserver.support import wait_until
-from tests.kube.harness import KubeSlurm, submitted_id
+from tests.kube.harness import KubeSlurm, submit, submitted_id
 from tests.kube.real_cluster import CEL_NAMESPACE_ESCAPED_BEFORE, TARGET_CRDS, load_crd
 
 pytestmark = pytest.mark.slow
@@ -85,9 +85,7 @@ def _rules(node: Any) -> List[Dict[str, Any]]:
 def test_each_target_is_stored_as_sbatch_made_it(kube: KubeSlurm, target: str,
                                                  kind: Any) -> None:
     kube.script("two.sh", "#!/bin/sh\n#SBATCH -J two -N2 --ntasks-per-node=2\nsrun hostname\n")
-    done = kube.run("sbatch", f"--k8s-target={target}", "two.sh")
-    assert done.returncode == 0, done.stderr
-    job_id = submitted_id(done.stdout)
+    job_id = submit(kube, f"--k8s-target={target}", "two.sh")
     stored = kube.api().get(kind, f"two-{job_id}", kube.namespace)
     assert stored is not None and stored["metadata"]["uid"]
     printed = kube.run("sbatch", "--k8s-print=objects", f"--k8s-target={target}",

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, number
@@ -25,12 +25,29 @@ HOSTFILE_VARIABLES = ("OMPI_MCA_orte_default_hostfile", "HYDRA_HOST_FILE")
 LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID")
 
 
-def hostfile_variable(container: Container) -> Optional[str]:
-    """The hostfile variable this container has, if any."""
-    for name in HOSTFILE_VARIABLES:
+def hostfile_variable(container: Container,
+                      variables: Sequence[str] = HOSTFILE_VARIABLES) -> Optional[str]:
+    """The first of ``variables`` this container has set, if any."""
+    for name in variables:
         if container.environ.get(name, "").strip():
             return name
     return None
+
+
+def named_hostfile(container: Container, variables: Sequence[str], unset: str,
+                   where: str = "") -> Tuple[str, str, List[Tuple[str, Optional[int]]]]:
+    """The hostfile the first set of ``variables`` names: that variable, the path and its
+    ``(host, slots)`` lines. ContractError ``unset`` when none is set, or naming the missing
+    file (``where`` says where it should be)."""
+    variable = hostfile_variable(container, variables)
+    if variable is None:
+        raise ContractError(unset)
+    path = container.environ[variable].strip()
+    text = container.read_file(path)
+    if text is None:
+        raise ContractError(f"the hostfile {path} ({variable}) does not exist in this "
+                            f"container{where}")
+    return variable, path, read_hostfile(text, path)
 
 
 def local_rank(container: Container) -> Optional[Tuple[str, int]]:
@@ -48,16 +65,9 @@ def started_by_mpirun(container: Container) -> bool:
 
 def horovod(container: Container) -> PlatformFacts:
     """One MPI slot's run of the task-training platform's Horovod mode."""
-    variable = hostfile_variable(container)
-    if variable is None:
-        raise ContractError(f"neither {' nor '.join(HOSTFILE_VARIABLES)} is set (the "
-                            "Horovod mode's hostfile)")
-    path = container.environ[variable].strip()
-    text = container.read_file(path)
-    if text is None:
-        raise ContractError(f"the hostfile {path} ({variable}) does not exist in this "
-                            "container")
-    hosts = read_hostfile(text, path)
+    variable, path, hosts = named_hostfile(
+        container, HOSTFILE_VARIABLES,
+        f"neither {' nor '.join(HOSTFILE_VARIABLES)} is set (the Horovod mode's hostfile)")
     names = tuple(host.split(".")[0] for host, _ in hosts)
     addresses = tuple(host for host, _ in hosts)
     short = container.hostname.split(".")[0]

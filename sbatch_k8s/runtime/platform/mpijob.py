@@ -31,7 +31,7 @@ from typing import Dict, Mapping, Optional, Tuple
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, PeerNaming, Peers, PlatformFacts, \
     parse_number
-from sbatch_k8s.runtime.platform.task_training import read_hostfile
+from sbatch_k8s.runtime.platform.mpi import named_hostfile
 
 #: The launcher's hostfile variables, OpenMPI's first (the operator's Intel and MPICH names).
 HOSTFILE_VARIABLES = ("OMPI_MCA_orte_default_hostfile", "I_MPI_HYDRA_HOST_FILE",
@@ -73,17 +73,10 @@ def _split_hosts(hosts: Tuple[str, ...], where: str) -> Tuple[Tuple[str, ...], T
 def mpijob_launcher(container: Container) -> PlatformFacts:
     """The launcher's view: the hostfile's hosts are the nodes (this container is none of
     them unless listed); ``index`` is None, as the launcher becomes no node."""
-    variable = next((v for v in HOSTFILE_VARIABLES if container.environ.get(v, "").strip()),
-                    None)
-    if variable is None:
-        raise ContractError(f"no hostfile variable is set ({', '.join(HOSTFILE_VARIABLES)}): "
-                            "an MpiJob's launcher has one")
-    path = container.environ[variable].strip()
-    text = container.read_file(path)
-    if text is None:
-        raise ContractError(f"the hostfile {path} ({variable}) does not exist in this "
-                            "container (an MpiJob's hostfile is on its launcher only)")
-    hosts = read_hostfile(text, path)
+    variable, path, hosts = named_hostfile(
+        container, HOSTFILE_VARIABLES,
+        f"no hostfile variable is set ({', '.join(HOSTFILE_VARIABLES)}): an MpiJob's "
+        "launcher has one", " (an MpiJob's hostfile is on its launcher only)")
     names, addresses = _split_hosts(tuple(host for host, _ in hosts), f"the hostfile {path}")
     slots = {s for _, s in hosts}
     gpus: Optional[int] = None
