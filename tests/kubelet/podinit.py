@@ -63,22 +63,34 @@ def die_with_parent(parent_pid: int) -> None:
         os._exit(START_ERROR_EXIT)
 
 
-def bind_mount(source: str, target: str, read_only: bool) -> None:
-    """Bind ``source`` at ``target``, creating the mount point like it (directory or file)."""
-    if os.path.isdir(source):
+def bind_mount(source: int, target: str, read_only: bool) -> None:
+    """Bind the file or directory open as ``source`` (an ``O_PATH`` descriptor) at
+    ``target``, creating the mount point like it (directory or file)."""
+    if stat.S_ISDIR(os.fstat(source).st_mode):
         os.makedirs(target, exist_ok=True)
     else:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         if not os.path.exists(target):
             open(target, "a").close()
     flags = MS_BIND | MS_REC
-    if _libc.mount(source.encode(), target.encode(), None, flags, None) != 0:
+    origin = f"/proc/self/fd/{source}"
+    if _libc.mount(origin.encode(), target.encode(), None, flags, None) != 0:
         error = ctypes.get_errno()
-        raise StartError(f"mount {source} on {target}: {os.strerror(error)}")
+        raise StartError(f"mount {os.readlink(origin)} on {target}: {os.strerror(error)}")
     if read_only and _libc.mount(None, target.encode(), None,
                                  flags | MS_REMOUNT | MS_RDONLY, None) != 0:
         error = ctypes.get_errno()
         raise StartError(f"remount {target} read-only: {os.strerror(error)}")
+
+
+def open_sources(mounts: List[Dict[str, Any]]) -> List[int]:
+    """Every mount's source, opened before anything is mounted: a source under an earlier
+    mount's target (this machine's /tmp/venv when the pod gets its own /tmp) is then still
+    the machine's own, not what the mount put over it."""
+    try:
+        return [os.open(m["source"], os.O_PATH | os.O_CLOEXEC) for m in mounts]
+    except OSError as error:
+        raise StartError(f"mount source {error.filename}: {error.strerror}") from None
 
 
 def enter_working_dir(path: str, mount_targets: List[str]) -> None:
@@ -148,8 +160,9 @@ def start(spec: Dict[str, Any]) -> None:
     die_with_parent(spec["parent_pid"])
     socket.sethostname(spec["hostname"])
     mounts = sorted(spec["mounts"], key=lambda m: m["target"].rstrip("/").count("/"))
-    for mount in mounts:
-        bind_mount(mount["source"], mount["target"], mount["read_only"])
+    for mount, source in zip(mounts, open_sources(mounts)):
+        bind_mount(source, mount["target"], mount["read_only"])
+        os.close(source)
     enter_working_dir(spec["working_dir"], [m["target"] for m in mounts])
     hand_stdio_to(spec.get("uid"), spec.get("gid"))
     drop_capabilities(spec.get("drop_capabilities") or [])

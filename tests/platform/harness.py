@@ -29,6 +29,9 @@ from tests.kubelet.runner import ContainerProcess, ContainerSpec, Mount
 #: Where the containers' directories live: not under /tmp, which each container replaces.
 ROOT_PARENT = "/var/tmp"
 BIN_PATH = f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin"
+#: This machine's directories the containers' commands need (the test venv: its torchrun's
+#: ``#!`` names its python) that lie under /tmp and would be hidden by the container's own.
+HIDDEN_BY_TMP = [p for p in (sys.prefix,) if p == "/tmp" or p.startswith("/tmp/")]
 #: The runtime's agent port (``SBATCH_K8S_RUNTIME_PORT``'s default).
 AGENT_PORT = 6818
 #: The containers' python3: the oldest the runtime supports, when this machine has it.
@@ -170,6 +173,7 @@ class PlatformCluster:
             (box / "tmp").mkdir(parents=True)
             mounts = [Mount(str(box / "tmp"), "/tmp", False),
                       Mount(str(hosts), "/etc/hosts", True)]
+            mounts += [Mount(path, path, True) for path in HIDDEN_BY_TMP]
             mounts += self._file_mounts(box, node.files, {
                 n.hostname: a for n, a in zip(nodes, addresses)})
             env = {"PATH": BIN_PATH, "HOME": "/root"}
