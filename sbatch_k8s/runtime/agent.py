@@ -66,6 +66,8 @@ class Agent:
         #: Node 0: set when a step's srun has acknowledged that the job is ending.
         self.aborting: Dict[int, asyncio.Event] = {}
         self.controlled = asyncio.Event()
+        #: The control connection node 0 opened to this node (see :meth:`say_leaving`).
+        self.control_writer: Optional[asyncio.StreamWriter] = None
         #: Node names node 0 mistook this agent for (logged once each).
         self.refused: Set[str] = set()
         self.server: Optional[asyncio.AbstractServer] = None
@@ -74,6 +76,18 @@ class Agent:
         """Listen for connections."""
         self.server = await asyncio.start_server(self._serve, host, port, reuse_address=True,
                                                  limit=1 << 20)
+
+    async def say_leaving(self, why: str) -> None:
+        """Tell node 0 why this node goes before its end is seen (``terminated``: the cluster
+        stopped it with a signal — a pod evicted or preempted — not a crash or a lost machine,
+        which say nothing)."""
+        if self.control_writer is None:
+            return
+        try:
+            self.control_writer.write(encode_json({"type": "leaving", "why": why}))
+            await self.control_writer.drain()
+        except (ConnectionError, RuntimeError):
+            pass
 
     async def close(self) -> None:
         """Stop listening and end every task still running here."""
@@ -157,6 +171,7 @@ class Agent:
             await writer.drain()
             return
         self.controlled.set()
+        self.control_writer = writer
         writer.write(encode_json({"type": "ready", "node": self.node_name}))
         await writer.drain()
         code = 1

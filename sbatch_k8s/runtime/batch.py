@@ -11,9 +11,10 @@ limit, carries out cancellation, and ends the job when a node is lost. Ending th
 in Slurm: each running step's srun hears the job is complete, slurmstepd's ``*** JOB … ***``
 line, each step's ``*** STEP … ***`` line and SIGCONT/SIGTERM to its tasks on every node, then
 the script; SIGKILL after KillWait (a lost node ends the job ``NODE_FAIL``, reason
-``NodeDown``, as slurmctld ends it); the steps' sruns get to report and record their steps
-before what the script left behind is killed. When the script ends, every node is told to
-shut down and the job's state and exit code are the script's.
+``NodeDown``, as slurmctld ends it; a node whose pod the cluster stopped says so before it
+goes, and the job ends ``PREEMPTED``, exit code 0:0); the steps' sruns get to report and
+record their steps before what the script left behind is killed. When the script ends, every
+node is told to shut down and the job's state and exit code are the script's.
 """
 
 from __future__ import annotations
@@ -31,7 +32,15 @@ from sbatch_k8s.runtime.node_links import NodeLink
 from sbatch_k8s.runtime.stepd import cancel_line
 
 COMPLETED, FAILED, CANCELLED, TIMEOUT = "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"
-NODE_FAIL = "NODE_FAIL"
+NODE_FAIL, PREEMPTED = "NODE_FAIL", "PREEMPTED"
+#: A node that leaves says why (:meth:`Agent.say_leaving`): the job's end and slurmstepd's
+#: ``DUE TO`` for it. Saying nothing is a lost node.
+LEFT_BECAUSE: Dict[Optional[str], Tuple[str, str]] = {
+    "terminated": (PREEMPTED, "PREEMPTION"),
+    None: (NODE_FAIL, "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"),
+}
+#: The reason each end the batch host decides records (the rest: None).
+END_REASONS = {NODE_FAIL: "NodeDown", TIMEOUT: "TimeLimit"}
 #: The ``DUE TO`` of slurmstepd's line when ``scontrol requeue`` ends the job.
 REQUEUE_WHY = "JOB REQUEUE"
 #: What srun adds to KillWait when it waits for an aborted step (``STEP_ABORT_TIME``).
@@ -145,10 +154,12 @@ class BatchHost:
         del lost
 
     async def _lost(self, link: NodeLink) -> None:
-        await link.wait_closed()
+        why = await link.wait_closed()
         if not self.finished.is_set():
-            log(f"node {link.name} is gone: ending job {self.desc['job_id']}")
-            await self.end_job(NODE_FAIL, "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS")
+            state, due_to = LEFT_BECAUSE.get(why, LEFT_BECAUSE[None])
+            said = f" ({why})" if why else ""
+            log(f"node {link.name} is gone{said}: ending job {self.desc['job_id']}")
+            await self.end_job(state, due_to)
 
     async def _time_limit(self, started: float) -> None:
         limit_min = int(self.desc.get("time_limit_min") or 0)
@@ -219,10 +230,13 @@ class BatchHost:
     def _result(self, code: int) -> JobResult:
         exit_code, signum = (0, -code) if code < 0 else (code, 0)
         if self.ending is not None:
-            state, why = self.ending
-            reason = "NodeDown" if state == NODE_FAIL else (
-                "TimeLimit" if state == TIMEOUT else "None")
-            return JobResult(state, exit_code, signum, reason)
+            state = self.ending[0]
+            if state == PREEMPTED:
+                # The cluster's end, recorded alike whether or not this report survives
+                # node 0's pod (the Job controller deletes it when the disruption failed
+                # the Job first): no exit code of the script.
+                return JobResult(state, 0, 0, "None")
+            return JobResult(state, exit_code, signum, END_REASONS.get(state, "None"))
         if code == 0:
             return JobResult(COMPLETED, 0)
         # slurmctld's job_complete: a script killed by a signal (not by a cancel) is a

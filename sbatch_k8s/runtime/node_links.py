@@ -41,13 +41,24 @@ class NodeLink:
         except (ConnectionError, RuntimeError):
             pass
 
-    async def wait_closed(self) -> None:
-        """Return when the node's connection drops (the node is gone)."""
+    async def wait_closed(self) -> Optional[str]:
+        """Return when the node's connection drops (the node is gone): why it said it left
+        (its ``leaving`` message, :meth:`Agent.say_leaving`), None when it said nothing."""
+        why: Optional[str] = None
         try:
-            while await read_frame(self.reader) is not None:
-                pass
+            while True:
+                frame = await read_frame(self.reader)
+                if frame is None:
+                    break
+                try:
+                    message = decode_json(frame[2])
+                except ProtocolError:
+                    continue
+                if message.get("type") == "leaving":
+                    why = str(message.get("why") or "")
         except (ProtocolError, ConnectionError):
             pass
+        return why
 
 
 async def connect_node(index: int, name: str, address: str, port: int, token: bytes,

@@ -16,6 +16,9 @@ from sbatch_k8s.runtime.agent import Agent, log
 
 #: Signals that end this node (the pod's termination, a Ctrl-C on a local node process).
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+#: Why a node stopped by one of them leaves (node 0 then ends the job PREEMPTED: the cluster
+#: took the node's pod away, :mod:`batch`).
+TERMINATED = "terminated"
 #: How long the tasks' last output and exits get to reach their sruns.
 REPORT_S = 5.0
 
@@ -43,6 +46,8 @@ async def serve_until_done(agent: Agent, wait_s: float, kill_wait_s: float,
         await agent.close()
         return 1
     code = await done
+    if code - 128 in STOP_SIGNALS:
+        await agent.say_leaving(TERMINATED)
     await agent.end_all_tasks(kill_wait_s)
     await agent.finish_launches(REPORT_S)
     await agent.close()

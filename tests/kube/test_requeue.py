@@ -201,10 +201,11 @@ def _evict(kube: KubeSlurm, name: str) -> None:
 
 
 def test_evicted_pod_of_a_requeue_job_runs_again(kube: KubeSlurm, kubelet: Any) -> None:
-    """A pod of a 2-node --requeue job evicted: node 0 loses node 1 and ends the run
-    (slurmstepd's NODE FAILURE line), the pod failure policy fails the Job, and the next look
-    requeues the whole job as slurmctld does — the earlier run kept as the cluster ended it
-    (an eviction is PREEMPTED in the state table), the restart count raised."""
+    """A pod of a 2-node --requeue job evicted: node 1 tells node 0 it was stopped, node 0
+    ends the run (slurmstepd's PREEMPTION line), the pod failure policy fails the Job, and the
+    next look requeues the whole job as slurmctld does — the earlier run kept as the cluster
+    ended it, PREEMPTED 0:0 whichever pod's failure failed the Job first (node 0's report is
+    lost with its pod when node 1's did), the restart count raised."""
     kube.env["SBATCH_K8S_REQUEUE_DELAY"] = "1"
     kube.script("evicted.sh", EVICTED)
     job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)
@@ -221,7 +222,7 @@ def test_evicted_pod_of_a_requeue_job_runs_again(kube: KubeSlurm, kubelet: Any) 
     assert not first_pods & _pod_uids(kube, job_id)
     first = kube.read(f"evicted-{job_id}-0.out")
     assert re.search(rf"\*\*\* JOB {job_id} ON evicted-{job_id}-0 CANCELLED AT \S+ DUE TO "
-                     r"NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS \*\*\*", first), first
+                     r"PREEMPTION \*\*\*", first), first
     shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
     assert "Restarts=1" in shown, shown
     assert _runs_in_sacct(kube, job_id, "-D")[0] == f"{job_id}|PREEMPTED|0:0"
@@ -262,3 +263,21 @@ def test_a_job_failed_by_a_disrupted_pod_is_preempted_once_its_pods_are_gone() -
     assert live_record(ran, failed, [], 40).state == "PREEMPTED"
     failed["status"]["conditions"][0].update(reason="BackoffLimitExceeded", message="")
     assert live_record(ran, failed, [], 40).state == "FAILED"
+
+
+def test_scancel_of_a_multi_node_job_is_a_plain_cancel(kube: KubeSlurm, kubelet: Any) -> None:
+    """scancel deletes the workload: every pod gets SIGTERM, node 1's runtime tells node 0 it
+    was stopped as an evicted one does — the job still ends with a cancel's line, not with
+    PREEMPTION's."""
+    kube.script("evicted.sh", EVICTED)
+    job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)
+    wait_until(lambda: len(_lines_of(kube, "evicted-runs.txt")) == 1, WAIT_S, "the run")
+    kube.run("scancel", str(job_id))
+    wait_until(lambda: "CANCELLED AT" in kube.read(f"evicted-{job_id}-0.out"), WAIT_S,
+               "the cancel line")
+    wait_until(lambda: not kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={job_id}"), WAIT_S,
+               "the pods gone")
+    out = kube.read(f"evicted-{job_id}-0.out")
+    assert re.search(rf"\*\*\* JOB {job_id} ON evicted-{job_id}-0 CANCELLED AT \S+ \*\*\*",
+                     out), out
+    assert _runs_in_sacct(kube, job_id, "-D")[0].startswith(f"{job_id}|CANCELLED")

@@ -83,6 +83,10 @@ WORKLOAD_REF_KEYS = ("apiVersion", "kind", "name", "namespace")
 #: States a job never leaves (sacct's terminal states).
 FINAL_STATES = frozenset({COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL, PREEMPTED,
                           OUT_OF_MEMORY, BOOT_FAIL, DEADLINE})
+#: Ends the cluster decided (a pod evicted or preempted): no exit code of the script is
+#: recorded, alike whether node 0's report outlived its pod or not (the Job controller deletes
+#: node 0's pod when another pod's disruption failed the Job first).
+NO_EXIT_STATUS = frozenset({PREEMPTED})
 #: What a job that vanished unobserved is recorded as (see the module docstring).
 VANISHED = (NODE_FAIL, "NodeDown")
 HELD_REASONS = ("JobHeldUser", "JobHeldAdmin", "job requeued in held state")
@@ -263,7 +267,8 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
                             priority=0 if reason in HELD_REASONS else stored.priority)
     final = state in FINAL_STATES
     start, end = _times(stored, nodes.get(0), report, workload, final, now)
-    code, signal = exit_status(nodes.get(0), report) if end is not None else (0, 0)
+    code, signal = exit_status(nodes.get(0), report) \
+        if end is not None and state not in NO_EXIT_STATUS else (0, 0)
     live = with_changes(
         stored, state=state, reason=reason, node_list=_node_list(stored, nodes),
         batch_host=hostname(nodes[0]) if 0 in nodes else stored.batch_host,

@@ -86,6 +86,8 @@ STATE_TABLE: Tuple[Row, ...] = (
     Row("oom", OUT_OF_MEMORY, "OutOfMemory", "a container terminated with reason OOMKilled"),
     Row("reported:NODE_FAIL", NODE_FAIL, "NodeDown",
         "node 0's termination message: NODE_FAIL (it lost another node)"),
+    Row("reported:PREEMPTED", PREEMPTED, "None",
+        "node 0's termination message: PREEMPTED (the cluster stopped another node's pod)"),
     Row("reported:CANCELLED", CANCELLED, "None", "node 0's termination message: CANCELLED"),
     Row("reported:FAILED", FAILED, "NonZeroExitCode", "node 0's termination message: FAILED"),
     Row("exited_nonzero", FAILED, "NonZeroExitCode",

@@ -143,7 +143,10 @@ SCENARIOS: Dict[str, Tuple[Callable[[str], Objects], str, str, int, int]] = {
         lambda k: (workload(k), [pod(k, 0, "Failed", terminated(0, report=report(
             "CANCELLED", 0, 15)), disrupted("TerminationByKubelet"), reason="Evicted")] +
                    [pod(k, i, "Succeeded", terminated(0)) for i in range(1, NODES)]),
-        "PREEMPTED", "None", 0, 15),
+        "PREEMPTED", "None", 0, 0),
+    "a worker evicted and gone, node 0 heard it stop": (
+        lambda k: _ended(k, terminated(1, report=report("PREEMPTED", 0, 0)), "Failed"),
+        "PREEMPTED", "None", 0, 0),
     "a worker's node lost (taint manager)": (
         lambda k: (workload(k), [pod(k, 0, "Failed", terminated(1, report=report(
             "FAILED", 0, 0, "NodeFail"))), pod(k, 1, "Running", running(),
