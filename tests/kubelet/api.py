@@ -50,6 +50,16 @@ class KubeApi:
         url = urllib.parse.urlsplit(self.client.configuration.host)
         return url.hostname or "127.0.0.1", url.port or (443 if url.scheme == "https" else 80)
 
+    def server_version(self) -> str:
+        """The API server's ``gitVersion`` (``v1.28.0``), "" when it does not say."""
+        from kubernetes import client
+
+        try:
+            info = self._call(client.VersionApi(self.client).get_code)
+        except Exception:
+            return ""
+        return str((info or {}).get("gitVersion") or "")
+
     # pods
     def list_pods(self) -> Dict[str, Any]:
         """Every pod in every namespace (a PodList with its resourceVersion)."""

@@ -7,6 +7,9 @@ condition, then renewed every :data:`HEARTBEAT_S` seconds: the node's Lease in
 Lease. The InternalIP addresses are fake non-loopback ones (``10.11.0.<i+1>``, the pods'
 ``hostIP``), like the pods' IPs; the Hostname address, ``localhost``, and the kubelet port
 (``daemonEndpoints``) are where the API server reaches the log endpoint (:mod:`.log_server`).
+The nodes report the API server's own version as their kubelet's (a kubelet newer than its
+server is outside the version skew policy), :data:`DEFAULT_KUBELET_VERSION` when the server
+does not say.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ HEARTBEAT_S = 5.0
 LEASE_NAMESPACE = "kube-node-lease"
 LEASE_DURATION_S = 40
 GPU_RESOURCE = "nvidia.com/gpu"
+DEFAULT_KUBELET_VERSION = "v1.29.0"
 log = logging.getLogger("tests.kubelet")
 
 
@@ -54,7 +58,8 @@ def node_conditions(now: float, since: float) -> List[Dict[str, Any]]:
              "lastTransitionTime": rfc3339(since)} for kind, status, reason in healthy]
 
 
-def node_manifest(name: str, index: int, shape: NodeShape, now: float) -> Dict[str, Any]:
+def node_manifest(name: str, index: int, shape: NodeShape, now: float,
+                  kubelet_version: str = DEFAULT_KUBELET_VERSION) -> Dict[str, Any]:
     """The Node object a kubelet registers."""
     resources = {"cpu": shape.cpus, "memory": shape.memory, "pods": str(shape.pods),
                  "ephemeral-storage": "100Gi"}
@@ -69,12 +74,14 @@ def node_manifest(name: str, index: int, shape: NodeShape, now: float) -> Dict[s
             "sbatch-k8s.io/test-kubelet": "true"},
             "annotations": {"node.alpha.kubernetes.io/ttl": "0"}},
         "spec": {},
-        "status": node_status(index, resources, now, now, shape.kubelet_port),
+        "status": node_status(index, resources, now, now, shape.kubelet_port,
+                              kubelet_version),
     }
 
 
-def node_status(index: int, resources: Dict[str, str], now: float,
-                since: float, kubelet_port: int = 10250) -> Dict[str, Any]:
+def node_status(index: int, resources: Dict[str, str], now: float, since: float,
+                kubelet_port: int = 10250,
+                kubelet_version: str = DEFAULT_KUBELET_VERSION) -> Dict[str, Any]:
     """The status a kubelet reports for its node."""
     return {
         "capacity": dict(resources), "allocatable": dict(resources),
@@ -84,7 +91,8 @@ def node_status(index: int, resources: Dict[str, str], now: float,
         "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet_port}},
         "nodeInfo": {"machineID": "", "systemUUID": "", "bootID": "",
                      "kernelVersion": platform.release(), "osImage": "sbatch-k8s test kubelet",
-                     "containerRuntimeVersion": "test-kubelet://1", "kubeletVersion": "v1.33.0",
+                     "containerRuntimeVersion": "test-kubelet://1",
+                     "kubeletVersion": kubelet_version,
                      "kubeProxyVersion": "", "operatingSystem": "linux",
                      "architecture": "amd64"},
     }
@@ -116,8 +124,9 @@ class NodeKeeper:
     def register(self) -> None:
         """Create the Node objects (status included) and start the heartbeat."""
         now = time.time()
+        version = self.api.server_version() or DEFAULT_KUBELET_VERSION
         for index, name in enumerate(self.names):
-            node = node_manifest(name, index, self.shape, now)
+            node = node_manifest(name, index, self.shape, now, version)
             self.api.create_node(node)
             self.api.patch_node_status(name, node["status"])   # servers may drop it on create
         self._renew(now)

@@ -169,7 +169,8 @@ def test_scontrol_show_node_matches_slurm_field_by_field() -> None:
         ("1", "4", "N/A", "N/A")
     addresses = {a["type"]: a["address"] for a in _shape_nodes()[0]["status"]["addresses"]}
     assert (first["NodeAddr"], first["NodeHostName"], first["Version"]) == \
-        (addresses["InternalIP"], addresses["Hostname"], "v1.33.0")
+        (addresses["InternalIP"], addresses["Hostname"],
+         _shape_nodes()[0]["status"]["nodeInfo"]["kubeletVersion"])
     assert first["OS"].startswith("Linux ") and first["TmpDisk"] == "102400"
     assert first["BootTime"] == "None" and first["LastBusyTime"] != "Unknown"
     assert dict(records(text)[3])["Reason"].startswith("cordoned [nobody@")
