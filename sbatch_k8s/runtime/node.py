@@ -149,7 +149,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     host.append(batch)
     watch = start_watch(settings.contract, batch.handle_cancel, environ)
     job_end.job_started(environ, desc, log)
-    publisher = start_publisher(environ, desc, log)
+    publisher = start_publisher(environ, desc, log, steps.log_path if steps else None)
     if publisher is not None and steps is not None:
         steps.on_change = publisher.changed
     loop = asyncio.get_event_loop()

@@ -42,25 +42,27 @@ def _compact(entry: Mapping[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in entry.items() if v not in (None, 0, "")}
 
 
+def step_entry(began: Mapping[str, Any], ended: Mapping[str, Any]) -> Dict[str, Any]:
+    """One numbered step as a compact entry: its ``start`` and its ``end`` event."""
+    from parsers.values.hostlist import compress_hostlist
+
+    nodes = began.get("nodes") or []
+    return _compact({
+        "id": str(began["step_id"]), "name": str(began.get("name", ""))[:NAME_LIMIT],
+        "state": ended.get("state", "COMPLETED"),
+        "exit_code": int(ended.get("exit_code") or 0),
+        "exit_signal": int(ended.get("signal") or 0), "start": began.get("time"),
+        "end": ended.get("time"), "node_list": compress_hostlist(nodes),
+        "node_count": len(nodes), "ntasks": began.get("ntasks", 0),
+        "cpus": began.get("ntasks", 0)})
+
+
 def step_entries(path: str, end: int) -> List[Dict[str, Any]]:
     """The numbered steps of the log as compact entries, in id order; a step with no end
     event ended with the job (CANCELLED by SIGKILL at ``end``)."""
-    from parsers.values.hostlist import compress_hostlist
-
     starts, ends = read_step_log(path)
-    entries = []
-    for step_id, began in sorted(starts.items()):
-        ended = ends.get(step_id) or dict(KILLED, time=end)
-        nodes = began.get("nodes") or []
-        entries.append(_compact({
-            "id": str(step_id), "name": str(began.get("name", ""))[:NAME_LIMIT],
-            "state": ended.get("state", "COMPLETED"),
-            "exit_code": int(ended.get("exit_code") or 0),
-            "exit_signal": int(ended.get("signal") or 0), "start": began.get("time"),
-            "end": ended.get("time"), "node_list": compress_hostlist(nodes),
-            "node_count": len(nodes), "ntasks": began.get("ntasks", 0),
-            "cpus": began.get("ntasks", 0)}))
-    return entries
+    return [step_entry(began, ends.get(step_id) or dict(KILLED, time=end))
+            for step_id, began in sorted(starts.items())]
 
 
 def batch_entry(result: Mapping[str, Any], start: Optional[int], end: int) -> Dict[str, Any]:

@@ -5,9 +5,12 @@ Node 0's runtime writes its steps into its termination message (compact entries,
 values left out; see :mod:`sbatch_k8s.runtime.step_log`). When it has not (the job still
 runs, or node 0 died without a word) the ``batch`` and ``extern`` steps are made from the job,
 as slurmctld has them: running while the job runs, then ended with the job. While it runs,
-node 0 with API access publishes its running numbered steps in the record
-(:mod:`sbatch_k8s.runtime.step_publisher`; read by :func:`published_steps`): they follow
-``batch`` and ``extern``, as ``squeue -s`` lists them.
+node 0 with API access publishes its numbered steps in the record
+(:mod:`sbatch_k8s.runtime.step_publisher`; read by :func:`published_steps`): the running
+ones and the last ended ones, which follow ``batch`` and ``extern`` as ``squeue -s`` and
+``sacct`` list them. Once the job has ended, node 0's report is what its steps are made of;
+ended steps it published fill in only those the report had no room for (it keeps the last
+ones), so that what sacct listed while the job ran is still listed after.
 """
 
 from __future__ import annotations
@@ -94,41 +97,54 @@ def _extern(job: JobRecord, final: bool) -> StepRecord:
 
 
 def published_steps(text: str) -> Tuple[StepRecord, ...]:
-    """The running steps node 0 published (a JSON list of compact entries); none when the
-    text is not such a list (a record must stay readable whatever that key holds)."""
+    """The steps node 0 published (a JSON list of compact entries): an entry without a state
+    runs; none when the text is not such a list (a record must stay readable whatever that
+    key holds)."""
     try:
         entries = json.loads(text)
-        return tuple(with_changes(step_from_entry(e), state=RUNNING) for e in entries
+        return tuple(with_changes(step_from_entry(e), state=str(e.get("state") or RUNNING))
+                     for e in entries
                      if isinstance(e, dict) and str(e.get("id", "")).isdigit())
     except (ValueError, TypeError, AttributeError):
         return ()
 
 
+def _this_run(job: JobRecord, steps: Sequence[StepRecord]) -> List[StepRecord]:
+    """The numbered ``steps`` that started in the job's current run (a requeued job's record
+    may still hold the steps of the run before)."""
+    return [s for s in steps if s.step_id.isdigit() and
+            (s.start_time is None or job.start_time is None or s.start_time >= job.start_time)]
+
+
 def job_steps(job: JobRecord, final: bool, report: Optional[Mapping[str, Any]],
-              running: Sequence[StepRecord] = ()) -> Tuple[StepRecord, ...]:
+              published: Sequence[StepRecord] = ()) -> Tuple[StepRecord, ...]:
     """The steps of ``job`` (its live state, times and nodes already set): none while it
     pends or when it ended without ever starting; else ``batch``, ``extern`` and node 0's
-    numbered steps: those of its report, or while it runs without one, the ``running`` steps
-    it published — those that started in this run (a requeued job's record may still hold
-    the steps of the run before)."""
+    numbered steps in id order: while it runs without a report, the ``published`` ones
+    (running and ended) of this run; once ended, those of its report, and the ended
+    ``published`` ones of this run it left out (module docstring)."""
     if job.state == PENDING or job.start_time is None:
         return ()
     entries: Sequence[Mapping[str, Any]] = (report or {}).get("steps") or []
     batch = next((e for e in entries if str(e.get("id")) == "batch"), None)
-    steps: List[StepRecord] = [_batch(job, final, batch), _extern(job, final)]
-    steps.extend(step_from_entry(e) for e in entries
-                 if str(e.get("id")) not in ("batch", "extern"))
+    numbered = [step_from_entry(e) for e in entries
+                if str(e.get("id")) not in ("batch", "extern")]
     if not final and report is None:
-        steps.extend(s for s in running
-                     if s.start_time is None or s.start_time >= job.start_time)
-    return tuple(steps)
+        numbered.extend(_this_run(job, published))
+    else:
+        reported = {s.step_id for s in numbered}
+        numbered.extend(s for s in _this_run(job, published)
+                        if s.state != RUNNING and s.step_id not in reported)
+    numbered.sort(key=lambda s: int(s.step_id) if s.step_id.isdigit() else -1)
+    return (_batch(job, final, batch), _extern(job, final)) + tuple(numbered)
 
 
 def dropped_steps(steps: Sequence[StepRecord]) -> int:
-    """How many numbered steps node 0 left out of its report: they are numbered from 0 and
-    the report keeps the last ones, so the first kept id counts the missing."""
-    numbered = [int(s.step_id) for s in steps if s.step_id.isdigit()]
-    return min(numbered) if numbered else 0
+    """How many numbered steps are missing from ``steps`` (node 0's report keeps the last
+    ones, the ended ones it published may fill in some before them): every id up to the
+    highest one was a step."""
+    numbered = {int(s.step_id) for s in steps if s.step_id.isdigit()}
+    return max(numbered) + 1 - len(numbered) if numbered else 0
 
 
 def cancelled_steps(steps: Sequence[StepRecord], now: int) -> Tuple[StepRecord, ...]:

@@ -14,9 +14,10 @@ report had to leave early steps out); ``workload.json`` names the workload
 ``report.json``, when node 0 had API access, is its own report of the job's end (the JSON of
 its termination message with its nodes); a record that has it is read as ended so
 (:func:`reported_record`), whatever happened to the pods since. ``running-steps.json``, when
-node 0 has API access, lists its running numbered steps while the job runs
+node 0 has API access, lists its running and last ended numbered steps while the job runs
 (:mod:`sbatch_k8s.runtime.step_publisher`): read into the stored record's steps, shown by
-``squeue -s`` through :func:`live_record`, and removed by :func:`final_patch`.
+``squeue -s`` and ``sacct`` through :func:`live_record` (and the ended ones node 0's report
+left out kept by it and :func:`reported_record`), and removed by :func:`final_patch`.
 
 While the job is active, :func:`live_record` overlays what the workload and its pods show
 (:mod:`.state`). A job whose workload and pods are all gone while its record is still active
@@ -41,7 +42,6 @@ from parsers.records import (
     OUT_OF_MEMORY,
     PENDING,
     PREEMPTED,
-    RUNNING,
     TIMEOUT,
     JobRecord,
     StepRecord,
@@ -77,7 +77,7 @@ RECORD_KEY = "record.json"
 WORKLOAD_KEY = "workload.json"
 #: Node 0's own report of the job's end (:mod:`sbatch_k8s.runtime.job_end`).
 REPORT_KEY = "report.json"
-#: Node 0's running steps (:mod:`sbatch_k8s.runtime.step_publisher`).
+#: Node 0's running and last ended steps (:mod:`sbatch_k8s.runtime.step_publisher`).
 RUNNING_STEPS_KEY = "running-steps.json"
 WORKLOAD_REF_KEYS = ("apiVersion", "kind", "name", "namespace")
 #: States a job never leaves (sacct's terminal states).
@@ -167,10 +167,10 @@ def record_from_config_map(cm: Mapping[str, Any]) -> Tuple[JobRecord, Dict[str, 
         record = _record_from_data(values)
         ref = json.loads(data[WORKLOAD_KEY]) if WORKLOAD_KEY in data else \
             values.get("workload") or {}
+        if RUNNING_STEPS_KEY in data and not is_final(record):
+            record = with_changes(record, steps=published_steps(data[RUNNING_STEPS_KEY]))
         if REPORT_KEY in data and not is_final(record):
             record = reported_record(record, json.loads(data[REPORT_KEY]))
-        elif RUNNING_STEPS_KEY in data and not is_final(record):
-            record = with_changes(record, steps=published_steps(data[RUNNING_STEPS_KEY]))
     except (KeyError, ValueError, TypeError, AttributeError) as e:
         raise ValueError(f"ConfigMap {name} holds no readable job record: {e}") from e
     return record, {k: str(v) for k, v in ref.items()}
@@ -240,7 +240,7 @@ def reported_record(stored: JobRecord, report: Mapping[str, Any]) -> JobRecord:
         batch_host=report.get("batch_host") or stored.batch_host, exit_code=code,
         exit_signal=signal,
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
-    steps = job_steps(ended, True, report)
+    steps = job_steps(ended, True, report, stored.steps)
     return with_changes(ended, steps=steps,
                         derived_exit_code=max([code] + [s.exit_code for s in steps]))
 
@@ -256,7 +256,7 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
     if workload is None and not pods:
         state, reason = VANISHED
         ended = with_changes(stored, state=state, reason=reason, end_time=now)
-        return with_changes(ended, steps=job_steps(ended, True, None))
+        return with_changes(ended, steps=job_steps(ended, True, None, stored.steps))
     nodes = nodes_by_index(pods, stored.node_count, _first_index(stored, pods))
     report = node0_report(nodes)
     facts = job_facts(workload_facts(workload), nodes, pods, stored.node_count, report,
@@ -274,7 +274,6 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
         batch_host=hostname(nodes[0]) if 0 in nodes else stored.batch_host,
         start_time=start, end_time=end, exit_code=code, exit_signal=signal,
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
-    published = [s for s in stored.steps if s.state == RUNNING and s.step_id.isdigit()]
-    steps = job_steps(live, final, report, published)
+    steps = job_steps(live, final, report, stored.steps)
     derived = max([code] + [s.exit_code for s in steps]) if final else 0
     return with_changes(live, steps=steps, derived_exit_code=derived)
