@@ -1,7 +1,7 @@
 """``squeue -s`` on a cluster, end to end on the emulated API server with the test kubelet:
 node 0 (pods with the job ServiceAccount) publishes its running steps in the job's record,
 squeue lists them after ``batch`` and ``extern`` with Slurm's columns — from the warm
-cache with no API call — and drops them as they end; a job whose pods have no API access
+cache with no API call — and drops them as they end (they stay published, ended, for sacct); a job whose pods have no API access
 lists ``batch`` and ``extern`` with one warning saying why its srun steps are not shown."""
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def test_running_steps_are_listed_from_the_cache_and_go_when_they_end(
     (kube.work / "go").write_text("")
     wait_until(lambda: (kube.work / "steps-done").exists(), 60, "the steps' end")
     wait_until(lambda: sorted(_steps(kube)) == expected[2:], 60, "the steps gone from squeue")
-    assert "running-steps.json" not in _published(kube, job_id)
+    ended = json.loads(_published(kube, job_id)["running-steps.json"])
+    assert [(e["id"], e["state"]) for e in ended] == [("0", "COMPLETED"), ("1", "COMPLETED")]
     (kube.work / "finish").write_text("")
     wait_until(lambda: _steps(kube, "-t", "all") == [], 60, "the job's end")
     accounted = kube.run("sacct", "-n", "-P", "-j", str(job_id), "-o", "JobID,State").stdout
