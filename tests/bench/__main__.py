@@ -1,7 +1,9 @@
 """``python -m tests.bench``: every benchmark, side by side in one run; a table on stdout and
 a JSON file (``tests/bench/results/bench-results.json``, git-ignored). ``--quick`` for fewer
 repeats, ``--only a,b`` to pick modules, ``--no-real-slurm`` to skip starting real Slurm for
-the comparisons, ``--doc docs/performance.md`` to record the table there.
+the comparisons, ``--doc docs/performance.md`` to record the table there, ``--kubeconfig
+PATH`` to take the Kubernetes figures on the real API server PATH names (in a namespace of
+their own, deleted at the end) instead of the emulated one.
 
 Adding a backend's figures is one module here with a ``figures(ctx)`` function, listed in
 :data:`MODULES`."""
@@ -36,10 +38,17 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--no-real-slurm", action="store_true")
     parser.add_argument("--doc", metavar="PATH",
                         help="also write the table into PATH (docs/performance.md)")
+    parser.add_argument("--kubeconfig", metavar="PATH",
+                        help="take the kubernetes figures on the real API server of PATH "
+                             "(a namespace of their own, deleted at the end) instead of "
+                             "the emulated one")
     args = parser.parse_args(argv)
+    if args.kubeconfig and not os.path.exists(args.kubeconfig):
+        parser.error(f"--kubeconfig {args.kubeconfig}: no such file")
     # Commands compile their modules once (as on any installed system), not on every run.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    ctx = Context(args.quick, not args.no_real_slurm)
+    ctx = Context(args.quick, not args.no_real_slurm,
+                  os.path.abspath(args.kubeconfig) if args.kubeconfig else None)
     figures: List[Figure] = []
     begun = time.time()
     try:
@@ -54,7 +63,8 @@ def main(argv: List[str]) -> int:
     finally:
         ctx.close()
     meta = machine()
-    meta.update(seconds=round(time.time() - begun), real_slurm=ctx.real_reason or "running")
+    meta.update(seconds=round(time.time() - begun), real_slurm=ctx.real_reason or "running",
+                kubernetes_api_server=args.kubeconfig or "emulated")
     table = render_table(figures)
     sys.stdout.write(table)
     write_json(figures, args.json, meta)

@@ -30,8 +30,11 @@ def command_argv(name: str) -> List[str]:
 class Context:
     """Shared state of one benchmark run."""
 
-    def __init__(self, quick: bool, real_slurm: bool) -> None:
+    def __init__(self, quick: bool, real_slurm: bool, kubeconfig: Optional[str] = None
+                 ) -> None:
         self.quick = quick
+        #: The real API server the Kubernetes figures are taken on (None: the emulated one).
+        self.kubeconfig = kubeconfig
         self.root = Path(tempfile.mkdtemp(prefix="sbatch-k8s-bench-"))
         self.slurm = LocalSlurm(self.root / "local", config=BENCH_CONFIG)
         warm(self.slurm)

@@ -1,4 +1,5 @@
-"""The Kubernetes backend against the emulated API server (``tests.apiserver``), side by side
+"""The Kubernetes backend against the emulated API server (``tests.apiserver``), or with
+``--kubeconfig PATH`` against the real API server PATH names, side by side
 with kubectl on the same server: sbatch vs ``kubectl create -f`` of the same manifests;
 squeue with 1,000 (and 10,000) jobs vs ``kubectl get jobs`` with the same selector — warm
 (through the command server, answered by its watch cache) and cold (``SBATCH_K8S_SERVER=0``:
@@ -14,7 +15,12 @@ cache does far faster). Cold squeue pays it once per collection; kubectl pays it
 page (``--chunk-size`` 500: twenty pages at 10,000 jobs, each copying all of them, since the
 emulator keeps no list snapshot); warm squeue never does. So kubectl's 10,000-job time is
 mostly the emulator's, and both squeue ratios there are flattered: set warm squeue against
-one LIST figure, not against kubectl, to see what a real server would leave of the gain."""
+one LIST figure, not against kubectl, to see what a real server would leave of the gain.
+
+On a real server (:func:`tests.bench.kube_servers.real`: a namespace of its own, deleted at
+the end) the same figures are taken; the LIST figure is then the real server's, and the
+API calls are counted through a loopback proxy (:mod:`tests.bench.counting_proxy`) by a twin
+of the commands with a command server of its own, so no timed command goes through it."""
 
 from __future__ import annotations
 
@@ -26,29 +32,46 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, List, Tuple
 
+from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, JOB
 from tests.bench.context import Context, command_argv
 from tests.bench.core import Figure, process_times
+from tests.bench.kube_servers import BenchServer, CallCounter, emulated, real
 
 SELECTOR = "app.kubernetes.io/managed-by=sbatch-k8s"
 TIMED = ("#!/bin/sh\n#SBATCH -J timed -o /dev/null\npython3 -c 'import time; "
          "print(repr(time.time()))' > start.$SLURM_JOB_ID\n"
          "python3 -c 'import time; print(repr(time.time()))' > end.$SLURM_JOB_ID\n")
+#: How long a warm squeue may take to show every cloned job (its mirrors catching up).
+SETTLE_S = 300.0
 
 
-def _clone_jobs(kube: Any, count: int) -> None:
-    """``count`` more jobs (record + Job) like the one sbatch created, through the API."""
-    from sbatch_k8s.backends.kubernetes import kinds
+def _clone_source(kube: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """A pending job's record and Job, as manifests creating them anew: without what the
+    API server generated (uid, versions, status; a Job's selector and controller labels,
+    which a real server refuses in a create: ``requeue.fresh_workload``)."""
+    from sbatch_k8s.backends.kubernetes.records import record_from_config_map
+    from sbatch_k8s.backends.kubernetes.requeue import fresh_workload
 
+    jobs = {j["metadata"]["labels"].get("sbatch-k8s.io/job-id"): j
+            for j in kube.objects(JOB)}
+    record = next(c for c in kube.objects(CONFIG_MAP, "sbatch-k8s.io/kind=record")
+                  if record_from_config_map(c)[0].state == "PENDING"
+                  and c["metadata"]["labels"]["sbatch-k8s.io/job-id"] in jobs)
+    job = jobs[record["metadata"]["labels"]["sbatch-k8s.io/job-id"]]
+    meta = record["metadata"]
+    record = {"apiVersion": "v1", "kind": "ConfigMap", "data": record["data"],
+              "metadata": {k: meta[k] for k in ("name", "labels", "annotations")
+                           if k in meta}}
+    job = fresh_workload(dict(job, apiVersion="batch/v1", kind="Job"))
+    job["spec"]["suspend"] = True  # no pods: the server stays light
+    return record, job
+
+
+def _clone_jobs(kube: Any, start: int, count: int) -> None:
+    """``count`` more pending jobs (record + Job) like one sbatch created, through the API;
+    ids from 100000 + ``start``."""
     client = kube.api()
-    record = next(c for c in kube.objects(kinds.CONFIG_MAP, "sbatch-k8s.io/kind=record"))
-    job = kube.objects(kinds.JOB)[0]
-    for obj in (record, job):
-        for key in ("uid", "resourceVersion", "creationTimestamp", "generation",
-                    "managedFields"):
-            obj["metadata"].pop(key, None)
-        obj.pop("status", None)
-    record.update(apiVersion="v1", kind="ConfigMap")
-    job.update(apiVersion="batch/v1", kind="Job")
+    record, job = _clone_source(kube)
     first = int(record["metadata"]["labels"]["sbatch-k8s.io/job-id"])
     text = record["data"]["record.json"]
     workload = json.loads(record["data"]["workload.json"])
@@ -65,27 +88,46 @@ def _clone_jobs(kube: Any, count: int) -> None:
         work["metadata"]["name"] = name
         work["metadata"]["labels"]["sbatch-k8s.io/job-id"] = str(job_id)
         work["spec"]["template"]["metadata"]["labels"]["sbatch-k8s.io/job-id"] = str(job_id)
-        work["spec"]["suspend"] = True  # no pods: the emulator stays light
-        client.create(rec, "default")
-        client.create(work, "default")
+        client.create(rec, kube.namespace)
+        client.create(work, kube.namespace)
 
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(make, range(count)))
+        list(pool.map(make, range(start, start + count)))
 
 
-def _calls(cluster: Any, argv: List[str], env: Dict[str, str], cwd: str) -> int:
-    before = len(cluster.requests)
-    subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
-    return len(cluster.requests) - before
+def _calls(counter: CallCounter, argv: List[str], env: Dict[str, str]) -> int:
+    before = counter.count()
+    subprocess.run(argv, env=dict(counter.kube.env, **env), cwd=str(counter.kube.work),
+                   capture_output=True, check=False)
+    return counter.count() - before
 
 
-def _submit_and_listing(ctx: Context, cluster: Any, kube: Any) -> List[Figure]:
+def _squeue_lines(kube: Any, *args: str) -> int:
+    """How many jobs ``squeue -h ARGS`` shows (-1 when it fails)."""
+    done = kube.run("squeue", "-h", *args, timeout=300)
+    return len(done.stdout.splitlines()) if done.returncode == 0 else -1
+
+
+def _settle(kube: Any, pending: int) -> int:
+    """Run ``squeue -t PD`` through the command server until it shows ``pending`` jobs or
+    more (its watch cache has caught up with the clones) or :data:`SETTLE_S` passed; what
+    it shows."""
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        shown = _squeue_lines(kube, "-t", "PD")
+        if shown >= pending or time.monotonic() > deadline:
+            return shown
+        time.sleep(0.5)
+
+
+def _submit_and_listing(ctx: Context, server: BenchServer) -> List[Figure]:
+    kube = server.kube
     repeats = ctx.repeats(9)
     env, cwd = kube.env, str(kube.work)
     kubectl = shutil.which("kubectl")
     sbatch = Figure("k8s: sbatch (whole process)", "ms", process_times(
         command_argv("sbatch") + ["-o", "/dev/null", "--wrap=true"], repeats, env, cwd,
-        warmup=1))
+        warmup=1), scaling=server.label)
     if kubectl:
         files = []
         for k in range(repeats + 1):
@@ -108,42 +150,57 @@ def _submit_and_listing(ctx: Context, cluster: Any, kube: Any) -> List[Figure]:
     sbatch.goal_met = sbatch.ratio is not None and sbatch.ratio <= 1.0
     figures = [sbatch]
     sizes = (1000,) if ctx.quick else (1000, 10000)
-    have = len(kube.objects(__import__("sbatch_k8s.backends.kubernetes.kinds",
-                                       fromlist=["JOB"]).JOB))
+    have = len(kube.objects(JOB))
+    clones = 0
     for size in sizes:
-        _clone_jobs(kube, size - have)
+        _clone_jobs(kube, clones, size - have)
+        clones += size - have
         have = size
-        figures += _listing_figures(ctx, cluster, kube, size)
+        figures += _listing_figures(ctx, server, size, clones)
     return figures
 
 
-def _warm_cache(cluster: Any, argv: List[str], env: Dict[str, str], cwd: str) -> int:
+def _warm_calls(counter: CallCounter, argv: List[str]) -> int:
     """Run squeue through the command server until the watch cache answers it alone (or
     give up after a minute); the calls the last run made."""
     deadline = time.monotonic() + 60
     while True:
-        calls = _calls(cluster, argv, env, cwd)
+        calls = _calls(counter, argv, {})
         if calls == 0 or time.monotonic() > deadline:
             return calls
         time.sleep(0.5)
 
 
-def _raw_list_ms(kube: Any) -> Tuple[List[float], int]:
-    """The emulated server's own time for one LIST of the Jobs (this process, no kubectl),
-    and how many it listed."""
-    from sbatch_k8s.backends.kubernetes import kinds
+def _count_calls(server: BenchServer, squeue: List[str], clones: int) -> Tuple[str, str]:
+    """The notes on API calls per warm and cold squeue (counted, or why not)."""
+    with server.counter() as counter:
+        if counter is None:
+            return server.uncounted_reason, server.uncounted_reason
+        if server.real:
+            _settle(counter.kube, clones)
+        warm = _warm_calls(counter, squeue)
+        cold = _calls(counter, squeue, {"SBATCH_K8S_SERVER": "0"})
+    how = " (counted by a loopback proxy)" if server.real else ""
+    return (f"{warm} API calls per squeue{how} (goal 0)",
+            f"{cold} API calls per squeue{how} (constant: 1 per collection)")
 
+
+def _raw_list_ms(kube: Any) -> Tuple[List[float], int]:
+    """The API server's own time for one LIST of the Jobs (this process, no kubectl),
+    and how many it listed."""
     client = kube.api()
     samples, count = [], 0
     for _ in range(3):
         began = time.perf_counter()
-        items, _ = client.list(kinds.JOB, "default", SELECTOR)
+        items, _ = client.list(JOB, kube.namespace, SELECTOR)
         samples.append((time.perf_counter() - began) * 1000)
         count = len(items)
     return samples, count
 
 
-def _listing_figures(ctx: Context, cluster: Any, kube: Any, size: int) -> List[Figure]:
+def _listing_figures(ctx: Context, server: BenchServer, size: int, clones: int
+                     ) -> List[Figure]:
+    kube = server.kube
     env, cwd = kube.env, str(kube.work)
     kubectl = shutil.which("kubectl")
     squeue = command_argv("squeue")
@@ -151,14 +208,16 @@ def _listing_figures(ctx: Context, cluster: Any, kube: Any, size: int) -> List[F
     cold_env = dict(env, SBATCH_K8S_SERVER="0")
     kubectl_samples = process_times([kubectl, "get", "jobs", "-l", SELECTOR], repeats, env,
                                     cwd, warmup=1) if kubectl else []
-    warm_calls = _warm_cache(cluster, squeue, env, cwd)
+    shown = _settle(kube, clones)
     warm = Figure(f"k8s: squeue, {size} jobs, warm (server's watch cache)", "ms",
                   process_times(squeue, repeats, env, cwd, warmup=1))
     cold = Figure(f"k8s: squeue, {size} jobs, cold (SBATCH_K8S_SERVER=0, LISTs)", "ms",
                   process_times(squeue, repeats, cold_env, cwd, warmup=0))
-    warm.scaling = f"{warm_calls} API calls per squeue (goal 0)"
-    cold.scaling = f"{_calls(cluster, squeue, cold_env, cwd)} API calls per squeue " \
-                   "(constant: 1 per collection)"
+    warm.scaling, cold.scaling = _count_calls(server, squeue, clones)
+    warm.scaling += f"; {shown} pending shown"
+    if server.real:
+        warm.scaling += f"; {server.label}"
+        cold.scaling += f"; {server.label}"
     for figure in (warm, cold):
         if kubectl:
             figure.comparison = "kubectl get jobs -l <selector>"
@@ -166,20 +225,22 @@ def _listing_figures(ctx: Context, cluster: Any, kube: Any, size: int) -> List[F
     warm.goal = "≤ 0.25× kubectl"
     warm.goal_met = warm.ratio is not None and warm.ratio <= 0.25
     samples, listed = _raw_list_ms(kube)
-    raw = Figure(f"k8s: one LIST of the {size} jobs' Jobs over HTTP (emulated server + decode)",
-                 "ms", samples, scaling=f"{listed} Jobs listed")
+    where = "real API server" if server.real else "emulated server"
+    raw = Figure(f"k8s: one LIST of the {size} jobs' Jobs over HTTP ({where} + decode)",
+                 "ms", samples, scaling=f"{listed} Jobs listed; {server.label}")
     if kubectl:
         raw.comparison, raw.comparison_samples = "kubectl get jobs -l <selector>", \
             kubectl_samples
     return [warm, cold, raw]
 
 
-def _timed_jobs(ctx: Context, cluster: Any, kube: Any) -> List[Figure]:
+def _timed_jobs(ctx: Context, server: BenchServer) -> List[Figure]:
     from tests.kubelet import TestKubelet
 
+    kube = server.kube
     figures = []
     kube.script("timed.sh", TIMED)
-    with TestKubelet(cluster.kubeconfig, nodes=8):
+    with TestKubelet(kube.kubeconfig, nodes=8, name_prefix=server.node_prefix):
         for nodes in (1, 8):
             starts, returns = [], []
             for _ in range(ctx.repeats(5)):
@@ -191,22 +252,15 @@ def _timed_jobs(ctx: Context, cluster: Any, kube: Any) -> List[Figure]:
                 starts.append((float(kube.read(f"start.{job}")) - began) * 1000)
                 returns.append((ended - float(kube.read(f"end.{job}"))) * 1000)
             figures.append(Figure(f"k8s: sbatch → script start, {nodes} node(s)", "ms",
-                                  starts, scaling="test kubelet, emulated API server"))
+                                  starts, scaling=f"test kubelet, {server.label}"))
             figures.append(Figure(f"k8s: script end → sbatch --wait returns, {nodes} node(s)",
-                                  "ms", returns))
+                                  "ms", returns, scaling=server.label))
     return figures
 
 
 def figures(ctx: Context) -> Iterable[Figure]:
-    from tests.apiserver import EmulatedCluster
-    from tests.kube.harness import KubeSlurm
-
-    with EmulatedCluster(allow_anonymous=True) as cluster:
-        kube = KubeSlurm(ctx.root / "kube", cluster.kubeconfig)
-        try:
-            kube.run("squeue")  # starts the command server with the client loaded
-            out = _timed_jobs(ctx, cluster, kube)
-            out += _submit_and_listing(ctx, cluster, kube)
-        finally:
-            kube.cleanup()
+    with (real(ctx, ctx.kubeconfig) if ctx.kubeconfig else emulated(ctx)) as server:
+        server.kube.run("squeue")  # starts the command server with the client loaded
+        out = _timed_jobs(ctx, server)
+        out += _submit_and_listing(ctx, server)
     return out
