@@ -7,13 +7,15 @@ follow what slurmctld stores (``mem=1G`` for 1024 MiB). ``time_limit_min`` of No
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, TypeVar
 
 from parsers.formats.cells import convert_num_unit
 from parsers.formats.states import base_state, is_pending
 from parsers.records import JobRecord
 
 NULL = None  # a C NULL string: squeue and scontrol print "(null)"
+#: Epoch seconds, whole (records) or not (the local job database).
+Moment = TypeVar("Moment", int, float)
 
 
 def text_or_null(text: str) -> Optional[str]:
@@ -35,12 +37,36 @@ def has_time_limit(job: JobRecord) -> bool:
     return bool(job.time_limit_min)
 
 
-def expected_end(job: JobRecord) -> Optional[int]:
-    """The job's end as the controller records it: actual end, or start plus the limit."""
+def shown_start(job: JobRecord, now: int) -> Optional[int]:
+    """The start time slurmctld holds for the job, as ``scontrol`` ``StartTime=``, ``squeue``
+    ``%S``/``StartTime`` and ``-S S`` use it: when the job started; for a pending job its begin
+    time (``--begin``, or the end of a requeue's delay) while that lies ahead, whatever else it
+    waits for (a hold, a dependency); else None (``Unknown``/``N/A``): slurmctld would show
+    its backfill estimate, which sbatch-k8s does not make. (``sacct``'s ``Start`` is the
+    actual start only: accounting has none while a job is pending.)"""
+    if is_pending(job.state):
+        begin = job.begin_time
+        return begin if begin is not None and begin > now else None
+    return job.start_time
+
+
+def eligible_from(begin_time: Optional[Moment], waits: bool, now: Moment) -> Optional[Moment]:
+    """``EligibleTime`` as slurmctld sets it when a job is submitted, held or released: its
+    begin time while that lies ahead (held or waiting for a dependency alike), else None
+    while it ``waits`` (held, or a dependency not yet met), else ``now``."""
+    if begin_time is not None and begin_time > now:
+        return begin_time
+    return None if waits else now
+
+
+def expected_end(job: JobRecord, now: int) -> Optional[int]:
+    """The job's end as the controller records it: actual end, or the start it shows
+    (:func:`shown_start`) plus a finite limit."""
     if job.end_time is not None:
         return job.end_time
-    if job.start_time is not None and has_time_limit(job) and not is_pending(job.state):
-        return job.start_time + 60 * int(job.time_limit_min or 0)
+    start = shown_start(job, now)
+    if start is not None and has_time_limit(job):
+        return start + 60 * int(job.time_limit_min or 0)
     return None
 
 

@@ -36,9 +36,9 @@ def _time_limit(job: JobRecord) -> str:
     return "UNLIMITED" if not job.time_limit_min else format_time_limit(job.time_limit_min)
 
 
-def _end_time(job: JobRecord) -> Optional[int]:
+def _end_time(job: JobRecord, now: int) -> Optional[int]:
     """EndTime: the recorded end, or start plus a finite limit; unlimited running is Unknown."""
-    return jv.expected_end(job)
+    return jv.expected_end(job, now)
 
 
 def _num_nodes(job: JobRecord) -> str:
@@ -80,7 +80,8 @@ def show_job_lines(job: JobRecord, now: int, time_format: Optional[str] = None) 
         f"TimeLimit={_time_limit(job)} TimeMin=N/A",
         f"SubmitTime={stamp(job.submit_time)} EligibleTime={stamp(job.eligible_time)}",
         f"AccrueTime={stamp(job.accrue_time or job.eligible_time)}",
-        f"StartTime={stamp(job.start_time)} EndTime={stamp(_end_time(job))} Deadline=N/A",
+        f"StartTime={stamp(jv.shown_start(job, now))} EndTime={stamp(_end_time(job, now))} "
+        "Deadline=N/A",
         "SuspendTime=None SecsPreSuspend=0 "
         f"LastSchedEval={stamp(job.last_sched_eval or job.start_time or job.submit_time)} "
         "Scheduler=Main",

@@ -73,7 +73,7 @@ def _time_left(job: JobRecord, ctx: JobContext) -> str:
 
 
 def _end_time(job: JobRecord, ctx: JobContext) -> str:
-    end = jv.expected_end(job)
+    end = jv.expected_end(job, ctx.now)
     if not jv.has_time_limit(job) and job.state in ("RUNNING", "SUSPENDED") and end is None:
         return "NONE"
     return _time(end, ctx)
@@ -219,7 +219,7 @@ JOB_FIELDS: Tuple[FieldDef, ...] = (
     _row("Shared", "h", "OVER_SUBSCRIBE", lambda j, c: jv.oversubscribe_text(j)),
     _row("Sockets", "H", "SOCKETS_PER_NODE", _const("*")),
     _row("SPerBoard", "", "SOCKETS_PER_BOARD", _ZERO),
-    _row("StartTime", "S", "START_TIME", lambda j, c: _time(j.start_time, c)),
+    _row("StartTime", "S", "START_TIME", lambda j, c: _time(jv.shown_start(j, c.now), c)),
     _row("State", "T", "STATE", lambda j, c: j.state),
     _row("StateCompact", "t", "ST", lambda j, c: state_compact(j.state)),
     _row("StdErr", "", "STDERR", lambda j, c: squeue_stderr(j)),

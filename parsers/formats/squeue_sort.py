@@ -69,7 +69,7 @@ def _time_left_key(job: JobRecord, now: int) -> int:
 
 
 def _effective_start(job: JobRecord, now: int) -> int:
-    start = job.start_time or 0
+    start = jv.shown_start(job, now) or 0
     return now if is_pending(job.state) and start < now else start
 
 
@@ -80,7 +80,7 @@ JOB_SORT_KEYS: Dict[str, Optional[Key]] = {
     "C": lambda j, n: j.cpus,
     "d": lambda j, n: 0,
     "D": lambda j, n: j.node_count,
-    "e": lambda j, n: jv.expected_end(j) or 0,
+    "e": lambda j, n: jv.expected_end(j, n) or 0,
     "g": lambda j, n: j.group,
     "G": lambda j, n: j.gid,
     "H": lambda j, n: 0, "I": lambda j, n: 0, "J": lambda j, n: 0, "z": lambda j, n: 0,
@@ -148,9 +148,9 @@ def _start_time_order(jobs: List[JobRecord], now: int, reverse: bool) -> List[Jo
     """``_sort_job_by_time_start`` under glibc's merge sort: started jobs by start time, then
     the never-started ones — which that comparator always ranks after the other element, so
     the merge sort hands them back in reverse order."""
-    started = sorted((j for j in jobs if j.start_time), key=lambda j: _effective_start(j, now),
-                     reverse=reverse)
-    return started + [j for j in jobs if not j.start_time][::-1]
+    started = sorted((j for j in jobs if jv.shown_start(j, now)),
+                     key=lambda j: _effective_start(j, now), reverse=reverse)
+    return started + [j for j in jobs if not jv.shown_start(j, now)][::-1]
 
 
 def sort_jobs(jobs: Sequence[JobRecord], spec: Optional[str], now: int) -> List[JobRecord]:
