@@ -15,6 +15,13 @@ node 0's runtime
   them: a requeued job is not over), through
   :func:`sbatch_k8s.runtime.release.settle`.
 
+A run ended while a requeue replaces it (the record carries the requeue's mark,
+:data:`~sbatch_k8s.runtime.release.REQUEUEING_ANNOTATION`: ``scontrol requeue`` writes it
+before it asks node 0 to end, so a script that ends on its own meanwhile is caught too) is not
+the job's end: nothing is recorded and nothing released — the job runs again, and the end of
+that run counts. A job being requeued counts as not ended for the dependencies node 0 decides
+(:func:`known_from_config_map`).
+
 Nothing here may fail the job: a problem is one line in the node's log.
 """
 
@@ -31,12 +38,14 @@ from sbatch_k8s.runtime.release import (
     ACTIVE,
     END_TIME_ANNOTATION,
     RECORD_KEY,
+    REQUEUEING_STATE,
     STATE_LABEL,
     WAITING_LABEL,
     WAITING_SELECTOR,
     KnownJob,
     Waiting,
     known_job,
+    requeueing,
     settle,
     waiting_from,
 )
@@ -47,6 +56,9 @@ RECORD_PREFIX = "sbatch-k8s-job-"
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 #: The ends node 0 records itself (see the module docstring).
 SELF_RECORDED = ("COMPLETED", "FAILED", "TIMEOUT")
+#: What :func:`record_end` came to: written; the record gone or its end recorded first by
+#: someone else (the dependents may still be settled); the job being requeued (not its end).
+RECORDED, ENDED_BEFORE, REQUEUEING = "recorded", "ended before", "requeueing"
 
 
 def api_for(environ: Mapping[str, str]) -> Optional[KubeApi]:
@@ -67,13 +79,16 @@ def _list(api: KubeApi, namespace: str, selector: str) -> List[Dict[str, Any]]:
 
 def known_from_config_map(config_map: Mapping[str, Any]) -> Optional[KnownJob]:
     """What a record ConfigMap says of its job: the record, with node 0's report's state
-    while the record itself is not final."""
+    while the record itself is not final; a job being requeued is not ended, whatever its
+    record or report says (state :data:`~sbatch_k8s.runtime.release.REQUEUEING_STATE`)."""
     data = config_map.get("data") or {}
     try:
         values = json.loads(data[RECORD_KEY])
         report = json.loads(data[REPORT_KEY]) if REPORT_KEY in data else None
     except (KeyError, ValueError):
         return None
+    if requeueing(config_map):
+        return known_job(dict(values, state=REQUEUEING_STATE))
     labels = (config_map.get("metadata") or {}).get("labels") or {}
     if report is not None and labels.get(STATE_LABEL, ACTIVE) != ACTIVE and \
             values.get("state") == "PENDING":
@@ -82,15 +97,24 @@ def known_from_config_map(config_map: Mapping[str, Any]) -> Optional[KnownJob]:
     return known_job(values)
 
 
-def record_end(api: KubeApi, namespace: str, job_id: int, report: Mapping[str, Any]) -> bool:
-    """Write node 0's report into the job's record (module docstring); False when the record
-    is gone or someone recorded the end first."""
+def record_end(api: KubeApi, namespace: str, job_id: int, report: Mapping[str, Any]) -> str:
+    """Write node 0's report into the job's record (module docstring), at the
+    resourceVersion it was read at: :data:`RECORDED`; :data:`REQUEUEING` when a requeue
+    marked the record (this run's end is not the job's); :data:`ENDED_BEFORE` when the
+    record is gone or someone recorded the end first."""
     path = f"{_records_path(namespace)}/{RECORD_PREFIX}{job_id}"
-    for _ in range(3):
-        config_map = api.request("GET", path)
+    for attempt in range(4):
+        try:
+            config_map = api.request("GET", path)
+        except Exception as e:
+            if getattr(e, "status", 0) == 404:
+                return ENDED_BEFORE
+            raise
         meta = config_map.get("metadata") or {}
-        if (meta.get("labels") or {}).get(STATE_LABEL, ACTIVE) != ACTIVE:
-            return False
+        if requeueing(config_map):
+            return REQUEUEING
+        if (meta.get("labels") or {}).get(STATE_LABEL, ACTIVE) != ACTIVE or attempt == 3:
+            return ENDED_BEFORE
         end = report.get("end_time") or int(time.time())
         body = {"metadata": {"resourceVersion": meta.get("resourceVersion"),
                              "labels": {STATE_LABEL: str(report["state"]), WAITING_LABEL: None},
@@ -99,11 +123,11 @@ def record_end(api: KubeApi, namespace: str, job_id: int, report: Mapping[str, A
                                                 separators=(",", ":"))}}
         try:
             api.request("PATCH", path, body=body, content_type="application/merge-patch+json")
-            return True
+            return RECORDED
         except Exception as e:
             if getattr(e, "status", 0) != 409:
                 raise
-    return False
+    return ENDED_BEFORE
 
 
 def _mentions(item: Waiting, me: KnownJob) -> bool:
@@ -184,7 +208,9 @@ def job_ended(environ: Mapping[str, str], desc: Mapping[str, Any], names: Sequen
         namespace = _namespace(api, environ)
         report = dict(result, node_list=compress_hostlist(list(names)),
                       batch_host=names[0] if names else "")
-        record_end(api, namespace, int(desc["job_id"]), report)
+        if record_end(api, namespace, int(desc["job_id"]), report) == REQUEUEING:
+            log(f"job {desc['job_id']}: being requeued; its dependents wait for its next run")
+            return
         release_dependents(api, namespace, _me(desc, state, result.get("start_time")))
     except Exception as e:  # never the job's problem
         log(f"error: job {desc['job_id']}: could not record its end or release the jobs "

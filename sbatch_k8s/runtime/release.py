@@ -13,7 +13,9 @@ parties may find it due, and all of them act through :func:`settle`:
 * the optional ``sbatch-k8s controller``, which runs that pass continuously.
 
 Each decides from what it knows of the jobs named (:class:`KnownJob`) with the same pure
-evaluation as the local scheduler (:mod:`parsers.dependency_state`). Acting is safe when
+evaluation as the local scheduler (:mod:`parsers.dependency_state`). A job whose record
+carries a requeue's mark (:func:`requeueing`) is not over, whatever its run's end says: each
+of them counts it :data:`REQUEUEING_STATE`. Acting is safe when
 several do it at once: the workload is read fresh and patched at that resourceVersion (409:
 someone else acted first), a held workload (``scontrol hold``) is never resumed, and a record
 is rewritten at the resourceVersion it was read at. ``api`` is anything with
@@ -61,6 +63,16 @@ WORKLOAD_KINDS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
 }
 #: Times a record or workload is read again after a conflicting writer (409).
 ATTEMPTS = 4
+#: On a job's record while a requeue replaces its run (:mod:`sbatch_k8s.backends.kubernetes.
+#: requeue`): the epoch second the requeue began. A requeued job is not over: nobody records
+#: the end of that run as the job's, nor releases or fails what waits for it.
+REQUEUEING_ANNOTATION = "sbatch-k8s.io/requeueing"
+#: A mark this old is a requeue whose process died midway (a requeue takes at most its
+#: notice and old-pods waits, 200 s): the job is then taken as the cluster shows it.
+REQUEUE_MARK_TTL_S = 600
+#: How a job shows while a requeue replaces its run: slurmctld's ``PENDING|COMPLETING|
+#: REQUEUE``, printed ``COMPLETING`` — not ended, for a dependency as for squeue.
+REQUEUEING_STATE = "COMPLETING"
 
 
 class KnownJob(NamedTuple):
@@ -84,6 +96,21 @@ class Waiting(NamedTuple):
     kill_on_invalid_dep: bool
     config_map: Mapping[str, Any]
     workload: Mapping[str, str]
+
+
+def requeueing(config_map: Optional[Mapping[str, Any]], now: Optional[float] = None) -> bool:
+    """Whether the record ``config_map`` carries a requeue's live mark
+    (:data:`REQUEUEING_ANNOTATION`, younger than :data:`REQUEUE_MARK_TTL_S`)."""
+    annotations = ((config_map or {}).get("metadata") or {}).get("annotations") or {}
+    mark = annotations.get(REQUEUEING_ANNOTATION)
+    if not mark:
+        return False
+    try:
+        since = float(mark)
+    except ValueError:
+        return True  # unreadable: a mark all the same
+    moment = time.time() if now is None else now
+    return moment - since < REQUEUE_MARK_TTL_S
 
 
 def known_job(values: Mapping[str, Any]) -> KnownJob:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.records import PENDING, JobRecord, with_changes
-from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
+from sbatch_k8s.backends.kubernetes.client import KubeClient
 from sbatch_k8s.backends.kubernetes.cluster_reads import LiveReads, memo_or, reads_for
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, POD, WORKLOADS, Kind
 
@@ -119,11 +119,13 @@ def joined_records(client: KubeClient, view: ClusterView, now: int,
                    reconcile: bool = True) -> List[JobRecord]:
     """Every record of ``view`` with its live state; final states found are written back."""
     from sbatch_k8s.backends.kubernetes.records import final_patch, is_final, live_record
+    from sbatch_k8s.backends.kubernetes.requeue_mark import being_requeued, write_end
+    from sbatch_k8s.runtime.release import requeueing
 
     out: List[JobRecord] = []
     for stored, ref, cm in view.stored:
         if is_final(stored):
-            out.append(stored)
+            out.append(being_requeued(stored) if requeueing(cm, now) else stored)
             continue
         workload = view.workloads.get((ref.get("kind", ""), ref.get("name", "")))
         shared = workload is not None and _labels(workload).get(JOB_ID_LABEL) != \
@@ -141,17 +143,16 @@ def joined_records(client: KubeClient, view: ClusterView, now: int,
                 out.append(stored)
                 continue
             record = live_record(stored, workload, pods, now)
+        if requeueing(cm, now):  # a requeue replaces the run: not ended (.requeue_mark)
+            out.append(being_requeued(record) if is_final(record) else record)
+            continue
         if reconcile and not shared and is_final(record):
             requeued = _requeued_by_cluster_end(client, record, ref, workload, cm)
             if requeued is not None:
                 out.append(requeued)
                 continue
         if reconcile and is_final(record):
-            try:
-                client.merge_patch(CONFIG_MAP, cm["metadata"]["name"],
-                                   cm["metadata"].get("namespace"), final_patch(record))
-            except KubeError:
-                pass  # another command may have written it; the next look tries again
+            record = write_end(client, cm, record, final_patch(record))
         out.append(record)
     return out
 
@@ -162,20 +163,21 @@ def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping
     """A job the cluster ended (a lost node, an evicted or preempted pod) that may be
     requeued (``--requeue``, or Slurm's default) runs again as slurmctld requeues it, its
     workload still there: the pass first claims it by writing its record at the
-    resourceVersion it read (another reconciler then gets 409 and leaves it), then
-    :func:`.requeue.requeue_on_cluster` replaces the workload, after the delay of this
-    process's ``SBATCH_K8S_REQUEUE_DELAY``. The requeued record, or None (not such a job,
-    someone else requeues it, or the requeue failed: the next look tries again)."""
+    resourceVersion it read with the requeue mark (:mod:`.requeue_mark`; another reconciler
+    then gets 409 and leaves it), then :func:`.requeue.requeue_on_cluster` replaces the
+    workload, after the delay of this process's ``SBATCH_K8S_REQUEUE_DELAY``. The requeued
+    record; the job shown being requeued (not ended) when someone else requeues it or the
+    requeue failed (the next look tries again); None when it is not such a job."""
     import os
     import time
 
     from sbatch_k8s.backends.kubernetes.requeue import (
         CLUSTER_ENDS,
-        REQUEUEING_ANNOTATION,
         requeue_delay_s,
         requeue_on_cluster,
         requeued_record,
     )
+    from sbatch_k8s.backends.kubernetes.requeue_mark import being_requeued, claim
     from sbatch_k8s.errors import BackendError
 
     kind = _kind_named(ref)
@@ -183,15 +185,15 @@ def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping
             or kind is None:
         return None
     meta = cm.get("metadata") or {}
+    namespace = str(meta.get("namespace"))
     try:
-        client.merge_patch(CONFIG_MAP, meta["name"], meta.get("namespace"), {"metadata": {
-            "resourceVersion": meta.get("resourceVersion"),
-            "annotations": {REQUEUEING_ANNOTATION: str(int(time.time()))}}})
+        if not claim(client, namespace, meta["name"], cm):
+            return being_requeued(record)
         delay_s = requeue_delay_s(os.environ)
-        requeue_on_cluster(client, record, ref, kind, str(meta.get("namespace")), False,
-                           delay_s)
-    except (KubeError, BackendError):
-        return None
+        requeue_on_cluster(client, record, ref, kind, namespace, False, delay_s,
+                           claimed=True)
+    except BackendError:  # a KubeError too
+        return being_requeued(record)  # the job runs again: not ended; the next look tries
     return requeued_record(record, int(time.time()), False, delay_s)
 
 

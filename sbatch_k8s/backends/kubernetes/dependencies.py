@@ -12,6 +12,11 @@ from the live records just joined (the upstream job's state as the cluster shows
 ended by its deadline or a lost node counts) and released, failed or cancelled through
 :func:`sbatch_k8s.runtime.release.settle` — the same code node 0's runtime and the controller
 run. A write that fails is left for the next look.
+
+A job being requeued is not over (:mod:`.requeue_mark`): the look shows it ``COMPLETING``
+while its record carries the requeue's mark, and an end a watch cache alone shows is
+confirmed from the API server first, so no dependent is released or failed by a run that ends
+in a requeue.
 """
 
 from __future__ import annotations
@@ -79,17 +84,37 @@ def _missing_targets(waiting: Sequence[Waiting], known: Sequence[KnownJob]) -> L
     return sorted(wanted - have)
 
 
+def _confirmed(client: KubeClient, namespace: str, view: Any, reads: Any,
+               now: int) -> List[JobRecord]:
+    """The joined records of ``view``; from a watch cache, those it alone would show ended
+    are read again from the API server (and written back there, unless a requeue marked
+    them): a dependency is decided from an end the records confirm, never from a mirror that
+    may lag behind a requeue's mark."""
+    from sbatch_k8s.backends.kubernetes.cluster_jobs import joined_records, look
+    from sbatch_k8s.backends.kubernetes.records import is_final
+
+    records = joined_records(client, view, now, reconcile=not reads.cached)
+    ending = sorted(r.job_id for r, (stored, _, _) in zip(records, view.stored)
+                    if is_final(r) and not is_final(stored))
+    if not reads.cached or not ending:
+        return records
+    live = {r.job_id: r for r in joined_records(
+        client, look(client, namespace, False, job_ids=ending), now)}
+    return [live.get(r.job_id, r) if r.job_id in ending else r for r in records
+            if r.job_id not in ending or r.job_id in live]
+
+
 def _more_known(client: KubeClient, namespace: str, missing: Sequence[int], reads: Any,
                 now: int) -> List[KnownJob]:
     """The live records of the jobs (or arrays) ``missing`` names."""
-    from sbatch_k8s.backends.kubernetes.cluster_jobs import joined_records, look
+    from sbatch_k8s.backends.kubernetes.cluster_jobs import look
 
     view = look(client, namespace, False, job_ids=missing, reads=reads)
-    records = joined_records(client, view, now, reconcile=not reads.cached)
+    records = _confirmed(client, namespace, view, reads, now)
     arrays = sorted({r.job_id for r in records if r.array_job_id == r.job_id})
     for array_id in arrays:
         view = look(client, namespace, False, array_job_id=array_id, reads=reads)
-        records += joined_records(client, view, now, reconcile=not reads.cached)
+        records += _confirmed(client, namespace, view, reads, now)
     return [_known(r) for r in records]
 
 
@@ -118,11 +143,10 @@ def release_waiting(client: KubeClient, namespace: str, stored: Sequence[Any],
         if missing:
             known += _more_known(client, namespace, missing, reads, now)
         if not complete and any("singleton" in w.dependency for w in waiting):
-            from sbatch_k8s.backends.kubernetes.cluster_jobs import joined_records, look
+            from sbatch_k8s.backends.kubernetes.cluster_jobs import look
 
             view = look(client, namespace, True, reads=reads)
-            known += [_known(r) for r in joined_records(client, view, now,
-                                                        reconcile=not reads.cached)]
+            known += [_known(r) for r in _confirmed(client, namespace, view, reads, now)]
         changed = settle(client, waiting, known, now)
     except (KubeError, RuntimeError):
         return joined  # the next look tries again

@@ -15,7 +15,11 @@ as a cancel closes them), for ``sacct --duplicates``. ``requeuehold`` creates th
 (suspended, hold annotation ``user``), pending with slurmctld's reason ``job requeued in
 held state`` until ``scontrol release``.
 
-A running job is first asked to end as slurmctld's requeue ends it: a ``requeue`` request on
+Every requeue first claims the job's record with the requeue mark (:mod:`.requeue_mark`), and
+the record it rewrites pending drops it: until then the run's end is not the job's — nobody
+records it, nor releases or fails a dependent because of it.
+
+A running job is then asked to end as slurmctld's requeue ends it: a ``requeue`` request on
 its node-0 pod (:mod:`sbatch_k8s.runtime.cancel_requests`), which node 0's runtime carries
 out with slurmstepd's ``*** JOB … CANCELLED AT … DUE TO JOB REQUEUE ***`` line; the workload
 is deleted when node 0 has ended, or after :data:`NOTICE_WAIT_S` (a kubelet refreshes the
@@ -56,7 +60,7 @@ from sbatch_k8s.backends.kubernetes.kinds import (
 )
 from sbatch_k8s.backends.kubernetes.workload_view import SUSPEND_FIELD
 from sbatch_k8s.errors import BackendError
-from sbatch_k8s.runtime.release import WAITING_LABEL, hold_patch
+from sbatch_k8s.runtime.release import REQUEUEING_ANNOTATION, WAITING_LABEL, hold_patch
 from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, BEGIN, HOLD, JOB_ID
 from translators.storage import DESCRIPTION_KEY
 
@@ -79,8 +83,6 @@ REQUEUE_DELAY_VARIABLE = "SBATCH_K8S_REQUEUE_DELAY"
 #: How a run ends when the cluster ended it (a lost node, an evicted or preempted pod): a job
 #: that may be requeued then runs again (:mod:`.cluster_jobs`), that run kept as it ended.
 CLUSTER_ENDS = (NODE_FAIL, PREEMPTED)
-#: On the record while a reconcile pass requeues the job (it claimed the job by writing it).
-REQUEUEING_ANNOTATION = "sbatch-k8s.io/requeueing"
 #: The reason a requeued job pends with, as slurmctld shows it (with ``requeuehold``: the
 #: second).
 REQUEUED_REASON, HELD_REQUEUE_REASON = "BeginTime", "job requeued in held state"
@@ -261,10 +263,30 @@ def _end_running(client: KubeClient, record: JobRecord, namespace: str) -> None:
 
 def requeue_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
                        kind: Kind, namespace: str, hold: bool = False,
-                       delay_s: float = DEFAULT_REQUEUE_DELAY_S) -> None:
+                       delay_s: float = DEFAULT_REQUEUE_DELAY_S, claimed: bool = False) -> None:
     """Run the job ``record`` again under its id, ``delay_s`` from now (module docstring;
-    held with ``hold``). BackendError when its workload is gone (deleted after it finished)
-    or its old pods do not go."""
+    held with ``hold``), its record first claimed with the requeue mark unless the caller
+    ``claimed`` it (:mod:`.requeue_mark`: until the record is rewritten pending, the run's end
+    is nobody's reason to release or fail a dependent). BackendError when another requeue
+    holds the job, its workload is gone (deleted after it finished) or its old pods do not
+    go; the mark is then removed."""
+    from sbatch_k8s.backends.kubernetes.records import record_name
+    from sbatch_k8s.backends.kubernetes.requeue_mark import claim, unclaim
+
+    name = record_name(record.job_id)
+    if not claimed and not claim(client, namespace, name):
+        raise BackendError(f"job {record.job_id}: its record keeps changing; requeue it "
+                           "again later")
+    try:
+        _replace(client, record, ref, kind, namespace, hold, delay_s)
+    except BaseException:
+        unclaim(client, namespace, name)
+        raise
+
+
+def _replace(client: KubeClient, record: JobRecord, ref: Mapping[str, str], kind: Kind,
+             namespace: str, hold: bool, delay_s: float) -> None:
+    """The requeue of a claimed job (:func:`requeue_on_cluster`)."""
     from sbatch_k8s.backends.kubernetes.records import (
         ACTIVE,
         END_TIME_ANNOTATION,
