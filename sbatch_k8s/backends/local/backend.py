@@ -67,6 +67,7 @@ class LocalBackend(Backend):
         return cancel_job(self.environ, job_id, uid, signum, batch, full, step)
 
     def set_hold(self, job_id: int, reason: Optional[str], uid: int) -> str:
+        from parsers.formats.job_values import eligible_from
         from sbatch_k8s import jobdb
 
         conn = jobdb.connect(self.environ)
@@ -75,8 +76,9 @@ class LocalBackend(Backend):
             return UNKNOWN
         if row["state"] != PENDING:
             return FINISHED
-        # Released, a job waits for its begin time still (a requeued one: Slurm's delay).
-        eligible = None if reason else max(time.time(), row["begin_time"] or 0)
+        # Held or released, a job's begin time ahead (a requeued one: Slurm's delay) stays its
+        # eligible time; a held one else has none.
+        eligible = eligible_from(row["begin_time"], bool(reason), time.time())
         jobdb.update_job(conn, job_id, hold=1 if reason else 0, reason=reason or "None",
                          eligible_time=eligible)
         if not reason:

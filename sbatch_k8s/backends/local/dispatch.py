@@ -115,13 +115,17 @@ def look_once(conn: sqlite3.Connection, config: LocalConfig) -> Look:
     try:
         for row, gpu_ids in chosen:
             changed = conn.execute(
-                "UPDATE jobs SET state=?, reason='None', start_time=?, gpu_ids=? "
-                "WHERE job_id=? AND state=? AND hold=0",
-                (RUNNING, now, gpu_ids_text(gpu_ids), row["job_id"], PENDING)).rowcount
+                "UPDATE jobs SET state=?, reason='None', start_time=?, gpu_ids=?, "
+                "eligible_time=COALESCE(eligible_time, ?) WHERE job_id=? AND state=? AND hold=0",
+                (RUNNING, now, gpu_ids_text(gpu_ids), now, row["job_id"], PENDING)).rowcount
             if changed:
                 look.started.append((row, gpu_ids))
-        conn.executemany("UPDATE jobs SET reason=? WHERE job_id=? AND state=? AND hold=0",
-                         [(reason, job_id, PENDING) for job_id, reason in reasons.items()])
+        # A job that waits for resources only is eligible (since now, if it had waited for a
+        # dependency: submission gave it no eligible time).
+        conn.executemany("UPDATE jobs SET reason=?, eligible_time=COALESCE(eligible_time, ?) "
+                         "WHERE job_id=? AND state=? AND hold=0",
+                         [(reason, now if reason == RESOURCES else None, job_id, PENDING)
+                          for job_id, reason in reasons.items()])
         for job_id in list(look.cancelled):
             if not conn.execute("UPDATE jobs SET state=?, reason=?, start_time=?, "
                                 "end_time=? WHERE job_id=? AND state=?",

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
 from parsers.formats.job_stdio import recorded_stdio
+from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.records import PENDING
 from sbatch_k8s import jobdb
@@ -94,7 +95,8 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
         "gid": context.gid, "partition": desc["partition"], "account": desc.get("account"),
         "qos": job.qos or "normal", "state": PENDING, "reason": initial_reason(job),
         "submit_time": now, "begin_time": begin_time,
-        "eligible_time": None if job.hold else (begin_time or now),
+        "eligible_time": eligible_from(
+            begin_time, bool(job.hold or (job.dependency and job.dependency.clauses)), now),
         "time_limit_min": job.time_limit_min, "node_count": allocation.node_count,
         "node_list": "", "cpus": sum(allocation.cpus_per_node),
         "batch_cpus": allocation.cpus_per_node[0],
