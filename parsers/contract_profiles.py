@@ -4,8 +4,9 @@ Slurm's facts.
 A job whose partition sets ``contract = "<profile>"`` (or that is submitted with
 ``--k8s-contract=<profile>``) gets, on every node and beside ``SLURM_*``, what that platform
 gives its containers (``reference/platforms.md``), so a script written for the platform runs
-as one of our jobs. One row per profile (:data:`PROFILES`): each variable with the Slurm fact
-it carries, the files the platform writes (hostfiles, a rank table), the per-task variables
+as one of our jobs. One row per profile (:data:`PROFILES`): its variables (rows of
+:mod:`parsers.contract_facts`, most carrying one Slurm fact both ways), the files the
+platform writes (hostfiles, a rank table), the per-task variables
 (:mod:`parsers.contract_variables`) and the platform-mode contract that reads it all back
 (:mod:`sbatch_k8s.runtime.platform.contracts`). The file formats and fixed paths are defined
 here once and the platform-mode adapters import them; ``tests/platform/test_profiles.py``
@@ -21,9 +22,21 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Callable, Dict, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
+from parsers.contract_facts import ASCEND_DEVICE_ID, MASTER_ADDR, MASTER_PORT, NNODES, \
+    NPROC_PER_NODE, PET_MASTER_ADDR, PET_MASTER_PORT, PET_NNODES, PET_NODE_RANK, \
+    PET_NPROC_PER_NODE, RANK, RANK_ID, RANK_SIZE, RDZV_ID, SLOTS, TF_CONFIG, VC_TASK_INDEX, \
+    VC_WORKER_HOSTS, VC_WORKER_NUM, WORLD_SIZE_NODES, WORLD_SIZE_PROCESSES, SlurmFacts, \
+    Value, Variable, node_facts
 from parsers.target_names import CONTRACT_PROFILES, DEFAULT_CONTRACT_PROFILE
+
+__all__ = [  # SlurmFacts and node_facts re-exported: the runtime builds a node's facts here
+    "DEEPSPEED", "DEEPSPEED_HOSTFILE", "FILES_DIRECTORY", "MPICH", "MPICH_HOSTFILE",
+    "MPI_HOSTFILE", "OPENMPI", "PROFILES", "PROFILE_NAMES", "Profile", "ProfileFile",
+    "RANK_TABLE", "RANK_TABLE_COMPLETED", "RANK_TABLE_NAME", "SlurmFacts", "TF_TYPES",
+    "node_facts", "profile_entry", "profile_environment", "profile_files",
+    "profile_variable_names"]
 
 #: Where the runtime writes a job's profile files, under its spool (``SBATCH_K8S_SPOOL``).
 FILES_DIRECTORY = "contract"
@@ -39,57 +52,6 @@ RANK_TABLE_COMPLETED = "completed"
 TF_TYPES = ("chief", "master", "worker", "ps", "evaluator")
 
 
-class SlurmFacts(NamedTuple):
-    """What Slurm knows about one node of a job."""
-
-    node_index: int
-    node_names: Tuple[str, ...]
-    gpus_per_node: int
-    master_port: int
-    job_id: int
-    #: How the nodes are reached (``<pod>.<service>`` in pods); the names when empty.
-    node_addresses: Tuple[str, ...] = ()
-    #: ``MASTER_ADDR`` as the job has it; node 0's name when empty.
-    master: str = ""
-    #: Where the runtime wrote the profile's files; the platform's own paths when empty.
-    files_dir: str = ""
-    #: Each node's GPU ids as its tasks see them (``SLURM_STEP_GPUS``); 0…n-1 when empty.
-    node_gpus: Tuple[Tuple[int, ...], ...] = ()
-
-    @property
-    def node_count(self) -> int:
-        """Nodes in the job (``SLURM_NNODES``)."""
-        return len(self.node_names)
-
-    @property
-    def master_addr(self) -> str:
-        """Where torch-style rendezvous meet (``MASTER_ADDR``): node 0 unless set."""
-        return self.master or self.node_names[0]
-
-    @property
-    def addresses(self) -> Tuple[str, ...]:
-        """How each node is reached."""
-        return self.node_addresses or self.node_names
-
-    @property
-    def procs_per_node(self) -> int:
-        """Processes a launcher starts per node: one per GPU, one without GPUs."""
-        return max(self.gpus_per_node, 1)
-
-    def gpu_ids(self, node_index: int) -> Tuple[int, ...]:
-        """The GPU (card) ids of node ``node_index``: one per process a launcher starts."""
-        if self.node_gpus and self.node_gpus[node_index]:
-            return self.node_gpus[node_index]
-        return tuple(range(self.procs_per_node))
-
-    def path_of(self, file: "ProfileFile") -> str:
-        """Where the node finds ``file``: the runtime's copy, else the platform's path."""
-        if self.files_dir:
-            return os.path.join(self.files_dir, file.name)
-        return file.fixed_path or file.name
-
-
-Value = Callable[[SlurmFacts], str]
 
 
 class ProfileFile(NamedTuple):
@@ -109,7 +71,8 @@ class Profile(NamedTuple):
     name: str
     #: The platform-mode contract that reads these variables and files back.
     reads_as: str
-    variables: Tuple[Tuple[str, Value], ...]
+    #: In the order a node's environment lists them.
+    variables: Tuple[Variable, ...]
     files: Tuple[ProfileFile, ...] = ()
     #: The row of :data:`parsers.contract_variables.TASK_VARIABLES` each task gets.
     task_variables: Optional[str] = None
@@ -156,65 +119,40 @@ MPICH = ProfileFile("mpich_hostfile", _mpich_hostfile, MPICH_HOSTFILE, "HYDRA_HO
 RANK_TABLE = ProfileFile(RANK_TABLE_NAME, _rank_table, named_by="RANK_TABLE_FILE")
 
 #: The rendezvous variables every torch-style profile carries.
-_MASTER: Tuple[Tuple[str, Value], ...] = (
-    ("MASTER_ADDR", lambda f: f.master_addr),
-    ("MASTER_PORT", lambda f: str(f.master_port)),
-)
+_MASTER = (MASTER_ADDR, MASTER_PORT)
 #: Kubeflow's ``PET_*`` (torchrun's own variables, as the training operator sets them).
-_PET: Tuple[Tuple[str, Value], ...] = (
-    ("PET_MASTER_ADDR", lambda f: f.master_addr),
-    ("PET_MASTER_PORT", lambda f: str(f.master_port)),
-    ("PET_NNODES", lambda f: str(f.node_count)),
-    ("PET_NODE_RANK", lambda f: str(f.node_index)),
-    ("PET_NPROC_PER_NODE", lambda f: str(f.procs_per_node)),
-)
+_PET = (PET_MASTER_ADDR, PET_MASTER_PORT, PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE)
 #: The task-training platform's PyTorch mode: WORLD_SIZE counts nodes, SLOTS GPUs.
-_TASK_TRAINING: Tuple[Tuple[str, Value], ...] = _MASTER + (
-    ("WORLD_SIZE", lambda f: str(f.node_count)),
-    ("RANK", lambda f: str(f.node_index)),
-    ("SLOTS", lambda f: str(f.procs_per_node)),
-)
+_TASK_TRAINING = _MASTER + (WORLD_SIZE_NODES, RANK, SLOTS)
 
 _ROWS: Tuple[Profile, ...] = (
-    Profile("pytorchjob", "pytorchjob", _MASTER + (
-        ("WORLD_SIZE", lambda f: str(f.node_count * f.procs_per_node)),
-        ("RANK", lambda f: str(f.node_index)),
-    ) + _PET, summary="Kubeflow PyTorchJob (v1.7+): RANK the pod's index, WORLD_SIZE pods × "
-                      "processes, PET_*"),
-    Profile("aihub", "aihub", _MASTER + (
-        ("WORLD_SIZE", lambda f: str(f.node_count * f.procs_per_node)),
-        ("RANK", lambda f: str(f.node_index)),
-    ) + _PET, summary="AI Hub PyTorchJob: RANK the node's index, WORLD_SIZE the job's GPUs, "
-                      "PET_*"),
-    Profile("aistation", "aistation", _MASTER + (
-        ("NNODES", lambda f: str(f.node_count)),
-        ("NPROC_PER_NODE", lambda f: str(f.procs_per_node)),
-        ("RDZV_ID", lambda f: str(f.job_id)),
-    ), summary="AIStation Master/Worker: MASTER_*, and the form's NNODES, NPROC_PER_NODE, "
-               "RDZV_ID (the job id: unique per job)"),
+    Profile("pytorchjob", "pytorchjob", _MASTER + (WORLD_SIZE_PROCESSES, RANK) + _PET,
+            summary="Kubeflow PyTorchJob (v1.7+): RANK the pod's index, WORLD_SIZE pods × "
+                    "processes, PET_*"),
+    Profile("aihub", "aihub", _MASTER + (WORLD_SIZE_PROCESSES, RANK) + _PET,
+            summary="AI Hub PyTorchJob: RANK the node's index, WORLD_SIZE the job's GPUs, "
+                    "PET_*"),
+    Profile("aistation", "aistation", _MASTER + (NNODES, NPROC_PER_NODE, RDZV_ID),
+            summary="AIStation Master/Worker: MASTER_*, and the form's NNODES, "
+                    "NPROC_PER_NODE, RDZV_ID (the job id: unique per job)"),
     Profile("task-training", "task-training", _TASK_TRAINING,
             summary="task-training platform, PyTorch mode: WORLD_SIZE (nodes), RANK, SLOTS"),
     Profile("task-training-deepspeed", "task-training", _TASK_TRAINING, (DEEPSPEED,),
             summary="task-training platform, DeepSpeed mode: the PyTorch mode's variables "
                     "and /job/hostfile"),
     Profile("task-training-horovod", "task-training", (
-        (OPENMPI.named_by, lambda f: f.path_of(OPENMPI)),
-        (MPICH.named_by, lambda f: f.path_of(MPICH)),
+        Variable(OPENMPI.named_by, lambda f: f.path_of(OPENMPI)),
+        Variable(MPICH.named_by, lambda f: f.path_of(MPICH)),
     ), (OPENMPI, MPICH), summary="task-training platform, Horovod mode: the OpenMPI and "
                                  "MPICH hostfiles"),
-    Profile("task-training-tensorflow", "tf-config", (("TF_CONFIG", _tf_config),),
+    Profile("task-training-tensorflow", "tf-config", (Variable(TF_CONFIG, _tf_config),),
             summary="task-training platform, TensorFlow mode: TF_CONFIG, every node a "
                     "worker"),
-    Profile("volcano", "volcano", (
-        ("VC_WORKER_HOSTS", lambda f: ",".join(f.addresses)),
-        ("VC_WORKER_NUM", lambda f: str(f.node_count)),
-        ("VC_TASK_INDEX", lambda f: str(f.node_index)),
-    ), summary="Volcano Job (svc and env plugins), every node in one task named worker"),
+    Profile("volcano", "volcano", (VC_WORKER_HOSTS, VC_WORKER_NUM, VC_TASK_INDEX),
+            summary="Volcano Job (svc and env plugins), every node in one task named worker"),
     Profile("modelarts", "modelarts", (
-        (RANK_TABLE.named_by, lambda f: os.path.dirname(f.path_of(RANK_TABLE))),
-        ("ASCEND_DEVICE_ID", lambda f: str(f.gpu_ids(f.node_index)[0])),
-        ("RANK_ID", lambda f: str(f.node_index * f.procs_per_node)),
-        ("RANK_SIZE", lambda f: str(f.node_count * f.procs_per_node)),
+        Variable(RANK_TABLE.named_by, lambda f: os.path.dirname(f.path_of(RANK_TABLE))),
+        ASCEND_DEVICE_ID, RANK_ID, RANK_SIZE,
     ), (RANK_TABLE,), task_variables="modelarts",
         summary="ModelArts (Ascend): RANK_TABLE_FILE (jobstart_hccl.json, completed), and "
                 "ASCEND_DEVICE_ID, RANK_ID, RANK_SIZE (per task in srun)"),
@@ -238,13 +176,13 @@ def profile_environment(profile: str, facts: SlurmFacts) -> Dict[str, str]:
     ``slurm``); KeyError for a profile this table does not know."""
     if profile == DEFAULT_CONTRACT_PROFILE:
         return {}
-    return {name: value(facts) for name, value in PROFILES[profile].variables}
+    return {variable.name: variable.make(facts) for variable in PROFILES[profile].variables}
 
 
 def profile_variable_names(profile: str) -> Tuple[str, ...]:
     """The variables ``profile`` sets on every node (none for ``slurm``; for the lint)."""
     row = PROFILES.get(profile)
-    return tuple(name for name, _ in row.variables) if row else ()
+    return tuple(variable.name for variable in row.variables) if row else ()
 
 
 def profile_files(profile: str, facts: SlurmFacts) -> Dict[ProfileFile, str]:
@@ -253,11 +191,3 @@ def profile_files(profile: str, facts: SlurmFacts) -> Dict[ProfileFile, str]:
     if profile == DEFAULT_CONTRACT_PROFILE:
         return {}
     return {file: file.content(facts) for file in PROFILES[profile].files}
-
-
-def node_facts(node_index: int, names: Sequence[str], gpus_per_node: int, master_port: int,
-               job_id: int, addresses: Sequence[str] = (), master: str = "",
-               files_dir: str = "", node_gpus: Sequence[Sequence[int]] = ()) -> SlurmFacts:
-    """The facts of node ``node_index`` of a job on ``names``."""
-    return SlurmFacts(node_index, tuple(names), gpus_per_node, master_port, job_id,
-                      tuple(addresses), master, files_dir, tuple(tuple(g) for g in node_gpus))

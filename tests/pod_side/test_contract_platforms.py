@@ -132,6 +132,8 @@ def test_hostfiles_of_both_mpi_flavours():
     ("volcano", VOLCANO, "other-0", "hostname 'other-0' is in no VC_<TASK>_HOSTS list"),
     ("volcano", dict(VOLCANO, VC_TASK_INDEX="0"), "vj-worker-1",
      "VC_TASK_INDEX=0 does not point at this pod (vj-worker-1)"),
+    ("volcano", dict(VOLCANO, VC_TASK_INDEX="5"), "vj-worker-1",
+     "VC_TASK_INDEX=5 does not point at this pod (vj-worker-1)"),
     ("indexed-job", {"JOB_COMPLETION_INDEX": "2"}, "ix-1",
      "hostname 'ix-1' does not end with the completion index 2"),
     ("aistation", {"MASTER_ADDR": "m"}, "a", "NNODES is not set"),

@@ -5,5 +5,8 @@ PyTorchJob, TrainJob, Volcano Job, JobSet, Indexed Job (and the platforms built 
 AI Hub, PAI-DLC), an AIStation, task-training or ModelArts job reads that platform's
 contract (:mod:`.contracts`, one adapter per platform), builds the job from the script's
 ``#SBATCH`` header (:mod:`.description`) and runs it as ``runtime node`` runs our own pods
-(:mod:`.run`). Facts: ``reference/platforms.md`` and ``reference/kubernetes.md``.
+(:mod:`.run`). Facts: ``reference/platforms.md`` and ``reference/kubernetes.md``. The
+platforms' variable names, and how a variable carrying a plain Slurm fact reads back, are the
+table of :mod:`parsers.contract_facts` that also makes the contract profiles; the adapters
+read it through :func:`.variables.facts_from_environment`.
 """

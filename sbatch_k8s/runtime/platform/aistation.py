@@ -7,22 +7,10 @@ the containers agree on ranks through a rendezvous at the master address
 
 from __future__ import annotations
 
+from parsers.contract_facts import JOB_KEY, MASTER_HOST, NODE_COUNT, PORT, PROCS_PER_NODE
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, number, \
-    parse_number
-
-
-def _count(container: Container) -> int:
-    text = container.environ.get("NNODES")
-    if text is None:
-        raise ContractError("NNODES is not set (AIStation jobs set it to master + workers)")
-    if ":" in text:
-        low, _, high = text.partition(":")
-        if low.strip() != high.strip():
-            raise ContractError(f"NNODES={text!r} is an elastic range; platform mode runs a "
-                                "fixed number of nodes (set min = max)")
-        text = low
-    return parse_number("NNODES", text, "a node count", 1)
+from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts
+from sbatch_k8s.runtime.platform.variables import facts_from_environment
 
 
 def is_master(container: Container, master: str) -> bool:
@@ -37,18 +25,19 @@ def is_master(container: Container, master: str) -> bool:
 
 def aistation(container: Container) -> PlatformFacts:
     """A container of an AIStation Master/Worker job (index: None until the rendezvous)."""
-    master = container.environ.get("MASTER_ADDR", "").strip()
+    seen = facts_from_environment("aistation", container.environ)
+    master = (seen.get(MASTER_HOST) or "").strip()
     if not master:
-        raise ContractError("MASTER_ADDR is not set")
-    count = _count(container)
-    port = number(container, "MASTER_PORT", "a port") if "MASTER_PORT" in container.environ \
-        else None
-    gpus = number(container, "NPROC_PER_NODE", "a process count", 1) \
-        if "NPROC_PER_NODE" in container.environ else None
-    rdzv_id = container.environ.get("RDZV_ID", "").strip()
+        raise ContractError(f"{seen.name_of(MASTER_HOST)} is not set")
+    count = seen.require(NODE_COUNT, f"{seen.name_of(NODE_COUNT)} is not set (AIStation jobs "
+                                     "set it to master + workers)")
+    port = seen.get(PORT)
+    gpus = seen.get(PROCS_PER_NODE)
+    rdzv_id = (seen.get(JOB_KEY) or "").strip()
     key = f"aistation/{rdzv_id}" if rdzv_id else f"aistation/{master}:{port}"
-    evidence = ["MASTER_ADDR", "NNODES"] + (["NPROC_PER_NODE"] if gpus else []) + \
-        (["RDZV_ID"] if rdzv_id else [])
+    evidence = [seen.name_of(MASTER_HOST), seen.name_of(NODE_COUNT)] + \
+        ([seen.name_of(PROCS_PER_NODE)] if gpus else []) + \
+        ([seen.name_of(JOB_KEY)] if rdzv_id else [])
 
     def peers(n: int) -> Peers:
         raise ContractError("AIStation peers are known only after the rendezvous")

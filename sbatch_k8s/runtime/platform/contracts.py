@@ -11,6 +11,10 @@ from __future__ import annotations
 import re
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
+from parsers.contract_facts import ASCEND_DEVICE_ID, MASTER_ADDR, NNODES, PET_NNODES, \
+    PET_NODE_RANK, RANK, SLOTS, TF_CONFIG, VC_TASK_INDEX, VOLCANO_HOSTS_SUFFIX, VOLCANO_PREFIX, \
+    WORLD_SIZE_NODES
+from parsers.contract_profiles import MPICH, OPENMPI, RANK_TABLE
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform import aistation, kube, kubeflow, modelarts, mpi, mpijob, \
     mpijob_launch, task_training
@@ -46,7 +50,8 @@ class PlatformContract(NamedTuple):
 
 
 def _has_volcano_hosts(container: Container) -> bool:
-    return any(k.startswith("VC_") and k.endswith("_HOSTS") for k in container.environ)
+    return any(k.startswith(VOLCANO_PREFIX) and k.endswith(VOLCANO_HOSTS_SUFFIX)
+               for k in container.environ)
 
 
 def _jobset_hostname(container: Container) -> bool:
@@ -61,46 +66,48 @@ def _jobset_hostname(container: Container) -> bool:
 
 def _task_training(container: Container) -> PlatformFacts:
     """The task-training platform in any of its modes but TensorFlow's."""
-    if mpi.hostfile_variable(container) and "RANK" not in container.environ:
+    if mpi.hostfile_variable(container) and RANK.name not in container.environ:
         return mpi.horovod(container)
     return task_training.task_training(container)
 
 
 CONTRACTS: Tuple[PlatformContract, ...] = (
-    PlatformContract("modelarts", modelarts.modelarts, ("RANK_TABLE_FILE", "ASCEND_DEVICE_ID"),
+    PlatformContract("modelarts", modelarts.modelarts,
+                     (RANK_TABLE.named_by, ASCEND_DEVICE_ID.name),
                      summary="ModelArts / Ascend rank table (one instance per card)"),
-    PlatformContract("tf-config", task_training.tf_config, ("TF_CONFIG",),
+    PlatformContract("tf-config", task_training.tf_config, (TF_CONFIG,),
                      summary="TF_CONFIG (task-training TensorFlow mode, Kubeflow TFJob)"),
-    PlatformContract("task-training", _task_training, ("SLOTS", "RANK"),
+    PlatformContract("task-training", _task_training, (SLOTS.name, RANK.name),
                      summary="task-training platform, PyTorch or DeepSpeed mode"),
-    PlatformContract("task-training", _task_training, ("OMPI_MCA_orte_default_hostfile",),
+    PlatformContract("task-training", _task_training, (OPENMPI.named_by,),
                      check=mpi.started_by_mpirun,
                      summary="task-training platform, Horovod mode (OpenMPI, one run per slot)"),
-    PlatformContract("task-training", _task_training, ("HYDRA_HOST_FILE",),
+    PlatformContract("task-training", _task_training, (MPICH.named_by,),
                      summary="task-training platform, Horovod mode (MPICH)"),
     PlatformContract("mpijob-worker", mpijob.mpijob_worker, (mpijob.HOSTS_VARIABLE,),
                      summary="a host of an MpiJob, started by its launcher"),
-    PlatformContract("mpijob", mpijob.mpijob_launcher, ("OMPI_MCA_orte_default_hostfile",),
+    PlatformContract("mpijob", mpijob.mpijob_launcher, (OPENMPI.named_by,),
                      summary="AI Hub / Kubeflow MpiJob launcher (starts the hostfile's hosts "
                      "through the rsh agent)", launch=mpijob_launch.launch),
-    PlatformContract("volcano", kube.volcano, ("VC_TASK_INDEX",), check=_has_volcano_hosts,
+    PlatformContract("volcano", kube.volcano, (VC_TASK_INDEX.name,), check=_has_volcano_hosts,
                      summary="Volcano Job (svc and env plugins)"),
-    PlatformContract("trainjob", kubeflow.trainjob, ("PET_NODE_RANK", "PET_NNODES"),
-                     absent=("RANK", "MASTER_ADDR"), summary="Kubeflow Trainer v2 TrainJob"),
-    PlatformContract("pytorchjob", kubeflow.pytorchjob, ("PET_NODE_RANK",),
+    PlatformContract("trainjob", kubeflow.trainjob, (PET_NODE_RANK.name, PET_NNODES.name),
+                     absent=(RANK.name, MASTER_ADDR.name), summary="Kubeflow Trainer v2 TrainJob"),
+    PlatformContract("pytorchjob", kubeflow.pytorchjob, (PET_NODE_RANK.name,),
                      summary="Kubeflow PyTorchJob (training-operator v1.7+)"),
-    PlatformContract("pytorchjob", kubeflow.pytorchjob, ("RANK", "WORLD_SIZE", "MASTER_ADDR"),
+    PlatformContract("pytorchjob", kubeflow.pytorchjob,
+                     (RANK.name, WORLD_SIZE_NODES.name, MASTER_ADDR.name),
                      summary="Kubeflow PyTorchJob (training-operator up to v1.6)"),
     PlatformContract("aihub", lambda c: kubeflow.pytorchjob(c, "aihub"), (),
                      check=lambda c: False, summary="AI Hub PyTorchJob"),
     PlatformContract("dlc", lambda c: kubeflow.pytorchjob(c, "dlc"), (),
                      check=lambda c: False, summary="PAI-DLC PyTorchJob"),
-    PlatformContract("aistation", aistation.aistation, ("MASTER_ADDR", "NNODES"),
-                     absent=("RANK", "PET_NODE_RANK"),
+    PlatformContract("aistation", aistation.aistation, (MASTER_ADDR.name, NNODES.name),
+                     absent=(RANK.name, PET_NODE_RANK.name),
                      summary="AIStation Master/Worker (ranks by rendezvous at MASTER_ADDR)"),
-    PlatformContract("jobset", kube.jobset, ("JOB_COMPLETION_INDEX",), check=_jobset_hostname,
+    PlatformContract("jobset", kube.jobset, (kube.COMPLETION_INDEX,), check=_jobset_hostname,
                      summary="JobSet (hostname <jobset>-<job>-<j>-<i>)"),
-    PlatformContract("indexed-job", kube.indexed_job, ("JOB_COMPLETION_INDEX",),
+    PlatformContract("indexed-job", kube.indexed_job, (kube.COMPLETION_INDEX,),
                      summary="Indexed Job with a headless Service"),
 )
 

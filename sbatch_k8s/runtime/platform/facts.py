@@ -14,6 +14,7 @@ import hashlib
 import socket
 from typing import Callable, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from parsers.contract_facts import read_number
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, pod_bind_host
 
 #: Names and addresses of ``count`` nodes (names are what Slurm shows, addresses what agents
@@ -107,10 +108,10 @@ def job_id_of(job_key: str) -> int:
 def parse_number(name: str, value: str, what: str = "a number", low: int = 0) -> int:
     """``value`` of variable (or field) ``name`` as an integer of at least ``low``;
     ContractError naming it otherwise."""
-    text = value.strip()
-    if not (text.isascii() and text.isdigit()) or int(text) < low:
-        raise ContractError(f"{name}={value!r} is not {what}")
-    return int(text)
+    try:
+        return read_number(value, low)
+    except ValueError:
+        raise ContractError(f"{name}={value!r} is not {what}") from None
 
 
 def number(container: Container, name: str, what: str = "a number", low: int = 0) -> int:

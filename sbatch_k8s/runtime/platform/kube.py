@@ -15,16 +15,23 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
+from parsers.contract_facts import NODE_ADDRESSES, NODE_INDEX, volcano_hosts, volcano_num, \
+    volcano_task
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, name_prefix, \
     number, subdomain_of
+from sbatch_k8s.runtime.platform.variables import facts_from_environment
 
+#: How the messages name every task's pods variable.
+ANY_TASK_HOSTS = volcano_hosts("<TASK>")
 #: Volcano task names that come first (node 0 is their first pod).
 LEADING_TASKS = ("master", "chief", "launcher")
+#: An Indexed Job's (and JobSet's) pod index: no profile sets it, so not in the table.
+COMPLETION_INDEX = "JOB_COMPLETION_INDEX"
 
 
 def _own_index(container: Container) -> int:
-    index = number(container, "JOB_COMPLETION_INDEX", "a completion index")
+    index = number(container, COMPLETION_INDEX, "a completion index")
     tail = container.hostname.rsplit("-", 1)[-1]
     if tail != str(index):
         raise ContractError(f"hostname {container.hostname!r} does not end with the "
@@ -43,7 +50,7 @@ def indexed_job(container: Container) -> PlatformFacts:
         return names, tuple(f"{name}.{service}" for name in names)
 
     return PlatformFacts("indexed-job", index, None, peers, None, None, None,
-                         f"indexed-job/{job}", ("JOB_COMPLETION_INDEX", "hostname"))
+                         f"indexed-job/{job}", (COMPLETION_INDEX, "hostname"))
 
 
 def jobset(container: Container) -> PlatformFacts:
@@ -57,15 +64,16 @@ def jobset(container: Container) -> PlatformFacts:
         return names, tuple(f"{name}.{service}" for name in names)
 
     return PlatformFacts("jobset", index, None, peers, None, None, None, f"jobset/{prefix}",
-                         ("JOB_COMPLETION_INDEX", "hostname"))
+                         (COMPLETION_INDEX, "hostname"))
 
 
 def _volcano_tasks(container: Container) -> Dict[str, List[str]]:
     """Task variable stem (``WORKER``) → its hosts, from ``VC_<TASK>_HOSTS``."""
     tasks: Dict[str, List[str]] = {}
     for name, value in container.environ.items():
-        if name.startswith("VC_") and name.endswith("_HOSTS") and len(name) > 9:
-            tasks[name[3:-6]] = [h.strip() for h in value.split(",") if h.strip()]
+        stem = volcano_task(name)
+        if stem is not None:
+            tasks[stem] = list(NODE_ADDRESSES.parse(value))
     return tasks
 
 
@@ -77,28 +85,29 @@ def volcano(container: Container) -> PlatformFacts:
     """A pod of a Volcano Job with the ``svc`` and ``env`` plugins."""
     tasks = _volcano_tasks(container)
     if not tasks:
-        raise ContractError("no VC_<TASK>_HOSTS variable is set (Volcano's svc plugin)")
-    task_index = number(container, "VC_TASK_INDEX", "a task index")
+        raise ContractError(f"no {ANY_TASK_HOSTS} variable is set (Volcano's svc plugin)")
+    seen = facts_from_environment("volcano", container.environ)
+    task_index = seen.require(NODE_INDEX)
     hosts: List[str] = []
     own = None
     for stem in sorted(tasks, key=_task_order):
         listed = tasks[stem]
-        if f"VC_{stem}_NUM" in container.environ:
-            expected = number(container, f"VC_{stem}_NUM", "a pod count")
+        if volcano_num(stem) in container.environ:
+            expected = number(container, volcano_num(stem), "a pod count")
             if expected != len(listed):
-                raise ContractError(f"VC_{stem}_HOSTS lists {len(listed)} hosts but "
-                                    f"VC_{stem}_NUM is {expected}")
+                raise ContractError(f"{volcano_hosts(stem)} lists {len(listed)} hosts but "
+                                    f"{volcano_num(stem)} is {expected}")
         if any(h.split(".")[0] == container.hostname for h in listed):
             own = len(hosts)
         hosts += listed
     if own is None:
-        raise ContractError(f"hostname {container.hostname!r} is in no VC_<TASK>_HOSTS list")
+        raise ContractError(f"hostname {container.hostname!r} is in no {ANY_TASK_HOSTS} list")
     names = tuple(h.split(".")[0] for h in hosts)
     if len(set(names)) != len(names):
-        raise ContractError("VC_<TASK>_HOSTS name one host twice")
+        raise ContractError(f"{ANY_TASK_HOSTS} name one host twice")
     index = own + task_index
-    if names[index] != container.hostname:
-        raise ContractError(f"VC_TASK_INDEX={task_index} does not point at this pod "
+    if index >= len(names) or names[index] != container.hostname:
+        raise ContractError(f"{seen.name_of(NODE_INDEX)}={task_index} does not point at this pod "
                             f"({container.hostname}) in its task's hosts")
     job = hosts[0].split(".")[1] if "." in hosts[0] else name_prefix(names[0], 2,
                                                                       "<job>-<task>-<i>")
@@ -108,6 +117,6 @@ def volcano(container: Container) -> PlatformFacts:
             raise ContractError(f"the Volcano job has {len(hosts)} pods, not {n}")
         return names, tuple(hosts)
 
-    evidence = ("VC_TASK_INDEX",) + tuple(f"VC_{s}_HOSTS" for s in sorted(tasks))
+    evidence = (seen.name_of(NODE_INDEX),) + tuple(volcano_hosts(s) for s in sorted(tasks))
     return PlatformFacts("volcano", index, len(hosts), peers, None, None, None,
                          f"volcano/{job}", evidence)

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, first_number, \
-    name_prefix, number, parse_number, split_address
+from parsers.contract_facts import MASTER_HOST, NODE_COUNT, NODE_INDEX, PORT, \
+    PROCESS_COUNT, PROCS_PER_NODE
+from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, name_prefix, \
+    split_address
+from sbatch_k8s.runtime.platform.variables import PlatformVariables, facts_from_environment
 
 MASTER_SUFFIX = "-master-0"
 
@@ -33,49 +35,32 @@ def master_worker_names(job: str, count: int) -> Tuple[str, ...]:
     return (f"{job}{MASTER_SUFFIX}",) + tuple(f"{job}-worker-{i}" for i in range(count - 1))
 
 
-def _nprocs(container: Container) -> Optional[int]:
-    """``PET_NPROC_PER_NODE`` when it is a number (``auto``/``gpu``/``cpu`` say nothing)."""
-    value = container.environ.get("PET_NPROC_PER_NODE", "").strip()
-    return int(value) if value.isascii() and value.isdigit() and int(value) > 0 else None
-
-
-def _node_count(container: Container) -> Tuple[int, str]:
-    text = container.environ.get("PET_NNODES")
-    if text is not None and ":" in text:
-        low, _, high = text.partition(":")
-        if low.strip() != high.strip():
-            raise ContractError(f"PET_NNODES={text!r} is an elastic range; platform mode "
-                                "runs a fixed number of nodes (set min = max)")
-        return parse_number("PET_NNODES", low, "a node count", 1), "PET_NNODES"
-    count, source = first_number(container, ("PET_NNODES", "WORLD_SIZE"), "a node count", 1)
-    if count is None or source is None:
-        raise ContractError("neither PET_NNODES nor WORLD_SIZE is set")
-    return count, source
+def _node_count(seen: PlatformVariables) -> Tuple[int, str]:
+    """``PET_NNODES`` (``N:N`` too), else ``WORLD_SIZE`` (≤ v1.6: one process per pod)."""
+    return seen.require(NODE_COUNT), str(seen.variable(NODE_COUNT))
 
 
 def pytorchjob(container: Container, contract: str = "pytorchjob") -> PlatformFacts:
     """A Master/Worker PyTorchJob container (Kubeflow, AI Hub, PAI-DLC)."""
-    index, index_var = first_number(container, ("PET_NODE_RANK", "RANK"), "a node rank")
-    if index is None or index_var is None:
-        raise ContractError("neither PET_NODE_RANK nor RANK is set (a PyTorchJob without a "
-                            "Master gives no node rank)")
-    count, count_var = _node_count(container)
-    gpus = _nprocs(container)
-    evidence = [index_var, count_var]
+    seen = facts_from_environment("pytorchjob", container.environ)
+    index = seen.require(NODE_INDEX, f"neither {' nor '.join(seen.carriers(NODE_INDEX))} is "
+                                     "set (a PyTorchJob without a Master gives no node rank)")
+    count, count_var = _node_count(seen)
+    gpus: Optional[int] = seen.get(PROCS_PER_NODE)
+    evidence = [str(seen.variable(NODE_INDEX)), count_var]
     if gpus is not None:
-        evidence.append("PET_NPROC_PER_NODE")
-    elif count_var == "PET_NNODES" and "WORLD_SIZE" in container.environ:
-        world = number(container, "WORLD_SIZE", "a process count", 1)
+        evidence.append(str(seen.variable(PROCS_PER_NODE)))
+    elif seen.variable(PROCESS_COUNT) not in (None, count_var):
+        # the node count is PET_NNODES: WORLD_SIZE counts processes (AI Hub: the GPUs)
+        world = seen.require(PROCESS_COUNT)
         if world > count and world % count == 0:
             gpus = world // count
-            evidence.append("WORLD_SIZE")
-    address_var = "MASTER_ADDR" if "MASTER_ADDR" in container.environ else "PET_MASTER_ADDR"
-    master = container.environ.get(address_var)
-    port_var = "MASTER_PORT" if "MASTER_PORT" in container.environ else "PET_MASTER_PORT"
-    port = number(container, port_var, "a port") if port_var in container.environ else None
+            evidence.append(str(seen.variable(PROCESS_COUNT)))
+    master = seen.get(MASTER_HOST)
+    port = seen.get(PORT)
     if master and master.split(".")[0].endswith(MASTER_SUFFIX):
         job = master.split(".")[0][:-len(MASTER_SUFFIX)]
-        evidence.append(address_var)
+        evidence.append(str(seen.variable(MASTER_HOST)))
     else:
         job = name_prefix(container.hostname, 2, "<job>-master-0 / <job>-worker-<i>")
 
@@ -89,23 +74,23 @@ def pytorchjob(container: Container, contract: str = "pytorchjob") -> PlatformFa
 
 def trainjob(container: Container) -> PlatformFacts:
     """A Trainer v2 TrainJob node (a JobSet underneath, pods ``<tj>-node-0-<i>``)."""
-    index = number(container, "PET_NODE_RANK", "a node rank")
-    count, count_var = _node_count(container)
-    master = container.environ.get("PET_MASTER_ADDR") or ""
-    host, port = split_address(master)
-    if "PET_MASTER_PORT" in container.environ:
-        port = number(container, "PET_MASTER_PORT", "a port")
+    seen = facts_from_environment("trainjob", container.environ)
+    index = seen.require(NODE_INDEX)
+    count, count_var = _node_count(seen)
+    host, port = split_address(seen.get(MASTER_HOST) or "")
+    if seen.variable(PORT):
+        port = seen.get(PORT)
     first, _, subdomain = host.partition(".")
     if first.endswith("-node-0-0") and subdomain:
         prefix, service = first[:-len("-0")], subdomain.split(".")[0]
     else:
         prefix = name_prefix(container.hostname, 1, "<trainjob>-node-0-<i>")
         service = name_prefix(prefix, 2, "<trainjob>-node-0-<i>")
-    evidence = ("PET_NODE_RANK", count_var, "PET_MASTER_ADDR")
+    evidence = (seen.name_of(NODE_INDEX), count_var, seen.name_of(MASTER_HOST))
 
     def peers(n: int) -> Peers:
         names = tuple(f"{prefix}-{i}" for i in range(n))
         return names, tuple(f"{name}.{service}" for name in names)
 
-    return PlatformFacts("trainjob", index, count, peers, _nprocs(container), host or None,
+    return PlatformFacts("trainjob", index, count, peers, seen.get(PROCS_PER_NODE), host or None,
                          port, f"trainjob/{service}", evidence)

@@ -26,10 +26,12 @@ import json
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from parsers.contract_profiles import RANK_TABLE_COMPLETED as COMPLETED, RANK_TABLE_NAME
+from parsers.contract_facts import FIRST_DEVICE, FIRST_PROCESS, PROCESS_COUNT, RANK_ID
+from parsers.contract_profiles import RANK_TABLE, RANK_TABLE_COMPLETED as COMPLETED, \
+    RANK_TABLE_NAME
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.platform.facts import Container, NotReady, Peers, PlatformFacts, \
-    number
+from sbatch_k8s.runtime.platform.facts import Container, NotReady, Peers, PlatformFacts
+from sbatch_k8s.runtime.platform.variables import facts_from_environment
 
 
 class Server(NamedTuple):
@@ -116,31 +118,30 @@ def _own_server(container: Container, servers: List[Server], rank_id: Optional[i
         for index, server in enumerate(servers):
             if rank_id in server.ranks:
                 return index
-        raise ContractError(f"RANK_ID={rank_id} is on no server of the rank table")
+        raise ContractError(f"{RANK_ID.name}={rank_id} is on no server of the rank table")
     short = container.hostname.split(".")[0]
     for index, server in enumerate(servers):
         if server.pod_name == short:
             return index
-    raise ContractError(f"RANK_ID is not set and no server of the rank table is named "
+    raise ContractError(f"{RANK_ID.name} is not set and no server of the rank table is named "
                         f"{short}")
 
 
 def modelarts(container: Container) -> PlatformFacts:
     """One instance of a ModelArts (or Ascend rank-table) job."""
-    device = number(container, "ASCEND_DEVICE_ID", "a device number")
-    value = container.environ.get("RANK_TABLE_FILE", "").strip()
+    seen = facts_from_environment("modelarts", container.environ)
+    device = seen.require(FIRST_DEVICE)
+    value = container.environ.get(RANK_TABLE.named_by, "").strip()
     if not value:
-        raise ContractError("RANK_TABLE_FILE is not set")
+        raise ContractError(f"{RANK_TABLE.named_by} is not set")
     path = rank_table_path(value)
     servers, name = read_rank_table(container.read_file(path), path)
-    rank_id = number(container, "RANK_ID", "a rank") if "RANK_ID" in container.environ \
-        else None
+    rank_id = seen.get(FIRST_PROCESS)
     total = sum(len(s.devices) for s in servers)
-    if "RANK_SIZE" in container.environ:
-        size = number(container, "RANK_SIZE", "a device count", 1)
-        if size != total:
-            raise ContractError(f"RANK_SIZE={size} but the rank table {path} lists {total} "
-                                "devices")
+    size = seen.get(PROCESS_COUNT)
+    if size is not None and size != total:
+        raise ContractError(f"{seen.name_of(PROCESS_COUNT)}={size} but the rank table {path} "
+                            f"lists {total} devices")
     index = _own_server(container, servers, rank_id)
     counts = sorted({len(s.devices) for s in servers})
     if len(counts) > 1:
@@ -149,15 +150,16 @@ def modelarts(container: Container) -> PlatformFacts:
                             "every node")
     cards = counts[0]
     if device >= cards:
-        raise ContractError(f"ASCEND_DEVICE_ID={device} but this server has {cards} devices")
+        raise ContractError(f"{seen.name_of(FIRST_DEVICE)}={device} but this server has {cards} "
+                            "devices")
     addresses = tuple(s.address for s in servers)
-    evidence = ["RANK_TABLE_FILE", "ASCEND_DEVICE_ID"] + \
-        [n for n in ("RANK_ID", "RANK_SIZE") if n in container.environ]
+    evidence = [RANK_TABLE.named_by, seen.name_of(FIRST_DEVICE)] + \
+        [str(seen.variable(f)) for f in (FIRST_PROCESS, PROCESS_COUNT) if seen.variable(f)]
 
     def peers(n: int) -> Peers:
         raise ContractError("the nodes' names are known only after the rendezvous")
 
     return PlatformFacts("modelarts", index, len(servers), peers, cards, addresses[0], None,
                          f"modelarts/{name}/{','.join(addresses)}", tuple(evidence),
-                         rendezvous=True, instance=("ASCEND_DEVICE_ID", device),
+                         rendezvous=True, instance=(seen.name_of(FIRST_DEVICE), device),
                          task_variables="modelarts")

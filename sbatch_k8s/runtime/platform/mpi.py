@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
+from parsers.contract_profiles import MPICH, OPENMPI
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, number
 from sbatch_k8s.runtime.platform.task_training import read_hostfile
 
 #: The hostfile variables, OpenMPI's first.
-HOSTFILE_VARIABLES = ("OMPI_MCA_orte_default_hostfile", "HYDRA_HOST_FILE")
+HOSTFILE_VARIABLES = (OPENMPI.named_by, MPICH.named_by)
 #: Per-process variables mpirun sets: the process's rank among those of its host.
 LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID")
 

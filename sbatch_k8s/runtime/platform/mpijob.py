@@ -28,14 +28,14 @@ from __future__ import annotations
 
 from typing import Dict, Mapping, Optional, Tuple
 
+from parsers.contract_profiles import MPICH, OPENMPI
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, PeerNaming, Peers, PlatformFacts, \
     parse_number
 from sbatch_k8s.runtime.platform.mpi import named_hostfile
 
 #: The launcher's hostfile variables, OpenMPI's first (the operator's Intel and MPICH names).
-HOSTFILE_VARIABLES = ("OMPI_MCA_orte_default_hostfile", "I_MPI_HYDRA_HOST_FILE",
-                      "HYDRA_HOST_FILE")
+HOSTFILE_VARIABLES = (OPENMPI.named_by, "I_MPI_HYDRA_HOST_FILE", MPICH.named_by)
 #: Slots per host when the hostfile gives none (the operator's ``slotsPerWorker``).
 DEFAULT_SLOTS_VARIABLE = "OMPI_MCA_orte_set_default_slots"
 #: What the launcher tells every worker's run: the hosts (comma list, hostfile order), the

@@ -19,6 +19,7 @@ import socket
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
+from parsers.contract_facts import NNODES, WORLD_SIZE_NODES
 from sbatch_k8s.runtime.contract import ANY_ADDRESS, ContractError, pod_bind_host
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts
 
@@ -27,7 +28,7 @@ PORT_OFFSET = 1
 RETRY_S = 0.2
 LINE_LIMIT = 65536
 #: The variable each contract's node count comes from (for the messages).
-COUNT_VARIABLES = {"aistation": "NNODES", "task-training": "WORLD_SIZE",
+COUNT_VARIABLES = {"aistation": NNODES.name, "task-training": WORLD_SIZE_NODES.name,
                    "modelarts": "server_count"}
 
 

@@ -16,13 +16,16 @@ from __future__ import annotations
 import json
 from typing import List, Optional, Tuple
 
+from parsers.contract_facts import MASTER_HOST, NODE_COUNT, NODE_INDEX, PORT, PROCS_PER_NODE, \
+    TF_CONFIG
 from parsers.contract_profiles import DEEPSPEED_HOSTFILE, TF_TYPES
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, number, \
-    split_address
+from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, split_address
+from sbatch_k8s.runtime.platform.variables import facts_from_environment
 
 #: The fixed path and TF_CONFIG's replica types come from the contract profiles' table
-#: (:mod:`parsers.contract_profiles`), which writes what this module reads.
+#: (:mod:`parsers.contract_profiles`), which writes what this module reads; the variables'
+#: names and plain values from :mod:`parsers.contract_facts`.
 __all__ = ["DEEPSPEED_HOSTFILE", "TF_TYPES", "read_hostfile", "task_training", "tf_config"]
 
 
@@ -47,69 +50,68 @@ def read_hostfile(text: str, path: str) -> List[Tuple[str, Optional[int]]]:
     return hosts
 
 
-def _slots(container: Container) -> Optional[int]:
-    return number(container, "SLOTS", "a slot count", 1) if "SLOTS" in container.environ \
-        else None
-
-
 def task_training(container: Container) -> PlatformFacts:
     """A container of the task-training platform in PyTorch or DeepSpeed mode."""
-    rank = number(container, "RANK", "a node rank")
-    master = container.environ.get("MASTER_ADDR") or None
-    port = number(container, "MASTER_PORT", "a port") if "MASTER_PORT" in container.environ \
-        else None
+    seen = facts_from_environment("task-training", container.environ)
+    rank = seen.require(NODE_INDEX)
+    master = seen.get(MASTER_HOST) or None
+    port = seen.get(PORT)
     text = container.read_file(DEEPSPEED_HOSTFILE)
     if text is None:
-        count = number(container, "WORLD_SIZE", "a node count", 1)
+        count = seen.require(NODE_COUNT)
         if master is None:
-            raise ContractError("MASTER_ADDR is not set (the PyTorch mode's peers meet there)")
+            raise ContractError(f"{seen.name_of(MASTER_HOST)} is not set (the PyTorch mode's "
+                                "peers meet there)")
 
         def unknown(n: int) -> Peers:
             raise ContractError("the peers are known only after the rendezvous")
 
-        return PlatformFacts("task-training", rank, count, unknown, _slots(container), master,
-                             port, f"task-training/{master}:{port}",
-                             ("RANK", "WORLD_SIZE", "SLOTS", "MASTER_ADDR"), rendezvous=True)
+        return PlatformFacts("task-training", rank, count, unknown, seen.get(PROCS_PER_NODE),
+                             master, port, f"task-training/{master}:{port}",
+                             (seen.name_of(NODE_INDEX), seen.name_of(NODE_COUNT),
+                              seen.name_of(PROCS_PER_NODE), seen.name_of(MASTER_HOST)),
+                             rendezvous=True)
     hosts = read_hostfile(text, DEEPSPEED_HOSTFILE)
     names = tuple(h.split(".")[0] for h, _ in hosts)
     addresses = tuple(h for h, _ in hosts)
-    if "WORLD_SIZE" in container.environ:
-        world = number(container, "WORLD_SIZE", "a node count", 1)
-        if world != len(hosts):
-            raise ContractError(f"WORLD_SIZE={world} but {DEEPSPEED_HOSTFILE} names "
-                                f"{len(hosts)} hosts")
-    gpus = _slots(container) or hosts[min(rank, len(hosts) - 1)][1]
+    world = seen.get(NODE_COUNT)
+    if world is not None and world != len(hosts):
+        raise ContractError(f"{seen.name_of(NODE_COUNT)}={world} but {DEEPSPEED_HOSTFILE} "
+                            f"names {len(hosts)} hosts")
+    gpus = seen.get(PROCS_PER_NODE) or hosts[min(rank, len(hosts) - 1)][1]
 
     def listed(n: int) -> Peers:
         return names, addresses
 
     return PlatformFacts("task-training", rank, len(hosts), listed, gpus, master, port,
-                         f"task-training/{addresses[0]}", ("RANK", DEEPSPEED_HOSTFILE, "SLOTS"))
+                         f"task-training/{addresses[0]}",
+                         (seen.name_of(NODE_INDEX), DEEPSPEED_HOSTFILE,
+                          seen.name_of(PROCS_PER_NODE)))
 
 
 def tf_config(container: Container) -> PlatformFacts:
     """A container given ``TF_CONFIG`` (task-training's TensorFlow mode, Kubeflow TFJob)."""
     try:
-        config = json.loads(container.environ.get("TF_CONFIG", ""))
+        config = json.loads(container.environ.get(TF_CONFIG, ""))
         cluster, task = config["cluster"], config["task"]
         own_type, own_index = str(task["type"]).lower(), int(task["index"])
     except (ValueError, KeyError, TypeError) as e:
-        raise ContractError(f"TF_CONFIG is not a cluster and task description ({e})") from e
+        raise ContractError(f"{TF_CONFIG} is not a cluster and task description ({e})") from e
     endpoints: List[str] = []
     index = None
     for kind in TF_TYPES + tuple(sorted(k for k in cluster if k.lower() not in TF_TYPES)):
         listed = cluster.get(kind) or []
         if isinstance(listed, dict):
-            raise ContractError("TF_CONFIG lists a sparse cluster (enableDynamicWorker): the "
+            raise ContractError(f"{TF_CONFIG} lists a sparse cluster (enableDynamicWorker): the "
                                 "other workers are not named")
         if kind.lower() == own_type:
             if not 0 <= own_index < len(listed):
-                raise ContractError(f"TF_CONFIG's task {own_type} {own_index} is outside its "
+                raise ContractError(f"{TF_CONFIG}'s task {own_type} {own_index} is outside its "
                                     f"{len(listed)} {own_type} replicas")
             index = len(endpoints) + own_index
         endpoints += [str(e) for e in listed]
     if index is None:
-        raise ContractError(f"TF_CONFIG's task type {own_type!r} is not in its cluster")
+        raise ContractError(f"{TF_CONFIG}'s task type {own_type!r} is not in its cluster")
     hosts = tuple(split_address(e)[0] for e in endpoints)
     names = tuple(h.split(".")[0] for h in hosts)
 
@@ -117,4 +119,4 @@ def tf_config(container: Container) -> PlatformFacts:
         return names, hosts
 
     return PlatformFacts("tf-config", index, len(hosts), peers, None, hosts[0], None,
-                         f"tf-config/{hosts[0]}", ("TF_CONFIG",))
+                         f"tf-config/{hosts[0]}", (TF_CONFIG,))
