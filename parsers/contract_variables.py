@@ -4,7 +4,8 @@ Some platforms tell each process of a job who it is through their own variables,
 scripts written for them read. When such a job runs with Slurm's layout (platform mode, where
 the platform's own values describe one instance per node, not the tasks ``srun`` starts),
 each task gets them computed from its Slurm view, so those scripts keep working. The job
-description's ``contract_variables`` names the platform; one row per platform here.
+description's ``contract_variables`` names the platform; one row per platform here (the
+variables' names are :mod:`parsers.contract_facts`'s, where the profiles set them per node).
 
 - ``modelarts`` (Ascend): ``RANK_ID`` = ``SLURM_PROCID``, ``RANK_SIZE`` = the step's tasks,
   ``ASCEND_DEVICE_ID`` = the task's card on its node: the card among the task's own
@@ -14,6 +15,8 @@ description's ``contract_variables`` names the platform; one row per platform he
 from __future__ import annotations
 
 from typing import Callable, Dict, NamedTuple, Optional, Sequence
+
+from parsers.contract_facts import ASCEND_DEVICE_ID, RANK_ID, RANK_SIZE
 
 
 class TaskView(NamedTuple):
@@ -30,8 +33,8 @@ class TaskView(NamedTuple):
 def _modelarts(task: TaskView) -> Dict[str, str]:
     devices = list(task.devices)
     device = devices[task.localid % len(devices)] if devices else task.localid
-    return {"ASCEND_DEVICE_ID": str(device), "RANK_ID": str(task.procid),
-            "RANK_SIZE": str(task.ntasks)}
+    return {ASCEND_DEVICE_ID.name: str(device), RANK_ID.name: str(task.procid),
+            RANK_SIZE.name: str(task.ntasks)}
 
 
 #: Platform name → its task variables.
