@@ -102,21 +102,24 @@ def _calls(counter: CallCounter, argv: List[str], env: Dict[str, str]) -> int:
     return counter.count() - before
 
 
-def _squeue_lines(kube: Any, *args: str) -> int:
-    """How many jobs ``squeue -h ARGS`` shows (-1 when it fails)."""
-    done = kube.run("squeue", "-h", *args, timeout=300)
+def _squeue_lines(kube: Any, *args: str, cold: bool = False) -> int:
+    """How many jobs ``squeue -h ARGS`` shows (-1 when it fails); ``cold``: listed from the
+    API server, not the command server's watch cache."""
+    done = kube.run("squeue", "-h", *args, timeout=300,
+                    env={"SBATCH_K8S_SERVER": "0"} if cold else None)
     return len(done.stdout.splitlines()) if done.returncode == 0 else -1
 
 
-def _settle(kube: Any, pending: int) -> int:
-    """Run ``squeue -t PD`` through the command server until it shows ``pending`` jobs or
-    more (its watch cache has caught up with the clones) or :data:`SETTLE_S` passed; what
-    it shows."""
+def _settle(kube: Any) -> Tuple[int, int]:
+    """Run ``squeue -t PD`` through the command server until it shows as many jobs as one
+    listed from the API server (its watch cache has caught up with the clones) or
+    :data:`SETTLE_S` passed; how many it shows, and how many the LIST shows."""
+    pending = _squeue_lines(kube, "-t", "PD", cold=True)
     deadline = time.monotonic() + SETTLE_S
     while True:
         shown = _squeue_lines(kube, "-t", "PD")
         if shown >= pending or time.monotonic() > deadline:
-            return shown
+            return shown, pending
         time.sleep(0.5)
 
 
@@ -156,7 +159,7 @@ def _submit_and_listing(ctx: Context, server: BenchServer) -> List[Figure]:
         _clone_jobs(kube, clones, size - have)
         clones += size - have
         have = size
-        figures += _listing_figures(ctx, server, size, clones)
+        figures += _listing_figures(ctx, server, size)
     return figures
 
 
@@ -171,13 +174,13 @@ def _warm_calls(counter: CallCounter, argv: List[str]) -> int:
         time.sleep(0.5)
 
 
-def _count_calls(server: BenchServer, squeue: List[str], clones: int) -> Tuple[str, str]:
+def _count_calls(server: BenchServer, squeue: List[str]) -> Tuple[str, str]:
     """The notes on API calls per warm and cold squeue (counted, or why not)."""
     with server.counter() as counter:
         if counter is None:
             return server.uncounted_reason, server.uncounted_reason
         if server.real:
-            _settle(counter.kube, clones)
+            _settle(counter.kube)
         warm = _warm_calls(counter, squeue)
         cold = _calls(counter, squeue, {"SBATCH_K8S_SERVER": "0"})
     how = " (counted by a loopback proxy)" if server.real else ""
@@ -198,8 +201,7 @@ def _raw_list_ms(kube: Any) -> Tuple[List[float], int]:
     return samples, count
 
 
-def _listing_figures(ctx: Context, server: BenchServer, size: int, clones: int
-                     ) -> List[Figure]:
+def _listing_figures(ctx: Context, server: BenchServer, size: int) -> List[Figure]:
     kube = server.kube
     env, cwd = kube.env, str(kube.work)
     kubectl = shutil.which("kubectl")
@@ -208,13 +210,13 @@ def _listing_figures(ctx: Context, server: BenchServer, size: int, clones: int
     cold_env = dict(env, SBATCH_K8S_SERVER="0")
     kubectl_samples = process_times([kubectl, "get", "jobs", "-l", SELECTOR], repeats, env,
                                     cwd, warmup=1) if kubectl else []
-    shown = _settle(kube, clones)
+    shown, listed = _settle(kube)
     warm = Figure(f"k8s: squeue, {size} jobs, warm (server's watch cache)", "ms",
                   process_times(squeue, repeats, env, cwd, warmup=1))
     cold = Figure(f"k8s: squeue, {size} jobs, cold (SBATCH_K8S_SERVER=0, LISTs)", "ms",
                   process_times(squeue, repeats, cold_env, cwd, warmup=0))
-    warm.scaling, cold.scaling = _count_calls(server, squeue, clones)
-    warm.scaling += f"; {shown} pending shown"
+    warm.scaling, cold.scaling = _count_calls(server, squeue)
+    warm.scaling += f"; shows {shown} pending jobs of {listed} listed"
     if server.real:
         warm.scaling += f"; {server.label}"
         cold.scaling += f"; {server.label}"
