@@ -96,7 +96,8 @@ def _node_process(job_dir: Path, index: int) -> int:
 
 
 def test_losing_a_node_mid_step_fails_the_job_without_hanging(slurm: LocalSlurm) -> None:
-    job = submit(slurm, "-N2", "-o", "n.out", "--wrap",
+    # --no-requeue: the job stays NODE_FAIL (else requeued: test_machine_requeue.py).
+    job = submit(slurm, "-N2", "--no-requeue", "-o", "n.out", "--wrap",
                  "srun -l bash -c 'echo up; sleep 60'; echo srun=$?; sleep 60")
     slurm.wait_for(lambda: (slurm.work / "n.out").exists() and
                    slurm.read("n.out").count("up") == 2)

@@ -17,10 +17,10 @@ STUBBORN_TASK = "trap '' TERM\ntouch up.$SLURM_PROCID; while true; do sleep 0.1;
 
 def start_job(slurm: LocalSlurm, task: str) -> int:
     """A 2-node job whose step runs ``task`` (a bash script) on both nodes; its id, once
-    both tasks are up."""
+    both tasks are up (``--no-requeue``: the job ends PREEMPTED, not requeued)."""
     slurm.script("task.sh", task)
-    slurm.script("job.sh", "#!/bin/bash\n#SBATCH -N2 -o job.out\nsrun -N2 -n2 bash task.sh\n"
-                           "echo srun rc=$?\n")
+    slurm.script("job.sh", "#!/bin/bash\n#SBATCH -N2 --no-requeue -o job.out\n"
+                           "srun -N2 -n2 bash task.sh\necho srun rc=$?\n")
     job = job_id_of(slurm.run("sbatch", "job.sh").stdout)
     slurm.wait_for(lambda: (slurm.work / "up.0").exists() and (slurm.work / "up.1").exists())
     return job

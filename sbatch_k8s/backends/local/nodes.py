@@ -102,11 +102,13 @@ class ElementRun:
     killed, KillWait plus :data:`FOLLOW_S` after node 0."""
 
     def __init__(self, job_id: int, directory: str, processes: List[NodeProcess],
-                 kill_wait_s: float) -> None:
+                 settings: Mapping[str, str]) -> None:
         self.job_id = job_id
         self.directory = directory
         self.processes = processes
-        self.kill_wait_s = kill_wait_s
+        #: The submitter's :data:`LAUNCH_SETTINGS` (KillWait, the requeue delay).
+        self.settings = dict(settings)
+        self.kill_wait_s = float(settings.get("SBATCH_K8S_KILL_WAIT", 30))
         self.node0_end: Optional[float] = None
 
     def poll(self, now: float) -> bool:
@@ -193,10 +195,11 @@ def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapp
 
 
 #: The submitter's variables a job's node processes are started with (kept per job in
-#: ``launch.json``: one scheduler starts the jobs of many commands).
+#: ``launch.json``: one scheduler starts the jobs of many commands), and the delay before a
+#: job the machine ended runs again (:mod:`~sbatch_k8s.backends.local.requeue`).
 LAUNCH_SETTINGS = ("PATH", "SBATCH_K8S_KILL_WAIT", "SBATCH_K8S_NODE_WAIT",
                    "SBATCH_K8S_SECONDS_PER_MINUTE", "SBATCH_K8S_RUNTIME_PYZ",
-                   "SBATCH_K8S_RUNTIME_PYTHON")
+                   "SBATCH_K8S_RUNTIME_PYTHON", "SBATCH_K8S_REQUEUE_DELAY")
 
 
 def start_element(conn: sqlite3.Connection, settings: Mapping[str, str], directory: str,
@@ -238,4 +241,4 @@ def start_element(conn: sqlite3.Connection, settings: Mapping[str, str], directo
         processes.append(NodeProcess(popen.pid, spool, popen))
     jobdb.update_job(conn, int(desc["job_id"]), node0_pid=processes[0].pid,
                      node_pids=",".join(str(p.pid) for p in processes))
-    return ElementRun(int(desc["job_id"]), directory, processes, kill_wait)
+    return ElementRun(int(desc["job_id"]), directory, processes, settings)

@@ -16,6 +16,17 @@ As slurmctld does it (``_job_requeue_op``):
   kept in the row's ``requeued_runs`` for ``sacct --duplicates``, and its node files move to
   ``requeued-<n>/`` in the job directory, so that the next run starts with clean ones.
 
+The machine requeues too, as slurmctld requeues a job on a node's failure and on preemption
+with ``PreemptMode=REQUEUE``: a job that may be requeued (``--requeue``, or Slurm's default
+JobRequeue=1; not ``--no-requeue``; never the job of an ``srun`` outside a job, a batch job
+here but not in Slurm) whose run ended ``NODE_FAIL`` (a node process other than node 0
+died: node 0 lost it) or ``PREEMPTED`` (one was stopped by SIGTERM or SIGINT and said so
+before it went) — :data:`MACHINE_ENDS` — is requeued by the scheduler process the moment it
+records that end (:func:`record_end`; no command needs to run), the run kept in
+``requeued_runs`` as it ended (its state, end time, exit code and steps), the job pending
+with reason ``BeginTime`` for the delay of its submitter's ``SBATCH_K8S_REQUEUE_DELAY`` (kept
+with the job's launch settings; 121 s without). A ``--no-requeue`` job stays so.
+
 The next run gets ``SLURM_RESTART_COUNT`` and ``%r`` from ``restart_count`` in its
 ``job.json`` (:func:`~sbatch_k8s.backends.local.supervisor.launch`).
 """
@@ -28,7 +39,7 @@ import sqlite3
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
-from parsers.records import PENDING, REQUEUED, RUNNING
+from parsers.records import NODE_FAIL, PENDING, PREEMPTED, REQUEUED, RUNNING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.base import DISABLED, DONE, NOT_STARTED, UNKNOWN
 from sbatch_k8s.backends.local.nodes import ElementRun
@@ -43,6 +54,9 @@ HELD_REQUEUE_REASON = "job requeued in held state"
 REQUEUE, REQUEUE_HOLD = "requeue", "hold"
 #: Columns of a run that are not the run's own (the requeue bookkeeping).
 BOOKKEEPING = ("requeued_runs", "requeue_request")
+#: How a run ends when the machine ended it (a node process died, or was stopped by a
+#: signal): a job that may be requeued then runs again, that run kept as it ended.
+MACHINE_ENDS = (NODE_FAIL, PREEMPTED)
 
 
 def requeue_delay_s(environ: Mapping[str, str]) -> float:
@@ -74,15 +88,18 @@ def _keep_node_files(job_dir: str, restarts: int) -> None:
 
 
 def _requeue_ended(conn: sqlite3.Connection, row: sqlite3.Row, hold: bool, now: float,
-                   delay_s: float, killed: bool) -> None:
+                   delay_s: float, killed: bool, as_ended: bool = False) -> None:
     """Keep the ended run of ``row`` as an earlier run and make the job pending again
     (inside the caller's transaction). ``killed``: the requeue ended the run, which then
-    keeps exit code 0:0 as in slurmctld (its batch step shows the signal)."""
+    keeps exit code 0:0 as in slurmctld (its batch step shows the signal). ``as_ended``:
+    the machine ended the run (:data:`MACHINE_ENDS`), which is kept as it ended; else it
+    is kept ``REQUEUED`` at ``now``."""
     job_id = row["job_id"]
     held_before = bool(row["hold"]) and row["start_time"] is None  # cancelled while held
     reason = HELD_REQUEUE_REASON if hold else row["reason"] if held_before else "BeginTime"
     run = {k: row[k] for k in row.keys() if k not in BOOKKEEPING}
-    run.update(state=REQUEUED, end_time=now)
+    if not as_ended:
+        run.update(state=REQUEUED, end_time=now)
     if killed:
         run.update(exit_code=0, exit_signal=0, derived_exit_code=0, cancelled_by=None)
     steps = [dict(zip(s.keys(), s)) for s in jobdb.steps_of(conn, [job_id])[job_id]]
@@ -159,9 +176,10 @@ def _outcome(row: Optional[sqlite3.Row], now: float) -> str:
 
 
 def record_end(conn: sqlite3.Connection, run: ElementRun) -> None:
-    """The scheduler's recording of a job's end: as it ended, or, when a requeue was asked
-    of it while it ran, as an earlier run with the job pending again — in one transaction,
-    so no reader ever sees the killed run as the job's end."""
+    """The scheduler's recording of a job's end: as it ended, or as an earlier run with the
+    job pending again — when a requeue was asked of it while it ran (kept ``REQUEUED``), or
+    when the machine ended a job that may be requeued (kept as it ended; module docstring)
+    — in one transaction, so no reader ever sees a requeued run as the job's end."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         run.finish(conn)
@@ -170,6 +188,9 @@ def record_end(conn: sqlite3.Connection, run: ElementRun) -> None:
             kind, _, delay = str(row["requeue_request"]).partition(" ")
             _requeue_ended(conn, row, kind == REQUEUE_HOLD, time.time(),
                            float(delay or DEFAULT_REQUEUE_DELAY_S), killed=True)
+        elif row is not None and row["requeue"] and row["state"] in MACHINE_ENDS:
+            _requeue_ended(conn, row, False, time.time(), requeue_delay_s(run.settings),
+                           killed=False, as_ended=True)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -8,7 +8,8 @@ truth — and loops:
 
 * it watches the running jobs' node processes (its children: woken by SIGCHLD; jobs taken
   over from a predecessor: looked at every :data:`WATCH_S`) and records each job's end
-  (or, for a job ``scontrol requeue`` killed, puts it back to pending:
+  (or puts it back to pending: a job ``scontrol requeue`` killed, and one that may be
+  requeued that ended ``NODE_FAIL`` or ``PREEMPTED``, requeued then and there:
   :mod:`~sbatch_k8s.backends.local.requeue`);
 * it looks at the pending jobs (:func:`~sbatch_k8s.backends.local.dispatch.look_once`) and
   launches those that may start — after news (a command's wake-up byte on

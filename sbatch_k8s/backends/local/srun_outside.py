@@ -25,11 +25,12 @@ CHECK_INTERVAL_S = 0.5
 
 def allocation_argv(argv: Sequence[str], job_dir_hint: str) -> List[str]:
     """sbatch arguments for the job an outside srun creates (:mod:`sbatch_k8s.srun_job`),
-    with output into files we follow and stdin from our FIFO."""
+    with output into files we follow and stdin from our FIFO; never requeued (slurmctld
+    requeues batch jobs only: a lost node ends srun's job ``NODE_FAIL``, and srun with it)."""
     from sbatch_k8s.srun_job import allocation_options, step_command
 
     name, words = allocation_options(argv)
-    return (["--job-name", name] + words +
+    return (["--job-name", name, "--no-requeue"] + words +
             ["--output", os.path.join(job_dir_hint, "srun.out"),
              "--error", os.path.join(job_dir_hint, "srun.err"),
              "--input", os.path.join(job_dir_hint, "srun.in"),

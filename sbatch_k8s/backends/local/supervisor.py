@@ -104,7 +104,6 @@ def adopt_running(conn: sqlite3.Connection, environ: Mapping[str, str]
         processes = [NodeProcess(pid, spool) for pid, spool in zip(pids, spools)]
         if not processes:
             processes = [NodeProcess(0, spools[0])]  # all gone: recorded at the next watch
-        kill_wait = float(_launch_settings(job_dir_of(environ, row["array_job_id"] or job_id),
-                                           environ).get("SBATCH_K8S_KILL_WAIT", 30))
-        runs[job_id] = ElementRun(job_id, directory, processes, kill_wait)
+        settings = _launch_settings(job_dir_of(environ, row["array_job_id"] or job_id), environ)
+        runs[job_id] = ElementRun(job_id, directory, processes, settings)
     return runs
