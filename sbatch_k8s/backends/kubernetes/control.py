@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, Mapping, Optional
 
+from parsers.formats.job_values import eligible_from
 from parsers.records import CANCELLED, PENDING, RUNNING, JobRecord, with_changes
 from sbatch_k8s.backends.base import DONE, FINISHED
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
@@ -167,7 +168,7 @@ def hold_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, str
     client.merge_patch(kind, ref["name"], namespace, patch)
     now = int(time.time())
     held = with_changes(record, reason=reason or waits or "None",
-                        eligible_time=None if hold or waits else now)
+                        eligible_time=eligible_from(record.begin_time, bool(hold or waits), now))
     from sbatch_k8s.backends.kubernetes.records import record_config_map
 
     body = record_config_map(held, dict(ref))

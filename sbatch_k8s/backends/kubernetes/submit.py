@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
 from parsers.formats.job_stdio import recorded_stdio
+from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.records import PENDING, JobRecord, build
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
@@ -84,8 +85,9 @@ def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContex
         account=job.account or context.user, qos=job.qos or "normal",
         reason=initial_reason(job), array_job_id=array_job_id, array_task_id=array_task_id,
         submit_time=submit_time,
-        eligible_time=None if job.hold or (job.dependency and job.dependency.clauses)
-        else begin_time or submit_time,
+        eligible_time=eligible_from(
+            begin_time, bool(job.hold or (job.dependency and job.dependency.clauses)),
+            submit_time),
         dependency=job.dependency.format() if job.dependency else "",
         begin_time=begin_time, kill_on_invalid_dep=bool(job.kill_on_invalid_dep),
         time_limit_min=job.time_limit_min, node_count=allocation.node_count,
