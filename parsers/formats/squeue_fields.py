@@ -74,7 +74,10 @@ def _time_left(job: JobRecord, ctx: JobContext) -> str:
 
 def _end_time(job: JobRecord, ctx: JobContext) -> str:
     end = jv.expected_end(job, ctx.now)
-    if not jv.has_time_limit(job) and job.state in ("RUNNING", "SUSPENDED") and end is None:
+    # slurmctld's end of a job without limit that started, or shows a start (its begin time
+    # ahead), lies a year on: squeue prints NONE for it (scontrol Unknown).
+    if end is None and not jv.has_time_limit(job) and (
+            job.state in ("RUNNING", "SUSPENDED") or jv.shown_start(job, ctx.now) is not None):
         return "NONE"
     return _time(end, ctx)
 

@@ -160,3 +160,11 @@ def test_shown_start(state: str, begin: object, start: object, shown: object) ->
 ])
 def test_eligible_from(begin: object, waits: bool, eligible: object) -> None:
     assert jv.eligible_from(begin, waits, NOW) == eligible
+
+
+def test_squeue_end_of_a_shown_start_without_limit() -> None:
+    """``%e``: NONE for a job without limit that shows a start (real: a held job with
+    ``--begin``), N/A for one that shows none."""
+    held_begin = _pending(515, "JobHeldUser", priority=0, begin_time=LATER, eligible_time=LATER)
+    out = format_squeue([held_begin, HELD], "%i %S %e", NOW, header=False)
+    assert out == "515 2026-11-23T15:25:21 NONE\n498 N/A N/A\n"
