@@ -1,8 +1,9 @@
 """``squeue -s`` on a cluster, end to end on the emulated API server with the test kubelet:
 node 0 (pods with the job ServiceAccount) publishes its running steps in the job's record,
 squeue lists them after ``batch`` and ``extern`` with Slurm's columns — from the warm
-cache with no API call — and drops them as they end (they stay published, ended, for sacct); a job whose pods have no API access
-lists ``batch`` and ``extern`` with one warning saying why its srun steps are not shown."""
+cache with no API call — and drops them as they end (they stay published, ended, for
+sacct); a job whose pods have no API access lists ``batch`` and ``extern`` with one warning
+saying why its srun steps are not shown."""
 
 from __future__ import annotations
 

@@ -12,9 +12,9 @@ import datetime
 import os
 import re
 import signal
-from typing import List
 
 from tests.local.harness import LocalSlurm
+from tests.local.test_requeue import _runs, _sacct, _squeue
 
 #: A 2-node job: each run appends its restart count; the first run waits (to lose a node),
 #: the next one ends at once. Output appended, so both runs' lines stay.
@@ -25,22 +25,6 @@ echo "restart ${SLURM_RESTART_COUNT:-unset}"
 [ -n "$SLURM_RESTART_COUNT" ] || sleep 120
 """
 WAIT_S = 60.0
-
-
-def _runs(slurm: LocalSlurm) -> List[str]:
-    try:
-        return slurm.read("runs.txt").splitlines()
-    except FileNotFoundError:
-        return []
-
-
-def _squeue(slurm: LocalSlurm, job: str) -> str:
-    return slurm.run("squeue", "-h", "-j", job, "-o", "%i %T %r").stdout.strip()
-
-
-def _sacct(slurm: LocalSlurm, job: str, *args: str) -> List[str]:
-    return slurm.run("sacct", "-j", job, "-n", "-P", "-o", "JobID,State,ExitCode",
-                     *args).stdout.splitlines()
 
 
 def _node_process(slurm: LocalSlurm, job: str, index: int) -> int:
