@@ -38,6 +38,10 @@ BEGIN = "sbatch-k8s.io/begin"
 RELEASE_LABELS = "sbatch-k8s.io/release-labels"
 VOLCANO_GROUP = "scheduling.k8s.io/group-name"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+#: Set by Kubernetes, read by the runtime: how often the run restarted inside its workload
+#: (``translators.pod.restarts_field``).
+JOBSET_RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
+INDEX_IGNORED_FAILURES = "batch.kubernetes.io/job-index-ignored-failure-count"
 #: scancel's signal and step-cancel requests to a running job (written on its node-0 pod; the
 #: runtime reads them from a downward-API file, ``sbatch_k8s.runtime.cancel_requests``).
 SCANCEL_REQUESTS = "sbatch-k8s.io/scancel-requests"
@@ -72,6 +76,10 @@ METADATA_KEYS: Tuple[Tuple[str, str, str, str], ...] = (
      "the Kueue labels it gets when released, as JSON (translators.gates)"),
     (VOLCANO_GROUP, ANNOTATION, "pods, with gang = volcano", "the Volcano PodGroup"),
     (COMPLETION_INDEX, ANNOTATION, "(read) pods of Indexed Jobs", "the node index"),
+    (JOBSET_RESTART_ATTEMPT, LABEL, "(read) pods of a --requeue JobSet",
+     "the gang restarts so far: added to SLURM_RESTART_COUNT"),
+    (INDEX_IGNORED_FAILURES, ANNOTATION, "(read) pods of an array run as one Indexed Job",
+     "the disruptions of this element's earlier pods: added to SLURM_RESTART_COUNT"),
     (SCANCEL_REQUESTS, ANNOTATION, "node 0's pod, after scancel -s/-b/-f or of a step",
      "scancel's requests, oldest first, as JSON"),
 )

@@ -21,6 +21,7 @@ import copy
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from translators import metadata
+from translators.batch_job import per_index_failures
 from translators.placement import exclusive_label, pod_anti_affinity
 from translators.security import container_security_context, pod_security_context
 from translators.storage import RUNTIME_DIR, RUNTIME_KEY, pod_volumes
@@ -58,9 +59,32 @@ def _field_env(name: str, path: str) -> Dict[str, Any]:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
 
-def runtime_env(job_id: int, port: int, node_index_env: bool) -> List[Dict[str, Any]]:
+#: How often this pod's run restarted inside its workload, from the downward API
+#: (:func:`restarts_field`); the runtime adds it to the description's restart count.
+RESTARTED_VARIABLE = "SBATCH_K8S_RESTARTED"
+
+
+def restarts_field(plan: "JobPlan", unit: "Unit", jobset: bool) -> Optional[str]:
+    """Where a pod reads the restarts Kubernetes made inside the workload, which a requeue
+    of ours (a new workload with a higher restart count) does not see: the JobSet's restart
+    attempt of a ``--requeue`` gang (:mod:`translators.targets.jobset`), or the disruptions
+    of an array element's earlier pods, counted by the Job controller per index
+    (``backoffLimitPerIndex``) when it replaces them (:mod:`translators.batch_job`). None
+    where the workload never restarts a run itself."""
+    if unit.indexed_array:
+        if per_index_failures(plan, unit) and plan.job.requeue is not False:
+            return f"metadata.annotations['{metadata.INDEX_IGNORED_FAILURES}']"
+        return None
+    if jobset and plan.job.requeue is True:
+        return f"metadata.labels['{metadata.JOBSET_RESTART_ATTEMPT}']"
+    return None
+
+
+def runtime_env(job_id: int, port: int, node_index_env: bool,
+                restarts: Optional[str] = None) -> List[Dict[str, Any]]:
     """What the runtime learns from the pod spec: namespace, pod name and IP, job id, port;
-    ``SBATCH_K8S_NODE_INDEX`` from the completion index where the target hides it."""
+    ``SBATCH_K8S_NODE_INDEX`` from the completion index where the target hides it;
+    :data:`RESTARTED_VARIABLE` from the field ``restarts`` (:func:`restarts_field`)."""
     env = [
         _field_env("SBATCH_K8S_NAMESPACE", "metadata.namespace"),
         _field_env("SBATCH_K8S_POD_NAME", "metadata.name"),
@@ -71,11 +95,13 @@ def runtime_env(job_id: int, port: int, node_index_env: bool) -> List[Dict[str, 
     if node_index_env:
         env.append(_field_env("SBATCH_K8S_NODE_INDEX",
                               f"metadata.annotations['{metadata.COMPLETION_INDEX}']"))
+    if restarts:
+        env.append(_field_env(RESTARTED_VARIABLE, restarts))
     return env
 
 
 def main_container(plan: "JobPlan", unit: "Unit", name: str,
-                   node_index_env: bool = False) -> Dict[str, Any]:
+                   node_index_env: bool = False, restarts: Optional[str] = None) -> Dict[str, Any]:
     """The one container of every pod."""
     partition = plan.partition
     container: Dict[str, Any] = {"name": name, "image": plan.image}
@@ -84,7 +110,8 @@ def main_container(plan: "JobPlan", unit: "Unit", name: str,
     container["command"] = runtime_command(plan.traits.name, plan.image)
     if plan.working_dir:
         container["workingDir"] = plan.working_dir
-    container["env"] = runtime_env(unit.job_id, partition.runtime_port, node_index_env)
+    container["env"] = runtime_env(unit.job_id, partition.runtime_port, node_index_env,
+                                   restarts)
     if partition.service_account:  # node 0 records its job's end and releases dependents
         container["env"].append({"name": JOB_API_VARIABLE, "value": "1"})
     container["ports"] = [{"name": RUNTIME_PORT_NAME, "containerPort": partition.runtime_port}]
@@ -113,11 +140,13 @@ def pod_template(
     subdomain: Optional[str] = None,
     pod_group: Optional[str] = None,
     node_index_env: bool = False,
+    jobset: bool = False,
 ) -> Dict[str, Any]:
     """The pod template of ``unit``: labels, the runtime container, volumes, placement.
 
     ``pod_group`` names the Volcano PodGroup the pods join (targets whose operator does not
-    make one); ``restart_policy`` None leaves it to the operator's replica spec.
+    make one); ``restart_policy`` None leaves it to the operator's replica spec; ``jobset``:
+    the pods are a JobSet's (:func:`restarts_field`).
     """
     labels = plan.labels(unit)
     mode = exclusive_label(plan.job)
@@ -144,6 +173,7 @@ def pod_template(
     spec["affinity"] = _affinity(plan, unit)
     if plan.tolerations:
         spec["tolerations"] = copy.deepcopy(list(plan.tolerations))
-    spec["containers"] = [main_container(plan, unit, container, node_index_env)]
+    spec["containers"] = [main_container(plan, unit, container, node_index_env,
+                                         restarts_field(plan, unit, jobset))]
     spec["volumes"] = pod_volumes(unit.name, plan.inputs.runtime_hash, plan.partition, plan.job)
     return {"metadata": meta, "spec": spec}

@@ -32,6 +32,7 @@ from sbatch_k8s.runtime.node_setup import (
     load_description,
     platform_environment,
     settings_from,
+    with_restarts,
 )
 from sbatch_k8s.runtime.profile_files import files_directory, write_profile_files
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
@@ -257,7 +258,7 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
     try:
         with needed("read the job description", os.path.join(settings.job_dir, "job.json")):
             loaded = load_description(settings.job_dir)
-        desc, identity = array_element(loaded, settings, environ)
+        desc, identity = array_element(with_restarts(loaded, environ), settings, environ)
         read_token(settings.token_file)
         prepare_spool(settings.spool)
         if identity.index == 0:

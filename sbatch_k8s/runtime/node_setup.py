@@ -84,6 +84,22 @@ def load_description(job_dir: str, token_file: Optional[str] = None) -> Dict[str
     return desc
 
 
+#: How often the run restarted inside its workload, which the description's restart count
+#: (raised by our own requeues) does not know: a JobSet's gang restarts, the Job controller's
+#: replacements of an array element's disrupted pods (``translators.pod.restarts_field``).
+RESTARTED_VARIABLE = "SBATCH_K8S_RESTARTED"
+
+
+def with_restarts(desc: Dict[str, Any], environ: Mapping[str, str]) -> Dict[str, Any]:
+    """``desc`` with the restarts of :data:`RESTARTED_VARIABLE` added to ``restart_count``
+    (``SLURM_RESTART_COUNT``, ``%r``); unchanged when there are none."""
+    text = environ.get(RESTARTED_VARIABLE, "").strip()
+    restarted = int(text) if text.isdigit() else 0
+    if not restarted:
+        return desc
+    return dict(desc, restart_count=int(desc.get("restart_count") or 0) + restarted)
+
+
 def platform_environment(environ: Mapping[str, str]) -> Dict[str, str]:
     """The environment the platform gave this process, minus our internal variables."""
     return {k: v for k, v in environ.items() if not k.startswith(INTERNAL_PREFIX)}

@@ -17,7 +17,11 @@ Per Job, each pass: account finished pods once (Succeeded → ``succeeded`` and,
 Status also carries ``active``, ``ready``, ``terminating`` and ``uncountedTerminatedPods: {}``.
 Finished Jobs with ``ttlSecondsAfterFinished`` are deleted (Background) when it expires.
 Terminal conditions are set at once (1.29 does not wait for pods to terminate; 1.31 does).
-Not emulated: ``backoffLimitPerIndex``/``maxFailedIndexes``/``FailIndex``, pod backoff delays,
+With ``backoffLimitPerIndex``, a replacement pod carries its index's earlier failures in the
+annotations ``batch.kubernetes.io/job-index-failure-count`` and, when some were ignored by a
+podFailurePolicy ``Ignore`` rule, ``job-index-ignored-failure-count``
+(``addIndexFailureCountAnnotation``). Not emulated: the per-index limits themselves
+(``backoffLimitPerIndex``/``maxFailedIndexes``/``FailIndex``), pod backoff delays,
 ``Events``, ``managedBy`` other than the default (such Jobs are left alone, as intended).
 """
 
@@ -59,6 +63,8 @@ class JobController(Loop):
         self._accounted: Dict[str, Set[str]] = {}   # job uid → pod uids already accounted
         self._removed: Set[str] = set()              # pods deleted on purpose: never failures
         self._start_times: Dict[str, float] = {}         # job uid → precise start time
+        #: job uid → index → [failures counted, failures ignored] (``backoffLimitPerIndex``)
+        self._index_failures: Dict[str, Dict[int, List[int]]] = {}
 
     def reconcile(self) -> None:
         owned: Dict[str, List[Obj]] = {}
@@ -126,6 +132,7 @@ class JobController(Loop):
                 if uid in self._removed:
                     continue
                 verdict = match_failure_policy(job, pod) if phase == "Failed" else None
+                self._count_index_failure(job, pod, bool(verdict and verdict[0] == "Ignore"))
                 if verdict and verdict[0] == "Ignore":
                     continue
                 status.bump("failed")
@@ -134,6 +141,14 @@ class JobController(Loop):
         if indexed:
             status.set("completedIndexes", format_indexes(done) or None)
         return fail
+
+    def _count_index_failure(self, job: Obj, pod: Obj, ignored: bool) -> None:
+        """Remember a failure of ``pod``'s index for its replacement (module docstring)."""
+        index = pod_index(pod)
+        if (job.get("spec") or {}).get("backoffLimitPerIndex") is None or index is None:
+            return
+        counts = self._index_failures.setdefault(job["metadata"]["uid"], {})
+        counts.setdefault(index, [0, 0])[1 if ignored else 0] += 1
 
     def _decide(self, job: Obj, status: JobStatus, pods: List[Obj], active: List[Obj],
                 fail: Optional[Tuple[str, str]], indexed: bool,
@@ -226,8 +241,9 @@ class JobController(Loop):
         self._delete_all(extra, counted_as_failed=False)
         for index in missing[:max(0, parallelism - len(keep))]:
             try:
+                failures = self._index_failures.get(job["metadata"]["uid"], {}).get(index)
                 keep.append(self.api.create(self.pods, job["metadata"]["namespace"],
-                                            new_pod(job, index)))
+                                            new_pod(job, index, failures)))
             except errors.ApiError:
                 break
         return keep

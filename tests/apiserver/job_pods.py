@@ -10,7 +10,7 @@ reference to the Job. Index sets use the API's interval text (``0-2,5``).
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from tests.apiserver import metadata
 
@@ -18,6 +18,8 @@ Obj = Dict[str, Any]
 
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+INDEX_FAILURES_KEY = "batch.kubernetes.io/job-index-failure-count"
+INDEX_IGNORED_FAILURES_KEY = "batch.kubernetes.io/job-index-ignored-failure-count"
 INDEX_ENV = {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
     "apiVersion": "v1", "fieldPath": f"metadata.annotations['{INDEX_KEY}']"}}}
 
@@ -53,8 +55,9 @@ def pod_index(pod: Obj) -> Optional[int]:
     return int(text) if text is not None and str(text).isdigit() else None
 
 
-def new_pod(job: Obj, index: Optional[int]) -> Obj:
-    """The pod the controller creates for ``index`` (None for NonIndexed Jobs)."""
+def new_pod(job: Obj, index: Optional[int], failures: Optional[Sequence[int]] = None) -> Obj:
+    """The pod the controller creates for ``index`` (None for NonIndexed Jobs); with
+    ``backoffLimitPerIndex``, ``failures`` (counted, ignored) are the index's earlier ones."""
     meta, template = job["metadata"], job["spec"].get("template") or {}
     name = meta["name"]
     pod_meta = copy.deepcopy(template.get("metadata") or {})
@@ -64,6 +67,11 @@ def new_pod(job: Obj, index: Optional[int]) -> Obj:
     if index is not None:
         labels[INDEX_KEY] = str(index)
         annotations[INDEX_KEY] = str(index)
+        if (job["spec"].get("backoffLimitPerIndex")) is not None:
+            counted, ignored = failures or (0, 0)
+            annotations[INDEX_FAILURES_KEY] = str(counted)
+            if ignored:
+                annotations[INDEX_IGNORED_FAILURES_KEY] = str(ignored)
         spec.setdefault("hostname", f"{name}-{index}")
         for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
             env = container.setdefault("env", [])

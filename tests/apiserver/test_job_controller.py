@@ -8,6 +8,8 @@ from tests.apiserver import EmulatedCluster
 from tests.apiserver.support import finish, run, wait_until
 
 INDEX = "batch.kubernetes.io/job-completion-index"
+FAILURES = "batch.kubernetes.io/job-index-failure-count"
+IGNORED = "batch.kubernetes.io/job-index-ignored-failure-count"
 
 
 def job(name: str, completions: int = 2, parallelism: Optional[int] = None,
@@ -134,6 +136,32 @@ def test_pod_failure_policy_fail_job_and_ignore(core: Any, batch: Any) -> None:
     assert failed.reason == "PodFailurePolicy"
     assert failed.message == (f"Container main for pod default/{pods[0].metadata.name} failed "
                               f"with exit code 42 matching FailJob rule at index 0")
+
+
+def test_per_index_failure_counts_on_replacement_pods(core: Any, batch: Any) -> None:
+    """With backoffLimitPerIndex, a replacement pod carries its index's earlier failures:
+    counted ones always, ignored ones (a disruption under an Ignore rule) when there are."""
+    policy = {"rules": [{"action": "Ignore", "onPodConditions": [
+        {"type": "DisruptionTarget", "status": "True"}]}]}
+    batch.create_namespaced_job("default", job("per", podFailurePolicy=policy,
+                                               backoffLimitPerIndex=3, backoffLimit=9))
+    pods = live_pods(core, "per", 2)
+    assert pods[1].metadata.annotations[FAILURES] == "0"
+    assert IGNORED not in pods[1].metadata.annotations
+    core.patch_namespaced_pod_status(pods[1].metadata.name, "default", {"status": {
+        "phase": "Failed", "conditions": [{"type": "DisruptionTarget", "status": "True"}]}})
+    second = wait_until(lambda: [p for p in pods_of(core, "per") if p.metadata.labels[INDEX]
+                                 == "1" and p.status.phase != "Failed"
+                                 and p.metadata.name != pods[1].metadata.name], what="index 1")
+    assert (second[0].metadata.annotations[FAILURES],
+            second[0].metadata.annotations[IGNORED]) == ("0", "1")
+    finish(core, second[0].metadata.name, exit_code=1)
+    third = wait_until(lambda: [p for p in pods_of(core, "per") if p.metadata.labels[INDEX]
+                                == "1" and p.status.phase != "Failed" and p.metadata.name
+                                not in (pods[1].metadata.name, second[0].metadata.name)],
+                       what="index 1 a third time")
+    assert (third[0].metadata.annotations[FAILURES],
+            third[0].metadata.annotations[IGNORED]) == ("1", "1")
 
 
 def test_success_policy(core: Any, batch: Any) -> None:

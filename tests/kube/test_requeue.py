@@ -232,6 +232,48 @@ def test_evicted_pod_of_a_requeue_job_runs_again(kube: KubeSlurm, kubelet: Any) 
                                                   f"{job_id}|COMPLETED|0:0"]
 
 
+ELEMENT = r"""#!/bin/sh
+#SBATCH -J element -o element-%A_%a-%r.out --array=0-1
+echo "run ${SLURM_RESTART_COUNT:-unset} of $SLURM_ARRAY_TASK_ID" >> element-runs.txt
+while [ ! -e go-$SLURM_ARRAY_TASK_ID ]; do sleep 0.2; done
+"""
+
+
+def _server_minor(kube: KubeSlurm) -> int:
+    version = kube.api().request("GET", "/version") or {}
+    return int("".join(c for c in str(version.get("minor", "0")) if c.isdigit()) or 0)
+
+
+def test_evicted_pod_of_an_array_element_runs_again(kube: KubeSlurm, kubelet: Any) -> None:
+    """A single-node array runs as one Indexed Job: an element's evicted pod is replaced by
+    the Job controller (the Ignore rule), which counts the disruption on the new pod; its run
+    is the element's restart — SLURM_RESTART_COUNT=1 and Restarts=1 — while the other
+    element runs on untouched."""
+    if _server_minor(kube) < 29:
+        pytest.skip("the per-index failure counts need backoffLimitPerIndex (Kubernetes 1.29)")
+    kube.script("element.sh", ELEMENT)
+    job_id = submitted_id(kube.run("sbatch", "element.sh").stdout)
+    wait_until(lambda: len(_lines_of(kube, "element-runs.txt")) == 2, WAIT_S, "both runs")
+    (pod1,) = [p["metadata"]["name"] for p in kube.objects(
+        kinds.POD, f"sbatch-k8s.io/array-job-id={job_id}")
+        if p["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index") == "1"]
+    _evict(kube, pod1)
+    wait_until(lambda: "run 1 of 1" in _lines_of(kube, "element-runs.txt"), WAIT_S,
+               "element 1 again")
+    assert sorted(_lines_of(kube, "element-runs.txt")) == \
+        ["run 1 of 1", "run unset of 0", "run unset of 1"]
+    for task, restarts in ((1, 1), (0, 0)):
+        shown = kube.run("scontrol", "show", "job", f"{job_id}_{task}").stdout
+        assert f"Restarts={restarts}" in shown and "JobState=RUNNING" in shown, shown
+    assert kube.read(f"element-{job_id}_1-1.out") == ""
+    (kube.work / "go-0").write_text("")
+    (kube.work / "go-1").write_text("")
+    wait_until(lambda: _state(kube, job_id).split() == ["COMPLETED", "COMPLETED"], WAIT_S,
+               "the end")
+    shown = kube.run("scontrol", "show", "job", f"{job_id}_1").stdout
+    assert "Restarts=1" in shown, shown
+
+
 def test_evicted_pod_of_a_no_requeue_job_ends_it(kube: KubeSlurm, kubelet: Any) -> None:
     kube.script("evicted.sh", EVICTED.replace("--requeue", "--no-requeue"))
     job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)

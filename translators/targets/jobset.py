@@ -54,7 +54,7 @@ def render_unit(plan: "JobPlan", unit: "Unit") -> List[Dict[str, Any]]:
     volcano = uses_pod_group(plan)
     gang_restart = plan.job.requeue is True and not unit.indexed_array
     template = pod_template(plan, unit, container, pod_group=unit.name if volcano else None,
-                            node_index_env=True)
+                            node_index_env=True, jobset=True)
     child = {"metadata": {"labels": plan.labels(unit)},
              "spec": job_spec(plan, unit, template, container, standalone=False,
                               gang_restart=gang_restart)}

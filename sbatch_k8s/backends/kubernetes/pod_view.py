@@ -21,6 +21,8 @@ import datetime
 import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from translators.metadata import INDEX_IGNORED_FAILURES, JOBSET_RESTART_ATTEMPT
+
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 #: Names of the container that runs the sbatch-k8s runtime, by target (``pytorch`` is the
 #: name the training operator requires; the other targets use ``main``).
@@ -83,6 +85,18 @@ def nodes_by_index(pods: Sequence[Pod], node_count: int, first: int = 0) -> Dict
         if index is not None and 0 <= index - first < node_count:
             nodes[index - first] = pod
     return nodes
+
+
+def restarted_in_place(pod: Optional[Pod]) -> int:
+    """The restarts Kubernetes made inside the workload before ``pod`` ran (a JobSet's gang
+    restart attempt, an array element's replaced pods: ``translators.pod.restarts_field``),
+    which the record's restart count does not include; 0 without a pod."""
+    if pod is None:
+        return 0
+    meta = _meta(pod)
+    counts = ((meta.get("labels") or {}).get(JOBSET_RESTART_ATTEMPT),
+              (meta.get("annotations") or {}).get(INDEX_IGNORED_FAILURES))
+    return sum(int(text) for text in counts if text and str(text).isdigit())
 
 
 def container_statuses(pod: Pod) -> List[Mapping[str, Any]]:

@@ -54,6 +54,7 @@ from sbatch_k8s.backends.kubernetes.pod_view import (
     hostname,
     main_container,
     nodes_by_index,
+    restarted_in_place,
     running_since,
     status_of,
     terminated,
@@ -273,6 +274,7 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
         stored, state=state, reason=reason, node_list=_node_list(stored, nodes),
         batch_host=hostname(nodes[0]) if 0 in nodes else stored.batch_host,
         start_time=start, end_time=end, exit_code=code, exit_signal=signal,
+        restarts=stored.restarts + restarted_in_place(nodes.get(0)),
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
     steps = job_steps(live, final, report, stored.steps)
     derived = max([code] + [s.exit_code for s in steps]) if final else 0

@@ -19,11 +19,14 @@ from tests.unit.kubernetes.cluster_objects import (
     KINDS,
     NAME,
     SUCCEEDED,
+    T0,
+    T1,
     T0_EPOCH,
     T1_EPOCH,
     all_running,
     pod,
     report,
+    running,
     terminated,
     workload,
 )
@@ -204,6 +207,23 @@ def test_array_element_of_a_shared_indexed_job() -> None:
     record = live_record(element, None, mine, NOW)
     assert (record.state, record.job_id_text, record.batch_host) == \
         ("COMPLETED", "1234_8", "llm-1234-1")
+
+
+def test_restarts_made_inside_the_workload_count() -> None:
+    """A JobSet's gang restart attempt and an array element's pods replaced after a
+    disruption add to the record's restarts (scontrol's Restarts=), as node 0's runtime adds
+    them to SLURM_RESTART_COUNT; the newest pod of node 0 tells."""
+    gang = all_running("JobSet", 4)
+    gang[0]["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] = "2"
+    record = live_record(submitted(restarts=1), workload("JobSet"), gang, NOW)
+    assert (record.state, record.restarts) == ("RUNNING", 3)
+    element = submitted(1235, array_job_id=1234, array_task_id=8, node_count=1)
+    first = pod("Job", 1, "Failed", terminated(143), created=T0)
+    second = pod("Job", 1, "Running", running(), created=T1)
+    second["metadata"]["annotations"][
+        "batch.kubernetes.io/job-index-ignored-failure-count"] = "1"
+    assert live_record(element, None, [first, second], NOW).restarts == 1
+    assert live_record(element, None, [first], NOW).restarts == 0
 
 
 def with_name(obj: Dict[str, Any], old: str, new: str) -> Dict[str, Any]:

@@ -7,7 +7,9 @@ import json
 import pytest
 
 from parsers.errors import SlurmInputError
+from sbatch_k8s.runtime.node_setup import RESTARTED_VARIABLE as RUNTIME_RESTARTED_VARIABLE
 from translators import metadata
+from translators.pod import RESTARTED_VARIABLE
 from translators.plan import DEADLINE_MARGIN_S
 from tests.unit.translators.support import (
     container,
@@ -103,3 +105,33 @@ def test_array_beyond_max_array_size_is_refused() -> None:
         render_script(script("--array=0-1001"))
     assert caught.value.lines == ("Batch job submission failed: Invalid job array "
                                   "specification",)
+
+
+def _restarted_field(result: object) -> object:
+    """The downward-API field of the runtime's restart variable, None when not set."""
+    env = {e["name"]: e for e in container(result).get("env", [])}  # type: ignore[arg-type]
+    entry = env.get(RESTARTED_VARIABLE)
+    assert RESTARTED_VARIABLE == RUNTIME_RESTARTED_VARIABLE
+    return entry["valueFrom"]["fieldRef"]["fieldPath"] if entry else None
+
+
+@pytest.mark.parametrize("directives, target, field", [
+    (("--array=0-3",), "indexed-job",
+     f"metadata.annotations['{metadata.INDEX_IGNORED_FAILURES}']"),
+    (("--array=0-3", "--no-requeue"), "indexed-job", None),
+    (("--array=0-3", "-N2"), "indexed-job", None),
+    (("-N2", "--requeue"), "jobset", f"metadata.labels['{metadata.JOBSET_RESTART_ATTEMPT}']"),
+    (("-N2",), "jobset", None),
+    (("-N2", "--requeue"), "indexed-job", None),
+])
+def test_pods_read_the_restarts_their_workload_makes(directives: tuple, target: str,
+                                                     field: object) -> None:
+    """Where Kubernetes itself re-runs the job (an array element's disrupted pod replaced,
+    a --requeue JobSet's gang restart), the pods read that count for SLURM_RESTART_COUNT."""
+    result = render_script(script(*directives), target=target)
+    assert _restarted_field(result) == field
+
+
+def test_per_index_restarts_need_backoff_limit_per_index() -> None:
+    result = render_script(script("--array=0-3"), minor=28)
+    assert _restarted_field(result) is None
