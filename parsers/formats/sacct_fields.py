@@ -20,7 +20,7 @@ from typing import Callable, Optional, Tuple
 from parsers.formats import job_values as jv
 from parsers.formats.cells import DATE, NUMBER, STRING, convert_num_unit, format_timestamp
 from parsers.formats.squeue_fields import JobContext
-from parsers.records import CANCELLED, TIMEOUT, JobRecord, StepRecord
+from parsers.records import CANCELLED, NODE_FAIL, TIMEOUT, JobRecord, StepRecord
 from parsers.values.time import format_duration_hms, format_time_limit
 
 Getter = Callable[[JobRecord, Optional[StepRecord], JobContext], Optional[str]]
@@ -45,8 +45,9 @@ def elapsed_s(start: Optional[int], end: Optional[int], now: int) -> int:
 
 def _job_exit(job: JobRecord) -> str:
     """A job's ExitCode as sacct prints it: the batch script's, but ``0:0`` for a job that
-    was cancelled or ran out of time (its batch step carries the signal)."""
-    if job.state in (CANCELLED, TIMEOUT):
+    was cancelled, ran out of time or lost a node (its batch step carries the signal; real
+    Slurm 22.05: scontrol ``ExitCode=0:15``, sacct ``NODE_FAIL 0:0``)."""
+    if job.state in (CANCELLED, TIMEOUT, NODE_FAIL):
         return "0:0"
     return jv.exit_code_text(job.exit_code, job.exit_signal)
 

@@ -61,7 +61,7 @@ def test_a_lost_node_requeues_the_job_which_runs_again(slurm: LocalSlurm) -> Non
 
     slurm.wait_for(lambda: _runs(slurm)[1:] == [f"run 1 of {job}"], WAIT_S)
     slurm.wait_for(lambda: _squeue(slurm, job) == "", WAIT_S)
-    assert _sacct(slurm, job, "-D", "-X") == [f"{job}|NODE_FAIL|0:15", f"{job}|COMPLETED|0:0"]
+    assert _sacct(slurm, job, "-D", "-X") == [f"{job}|NODE_FAIL|0:0", f"{job}|COMPLETED|0:0"]
     assert _sacct(slurm, job, "-X") == [f"{job}|COMPLETED|0:0"]
     shown = slurm.run("scontrol", "show", "job", job).stdout
     assert "JobState=COMPLETED Reason=None" in shown and "Requeue=1 Restarts=1" in shown
@@ -103,10 +103,28 @@ def test_a_no_requeue_job_stays_node_fail(slurm: LocalSlurm) -> None:
     os.kill(_node_process(slurm, job, 1), signal.SIGKILL)
 
     slurm.wait_for(lambda: _squeue(slurm, job) == "", WAIT_S)
-    assert _sacct(slurm, job, "-D", "-X") == [f"{job}|NODE_FAIL|0:15"]
+    # Real Slurm 22.05: sacct prints NODE_FAIL 0:0, scontrol the script's ExitCode=0:15.
+    assert _sacct(slurm, job, "-D", "-X") == [f"{job}|NODE_FAIL|0:0"]
     shown = slurm.run("scontrol", "show", "job", job).stdout
     assert "JobState=NODE_FAIL Reason=NodeDown" in shown and "Requeue=0 Restarts=0" in shown
+    assert "ExitCode=0:15" in shown
     assert _runs(slurm) == [f"run unset of {job}"]
+
+
+def test_losing_node_0_is_a_node_failure_and_requeues(slurm: LocalSlurm) -> None:
+    """The batch host's node process killed (nothing of it left to report): the job's node
+    failed — NODE_FAIL (NodeDown), not a failed script — and it is requeued like any lost
+    node's job; the other node does not outlive it."""
+    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "1"
+    job = _start_first_run(slurm)
+    node1 = _node_process(slurm, job, 1)
+    os.kill(_node_process(slurm, job, 0), signal.SIGKILL)
+
+    slurm.wait_for(lambda: _runs(slurm)[1:] == [f"run 1 of {job}"], WAIT_S)
+    slurm.wait_for(lambda: _squeue(slurm, job) == "", WAIT_S)
+    assert _sacct(slurm, job, "-D", "-X") == [f"{job}|NODE_FAIL|0:0", f"{job}|COMPLETED|0:0"]
+    assert not os.path.exists(f"/proc/{node1}/cmdline") or \
+        open(f"/proc/{node1}/stat").read().split()[2] == "Z"
 
 
 def test_srun_outside_a_job_is_not_requeued_when_it_loses_a_node(slurm: LocalSlurm) -> None:

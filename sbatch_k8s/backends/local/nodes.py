@@ -19,7 +19,7 @@ import subprocess
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
-from parsers.records import COMPLETED, FAILED
+from parsers.records import COMPLETED, FAILED, NODE_FAIL
 from parsers.values.hostlist import compress_hostlist
 from sbatch_k8s import jobdb
 from sbatch_k8s.runtime.step_log import read_step_log
@@ -132,15 +132,20 @@ class ElementRun:
         return self.processes[0].popen is None
 
     def result(self) -> Dict[str, Any]:
-        """Node 0's verdict, or a failure when it died without one."""
+        """Node 0's verdict. Without one: killed by a signal, node 0 was lost — the batch
+        host's node failed, NODE_FAIL (NodeDown) as slurmctld records it, requeued when the
+        job may be (:mod:`~sbatch_k8s.backends.local.requeue`); having exited (its one error
+        line said why), the job failed to launch."""
         path = os.path.join(self.directory, "node-0", "result.json")
         try:
             with open(path) as f:
                 return json.load(f)
         except (OSError, ValueError):
             code = self.processes[0].returncode or 1
-            signum = -code if code < 0 else 0
-            return {"state": FAILED, "exit_code": 0 if signum else code, "signal": signum,
+            if code < 0:
+                return {"state": NODE_FAIL, "exit_code": 0, "signal": -code,
+                        "reason": "NodeDown"}
+            return {"state": FAILED, "exit_code": code, "signal": 0,
                     "reason": "NonZeroExitCode"}
 
     def finish(self, conn: sqlite3.Connection) -> None:
