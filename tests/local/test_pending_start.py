@@ -92,3 +92,21 @@ def test_requeued_job_shows_its_begin_time(slurm: LocalSlurm) -> None:
     listed = slurm.run("squeue", "-h", "-j", job, "-O", "StartTime,EligibleTime").stdout.split()
     assert listed == [shown["StartTime"], shown["EligibleTime"]]
     slurm.run("scancel", job)
+
+
+def test_a_dependent_job_with_a_begin_time_waits_for_its_dependency_first(
+        slurm: LocalSlurm) -> None:
+    """Real slurmctld shows ``Dependency`` (not ``BeginTime``) for a job that has both until
+    the dependency is met, then ``BeginTime`` until then; its begin time is its start and
+    eligible time throughout."""
+    held = _submit(slurm, "-H", "--wrap", "true")
+    both = _submit(slurm, "-d", f"afterok:{held}", "--begin=now+1hour", "--wrap", "true")
+    slurm.wait_for(lambda: _fields(slurm, both)["Reason"] == "Dependency", WAIT_S)
+    shown = _fields(slurm, both)
+    assert shown["StartTime"] == shown["EligibleTime"] == _plus(shown["SubmitTime"], 3600)
+    listed = slurm.run("squeue", "-h", "-j", both, "-o", "%T %r").stdout.split()
+    assert listed == ["PENDING", "Dependency"]
+    assert slurm.run("scontrol", "release", held).returncode == 0
+    slurm.wait_for(lambda: _fields(slurm, both)["Reason"] == "BeginTime", WAIT_S)
+    assert _fields(slurm, both)["EligibleTime"] == shown["EligibleTime"]
+    slurm.run("scancel", both)

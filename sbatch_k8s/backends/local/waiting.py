@@ -56,16 +56,18 @@ def dependency_state(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> 
 
 
 def eligibility(conn: sqlite3.Connection, row: sqlite3.Row, now: float) -> Tuple[bool, str]:
-    """Whether a pending job may start now, and its reason if not."""
+    """Whether a pending job may start now, and its reason if not — as slurmctld: held,
+    then its dependency, then its begin time (a job with both shows ``Dependency`` until the
+    dependency is met, checked against real Slurm 22.05)."""
     if row["hold"]:
         return False, HELD
-    if row["begin_time"] and now < row["begin_time"]:
-        return False, BEGIN_TIME
     verdict = dependency_state(conn, row, now)
     if verdict == "never":
         return False, NEVER
     if verdict == "wait":
         return False, DEPENDENCY
+    if row["begin_time"] and now < row["begin_time"]:
+        return False, BEGIN_TIME
     return True, "None"
 
 
