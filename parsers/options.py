@@ -235,7 +235,8 @@ OPTIONS: Tuple[Option, ...] = (
     _row("exclusive", "?", "exclusive", "exclusive", "AH",
          "whole nodes: pods request the partition's node_cpus and node_gpus (where they are "
          "not set, the CPUs and GPUs of its smallest Ready node, read from the cluster) and "
-         "keep other jobs' pods off their nodes",
+         "keep other jobs' pods off their nodes; on the local backend the job takes this "
+         "machine's whole pool ([local] cpus and gpus)",
          "SBATCH_EXCLUSIVE", "SLURM_EXCLUSIVE"),
     _row("export", "1", "export", "export", "HH",
          "environment of the batch script and tasks", "SBATCH_EXPORT",

@@ -58,8 +58,9 @@ def ensure_runtime(client: KubeClient, namespace: str, runtime_hash: str, bundle
     """Create the shared runtime ConfigMap of this version when it is missing (another
     submitter creating it at the same time is fine: 409 means it exists)."""
     from translators.objects import runtime_config_map
+    from translators.storage import runtime_config_map_name
 
-    name = f"sbatch-k8s-runtime-{runtime_hash}"
+    name = runtime_config_map_name(runtime_hash)
     if client.get(CONFIG_MAP, name, namespace) is not None:
         return
     try:
