@@ -66,6 +66,27 @@ def test_requeue_of_a_running_job(slurm: LocalSlurm) -> None:
     assert "Restarts=1" in slurm.run("scontrol", "show", "job", job).stdout
 
 
+def test_a_job_being_requeued_shows_completing(slurm: LocalSlurm) -> None:
+    """Between ``scontrol requeue`` and its run's end (a script that ignores SIGTERM lasts
+    KillWait), real slurmctld shows the job ``CG COMPLETING`` (reason None) with its restart
+    count already raised, and sacct the run ``REQUEUED``."""
+    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "600"
+    slurm.env["SBATCH_K8S_KILL_WAIT"] = "10"
+    job = slurm.run("sbatch", "--parsable", "-o", "/dev/null", "--wrap",
+                    "trap '' TERM; echo up > up.txt; sleep 60").stdout.strip()
+    slurm.wait_for(lambda: (slurm.work / "up.txt").exists(), WAIT_S)
+    assert slurm.run("scontrol", "requeue", job).returncode == 0
+    assert slurm.run("squeue", "-h", "-j", job, "-o", "%i %t %T %r").stdout.split() == \
+        [job, "CG", "COMPLETING", "None"]
+    shown = slurm.run("scontrol", "show", "job", job).stdout
+    assert "JobState=COMPLETING Reason=None" in shown and "Requeue=1 Restarts=1" in shown
+    assert _sacct(slurm, job, "-X") == [f"{job}|REQUEUED|0:0"]
+    assert slurm.run("squeue", "-h", "-j", job, "-t", "R").stdout == ""
+    slurm.wait_for(lambda: _squeue(slurm, job) == f"{job} PENDING BeginTime", WAIT_S)
+    assert "Restarts=1" in slurm.run("scontrol", "show", "job", job).stdout
+    slurm.run("scancel", job)
+
+
 def test_requeuehold_then_release_and_requeue_of_an_ended_job(slurm: LocalSlurm) -> None:
     slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "0"
     slurm.script("again.sh", RUNS)

@@ -14,7 +14,16 @@ import sqlite3
 from dataclasses import replace
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from parsers.records import PENDING, RUNNING, JobRecord, StepRecord, build, with_changes
+from parsers.records import (
+    COMPLETING,
+    PENDING,
+    REQUEUED,
+    RUNNING,
+    JobRecord,
+    StepRecord,
+    build,
+    with_changes,
+)
 from sbatch_k8s import jobdb
 from sbatch_k8s.runtime.step_log import read_step_log
 
@@ -45,12 +54,18 @@ def to_record(row: Union[sqlite3.Row, Dict[str, Any]], steps: Sequence[StepRecor
     # and this reads forty-odd of them per job, for every job squeue lists.
     col = dict(row) if isinstance(row, dict) else dict(zip(row.keys(), row))
     held = bool(col["hold"]) and col["state"] == PENDING
+    state, reason = col["state"], col["reason"] or "None"
+    restarts = col["restarts"] or 0
+    if state == RUNNING and col.get("requeue_request"):
+        # Killed to be requeued: slurmctld's PENDING|COMPLETING|REQUEUE, shown COMPLETING,
+        # its restart count already raised by the requeue.
+        state, reason, restarts = COMPLETING, "None", restarts + 1
     gpus = col["gpus"] or 0
     return build(
         JobRecord, job_id=col["job_id"], name=col["name"], user=col["user"], uid=col["uid"],
         group=col["grp"], gid=col["gid"], partition=col["partition"] or "debug",
-        state=col["state"], account=col["account"] or col["user"], qos=col["qos"] or "normal",
-        reason=col["reason"] or "None", array_job_id=col["array_job_id"],
+        state=state, account=col["account"] or col["user"], qos=col["qos"] or "normal",
+        reason=reason, array_job_id=col["array_job_id"],
         array_task_id=col["array_task_id"], submit_time=_int(col["submit_time"]),
         eligible_time=_int(col["eligible_time"]), start_time=_int(col["start_time"]),
         end_time=_int(col["end_time"]), begin_time=_int(col["begin_time"]),
@@ -64,7 +79,7 @@ def to_record(row: Union[sqlite3.Row, Dict[str, Any]], steps: Sequence[StepRecor
         exit_signal=col["exit_signal"] or 0,
         derived_exit_code=col["derived_exit_code"] or 0, cancelled_by=col["cancelled_by"],
         priority=0 if held else max(PRIORITY_BASE - col["job_id"] + 1, 1),
-        nice=col["nice"] or 0, requeue=bool(col["requeue"]), restarts=col["restarts"] or 0,
+        nice=col["nice"] or 0, requeue=bool(col["requeue"]), restarts=restarts,
         dependency=col["dependency"] or "",
         features=col["features"] or "", work_dir=col["work_dir"] or "",
         command=col["command"] or "", stdout=col["stdout"] or "", stderr=col["stderr"] or "",
@@ -161,6 +176,8 @@ def accounting_records(conn: sqlite3.Connection, where: str, params: Iterable[ob
     records = []
     for row in rows:
         record = to_record(row, [_step(s) for s in steps[row["job_id"]]], cluster)
+        if record.state == COMPLETING:  # a run being requeued: accounted REQUEUED at once
+            record = with_changes(record, state=REQUEUED)
         if row["requeued_runs"]:
             record = with_changes(record, requeued_runs=tuple(
                 to_record(run["row"], [_step(s) for s in run["steps"]], cluster)
