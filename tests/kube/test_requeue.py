@@ -50,11 +50,17 @@ def test_requeue_runs_the_job_again_under_its_id(kube: KubeSlurm, kubelet: Any) 
     wait_until(lambda: _runs(kube) == [f"run unset of {job_id}"], WAIT_S, "the first run")
     first_pods = _pod_uids(kube, job_id)
 
+    # The run's steps as node 0 publishes them (with the job ServiceAccount) end with it.
+    record = f"sbatch-k8s-job-{job_id}"
+    kube.api().merge_patch(kinds.CONFIG_MAP, record, kube.namespace,
+                           {"data": {"running-steps.json": "[]"}})
     kube.env["SBATCH_K8S_REQUEUE_DELAY"] = "4"
     done = kube.run("scontrol", "requeue", str(job_id))
     assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done
     shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
     assert "Requeue=1 Restarts=1" in shown, shown
+    data = kube.api().get(kinds.CONFIG_MAP, record, kube.namespace)["data"]
+    assert "running-steps.json" not in data and "report.json" not in data, sorted(data)
     # PD (BeginTime) until Slurm's delay passed: the new workload waits suspended, gated by
     # the begin time, and no pod runs; then a command's look (here squeue) releases it.
     pending = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%i %T %r").stdout

@@ -292,6 +292,7 @@ def _replace(client: KubeClient, record: JobRecord, ref: Mapping[str, str], kind
         END_TIME_ANNOTATION,
         RECORD_KEY,
         REPORT_KEY,
+        RUNNING_STEPS_KEY,
         STATE_LABEL,
         record_name,
         record_to_json,
@@ -317,7 +318,9 @@ def _replace(client: KubeClient, record: JobRecord, ref: Mapping[str, str], kind
         "metadata": {"labels": {STATE_LABEL: ACTIVE, WAITING_LABEL: "true" if gated else None},
                      "annotations": {END_TIME_ANNOTATION: None,
                                      REQUEUEING_ANNOTATION: None}},
-        "data": {RECORD_KEY: record_to_json(requeued), REPORT_KEY: None}})
+        # The ended run's report and published steps go: the next run starts with none.
+        "data": {RECORD_KEY: record_to_json(requeued), REPORT_KEY: None,
+                 RUNNING_STEPS_KEY: None}})
     for companion_kind, obj in companions:
         if companion_kind == CONFIG_MAP:
             patch = _with_restart_count(obj, requeued.restarts)
