@@ -33,6 +33,8 @@ class Request(NamedTuple):
     method: str
     path: str
     query: Dict[str, str]
+    #: The client's ``User-Agent`` (the test kubelet's: ``tests.kubelet.api.KUBELET_AGENT``).
+    agent: str = ""
 
 
 @dataclass
@@ -94,7 +96,8 @@ class Handler(BaseHTTPRequestHandler):
                                                             keep_blank_values=True).items()}
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        self.backend.requests.append(Request(method, url.path, query))
+        self.backend.requests.append(Request(method, url.path, query,
+                                             self.headers.get("User-Agent") or ""))
         try:
             fault = self.backend.faults.take(method, url.path)
             if fault is not None:

@@ -8,9 +8,8 @@ end, from node 0's report."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
-from typing import Any, Iterator, List, Tuple
+from typing import Any, Iterator, List
 
 import pytest
 
@@ -20,7 +19,7 @@ from tests.kube.harness import KubeSlurm, submitted_id
 from tests.local.harness import LocalSlurm
 # Fixtures of other modules (taken by name through ``request``):
 from tests.kube.test_dependencies import account_kube  # noqa: F401
-from tests.kube.test_watch_cache import emulated, warm  # noqa: F401
+from tests.kube.test_watch_cache import counted, emulated, warm  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -33,8 +32,6 @@ srun sh -c 'exit 3'
 touch steps-done
 while [ ! -f go ]; do sleep 0.1; done
 """
-#: Requests of the test kubelet's heartbeats (node status, leases), not of a command.
-KUBELET_PATHS = ("/api/v1/nodes/", "/apis/coordination.k8s.io/")
 #: sacct's columns compared between the backends.
 FIELDS = "JobID,JobName,State,ExitCode,NNodes,NTasks,AllocCPUS,NodeList,Start,End"
 
@@ -45,16 +42,6 @@ def local(tmp_path: Path) -> Iterator[LocalSlurm]:
     slurm = LocalSlurm(tmp_path / "local")
     yield slurm
     slurm.cleanup()
-
-
-def _command_calls(server: Any, kube: KubeSlurm, *argv: str
-                   ) -> Tuple["subprocess.CompletedProcess[str]", List[Any]]:
-    """Run one command; its result and the API requests made meanwhile, less the test
-    kubelet's heartbeats (which go on whatever the command does)."""
-    before = len(server.requests)
-    done = kube.run(*argv)
-    assert done.returncode == 0, done.stderr
-    return done, [r for r in server.requests[before:] if not r.path.startswith(KUBELET_PATHS)]
 
 
 def _lines(slurm: LocalSlurm, job_id: int) -> List[List[str]]:
@@ -103,9 +90,9 @@ def test_sacct_lists_ended_steps_while_the_job_runs_as_the_local_backend_does(
     assert on_local == expected
     on_kube = wait_until(lambda: _steps_done(kube, kube_id), 120, "the cluster steps' end")
     assert on_kube == on_local
-    listing, calls = _command_calls(server, kube, "sacct", "-n", "-P", "-j", str(kube_id),
-                                    "-o", "JobID,State,ExitCode")
-    assert calls == []
+    listing, calls = counted(server, kube, "sacct", "-n", "-P", "-j", str(kube_id),
+                             "-o", "JobID,State,ExitCode")
+    assert calls == 0
     assert listing.stdout.splitlines()[-2:] == [f"{kube_id}.0|COMPLETED|0:0",
                                                 f"{kube_id}.1|FAILED|3:0"]
     record = kube.api().get(kinds.CONFIG_MAP, f"sbatch-k8s-job-{kube_id}", kube.namespace)

@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from typing import Any, List, Tuple
+from typing import Any, List, Sequence, Tuple
 
 import pytest
 
 from tests.apiserver import watch_stream
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
+from tests.kubelet.api import KUBELET_AGENT
 
 pytestmark = pytest.mark.slow
 
@@ -29,13 +30,20 @@ def emulated(cluster: Any) -> Any:
     return cluster
 
 
+def command_requests(requests: Sequence[Any]) -> List[Any]:
+    """``requests`` less the test kubelet's (its heartbeats, pod status, reads of what pods
+    mount), which go on whatever a command does."""
+    return [r for r in requests if r.agent != KUBELET_AGENT]
+
+
 def counted(cluster: Any, kube: KubeSlurm, *argv: str
             ) -> Tuple["subprocess.CompletedProcess[str]", int]:
-    """Run one command; its result and how many API requests were made meanwhile."""
+    """Run one command; its result and how many API requests were made meanwhile, but for
+    the test kubelet's."""
     before = len(cluster.requests)
     done = kube.run(*argv)
     assert done.returncode == 0, done.stderr
-    return done, len(cluster.requests) - before
+    return done, len(command_requests(cluster.requests[before:]))
 
 
 def warm(cluster: Any, kube: KubeSlurm) -> None:

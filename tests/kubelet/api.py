@@ -14,6 +14,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 REQUEST_TIMEOUT_S = (5.0, 20.0)
 MERGE_PATCH = "application/merge-patch+json"
+#: The ``User-Agent`` of the test kubelet's requests.
+KUBELET_AGENT = "sbatch-k8s-test-kubelet"
 
 
 def _is_status(error: Exception, *codes: int) -> bool:
@@ -27,6 +29,8 @@ class KubeApi:
         from kubernetes import client, config
 
         self.client = config.new_client_from_config(config_file=kubeconfig)
+        # Told apart from the commands' requests where tests count those.
+        self.client.user_agent = KUBELET_AGENT
         self.core = client.CoreV1Api(self.client)
         self.batch = client.BatchV1Api(self.client)
         self.coordination = client.CoordinationV1Api(self.client)
