@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.paths import make_state_dir
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 30000
 
 JOB_COLUMNS: Dict[str, type] = {
@@ -37,6 +37,8 @@ JOB_COLUMNS: Dict[str, type] = {
     # Requeue (backends/local/requeue.py): runs so far, a requeue asked of the running job
     # (``requeue`` or ``hold``), and the earlier runs as sacct --duplicates lists them.
     "restarts": int, "requeue_request": str, "requeued_runs": str,
+    # 0 for the job of an ``srun`` outside a job (Slurm's BatchFlag=0; never requeued).
+    "batch_flag": int,
 }
 STEP_COLUMNS: Dict[str, type] = {
     "job_id": int, "step_id": str, "name": str, "state": str, "exit_code": int,

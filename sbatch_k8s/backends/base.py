@@ -22,6 +22,10 @@ from translators.config import ClusterConfig
 #: submitted with ``--no-requeue``).
 DONE, FINISHED, UNKNOWN, REFUSED = "done", "finished", "unknown", "refused"
 NOT_STARTED, DISABLED = "pending", "disabled"
+#: A requeue refused because the job is not a batch job (``srun`` outside a job made it).
+BATCH_ONLY = "batch only"
+#: Who creates a job for a step: ``srun`` outside a job (not a batch job, as in Slurm).
+SRUN_COMMAND = "srun"
 
 
 class Backend(abc.ABC):

@@ -112,6 +112,7 @@ def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int
 #: scontrol's words for what a requeue of one job came to (``slurm_strerror``).
 REQUEUE_MESSAGES = {"done": "No error", "pending": "Job is pending execution",
                     "disabled": "Requested operation is presently disabled",
+                    "batch only": "Only batch jobs are accepted or processed",
                     "refused": "Access/permission denied",
                     "unknown": "Invalid job id specified"}
 

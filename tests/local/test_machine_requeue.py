@@ -135,6 +135,12 @@ def test_srun_outside_a_job_is_not_requeued_when_it_loses_a_node(slurm: LocalSlu
     try:
         slurm.wait_for(lambda: (slurm.work / "ran.1").exists(), WAIT_S)
         job = slurm.run("squeue", "-h", "-o", "%i").stdout.strip()
+        # As real Slurm shows srun's job: requeue allowed by default, but no batch job.
+        shown = slurm.run("scontrol", "show", "job", job).stdout
+        assert "Requeue=1 Restarts=0 BatchFlag=0" in shown, shown
+        refused = slurm.run("scontrol", "requeue", job)
+        assert (refused.returncode, refused.stderr) == (
+            1, f"Only batch jobs are accepted or processed for job {job}\n")
         os.kill(_node_process(slurm, job, 1), signal.SIGKILL)
         _, err = process.communicate(timeout=WAIT_S)
     finally:

@@ -181,8 +181,8 @@ def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping
     from sbatch_k8s.errors import BackendError
 
     kind = _kind_named(ref)
-    if not record.requeue or record.state not in CLUSTER_ENDS or workload is None \
-            or kind is None:
+    if not (record.requeue and record.batch_flag) or record.state not in CLUSTER_ENDS \
+            or workload is None or kind is None:
         return None
     meta = cm.get("metadata") or {}
     namespace = str(meta.get("namespace"))

@@ -184,9 +184,11 @@ def requeue_job(client: KubeClient, record: JobRecord, ref: Mapping[str, str],
     """``scontrol requeue`` (``requeuehold`` with ``hold``) of one job (:mod:`.requeue`),
     which may start again ``delay_s`` later: ``done``, ``pending`` for a job not started,
     ``disabled`` for one submitted with ``--no-requeue``."""
-    from sbatch_k8s.backends.base import DISABLED, NOT_STARTED
+    from sbatch_k8s.backends.base import BATCH_ONLY, DISABLED, NOT_STARTED
     from sbatch_k8s.backends.kubernetes.requeue import requeue_on_cluster
 
+    if not record.batch_flag:
+        return BATCH_ONLY
     if not record.requeue:
         return DISABLED
     if record.state == PENDING:

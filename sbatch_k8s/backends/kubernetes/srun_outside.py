@@ -26,12 +26,13 @@ import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from parsers.records import COMPLETED, PENDING, JobRecord
+from sbatch_k8s.backends.base import SRUN_COMMAND
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.pod_log import LogFollower
 from sbatch_k8s.cli.common import print_warning
 from translators.config import ClusterConfig
 
-COMMAND = "srun"
+COMMAND = SRUN_COMMAND
 #: Where the step's batch script reads and writes: node 0's container.
 STDIO = ("--input=/dev/null", "--output=/dev/stdout", "--error=/dev/stderr",
          "--open-mode=append")

@@ -23,6 +23,7 @@ from parsers.formats.job_stdio import recorded_stdio
 from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.records import PENDING, JobRecord, build
+from sbatch_k8s.backends.base import SRUN_COMMAND
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, WORKLOADS, Kind, kind_of
 from sbatch_k8s.cli.common import print_warning
@@ -73,9 +74,10 @@ def ensure_runtime(client: KubeClient, namespace: str, runtime_hash: str, bundle
 def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContext,
                      partition: PartitionConfig, cluster: str, job_id: int,
                      array_job_id: Optional[int], array_task_id: Optional[int],
-                     submit_time: int, begin_time: Optional[int] = None) -> JobRecord:
+                     submit_time: int, begin_time: Optional[int] = None,
+                     batch: bool = True) -> JobRecord:
     """The job as sacct knows it at submission (PENDING); ``begin_time``: ``--begin``
-    resolved (epoch seconds)."""
+    resolved (epoch seconds); ``batch`` False for the job of an ``srun`` outside a job."""
     workdir = os.path.normpath(os.path.join(context.cwd, job.chdir)) if job.chdir else \
         context.cwd
     gpus = allocation.gpus_per_node
@@ -101,7 +103,8 @@ def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContex
         command=os.path.abspath(job.script.path) if job.script.path else "",
         stdout=stdout, stderr=stderr, stdin=stdin, comment=job.comment or "",
         exclusive=job.exclusive, submit_host=context.host, features=job.constraint or "",
-        cluster=cluster, array_throttle=job.array.max_running if job.array else None)
+        cluster=cluster, array_throttle=job.array.max_running if job.array else None,
+        batch_flag=batch)
 
 
 def _units(manifests: Sequence[Dict[str, Any]]) -> List[List[Dict[str, Any]]]:
@@ -229,7 +232,8 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
             record = submitted_record(job, allocation, context, partition,
                                       config.cluster_name, base_id + k,
                                       base_id if job.array else None, index, now,
-                                      int(begin.timestamp()) if begin else None)
+                                      int(begin.timestamp()) if begin else None,
+                                      batch=command != SRUN_COMMAND)
             manifest = record_config_map(record, workload_refs[k])
             if gates:
                 manifest["metadata"]["labels"][WAITING_LABEL] = "true"

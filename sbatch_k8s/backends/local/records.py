@@ -85,6 +85,7 @@ def to_record(row: Union[sqlite3.Row, Dict[str, Any]], steps: Sequence[StepRecor
         command=col["command"] or "", stdout=col["stdout"] or "", stderr=col["stderr"] or "",
         stdin=col["stdin"] or "/dev/null", comment=col["comment"] or "",
         exclusive=col["exclusive"], submit_host=col["submit_host"] or "",
+        batch_flag=col.get("batch_flag") != 0,
         array_throttle=col["array_max_running"], cluster=cluster, steps=tuple(steps))
 
 

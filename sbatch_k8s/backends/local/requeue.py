@@ -41,7 +41,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from parsers.records import NODE_FAIL, PENDING, PREEMPTED, REQUEUED, RUNNING
 from sbatch_k8s import jobdb
-from sbatch_k8s.backends.base import DISABLED, DONE, NOT_STARTED, UNKNOWN
+from sbatch_k8s.backends.base import BATCH_ONLY, DISABLED, DONE, NOT_STARTED, UNKNOWN
 from sbatch_k8s.backends.local.nodes import ElementRun
 from sbatch_k8s.backends.local.records import MIN_JOB_AGE_S
 
@@ -168,6 +168,8 @@ def _outcome(row: Optional[sqlite3.Row], now: float) -> str:
     if row is None or (row["end_time"] is not None and row["state"] != RUNNING
                        and row["end_time"] < now - MIN_JOB_AGE_S):
         return UNKNOWN
+    if row["batch_flag"] == 0:
+        return BATCH_ONLY
     if not row["requeue"]:
         return DISABLED
     if row["state"] == PENDING:
@@ -188,7 +190,8 @@ def record_end(conn: sqlite3.Connection, run: ElementRun) -> None:
             kind, _, delay = str(row["requeue_request"]).partition(" ")
             _requeue_ended(conn, row, kind == REQUEUE_HOLD, time.time(),
                            float(delay or DEFAULT_REQUEUE_DELAY_S), killed=True)
-        elif row is not None and row["requeue"] and row["state"] in MACHINE_ENDS:
+        elif row is not None and row["requeue"] and row["batch_flag"] != 0 \
+                and row["state"] in MACHINE_ENDS:
             _requeue_ended(conn, row, False, time.time(), requeue_delay_s(run.settings),
                            killed=False, as_ended=True)
         conn.execute("COMMIT")

@@ -16,6 +16,7 @@ from typing import IO, List, Mapping, Optional, Sequence
 
 from parsers.jobspec import BatchScript
 from parsers.sbatch import build_job, split_command_line
+from sbatch_k8s.backends.base import SRUN_COMMAND
 from translators.config import ClusterConfig
 
 FOLLOW_INTERVAL_S = 0.02
@@ -25,12 +26,13 @@ CHECK_INTERVAL_S = 0.5
 
 def allocation_argv(argv: Sequence[str], job_dir_hint: str) -> List[str]:
     """sbatch arguments for the job an outside srun creates (:mod:`sbatch_k8s.srun_job`),
-    with output into files we follow and stdin from our FIFO; never requeued (slurmctld
-    requeues batch jobs only: a lost node ends srun's job ``NODE_FAIL``, and srun with it)."""
+    with output into files we follow and stdin from our FIFO. Its job is no batch job
+    (created with :data:`~sbatch_k8s.backends.base.SRUN_COMMAND`): never requeued, as
+    slurmctld requeues batch jobs only — a lost node ends it ``NODE_FAIL``, and srun with it."""
     from sbatch_k8s.srun_job import allocation_options, step_command
 
     name, words = allocation_options(argv)
-    return (["--job-name", name, "--no-requeue"] + words +
+    return (["--job-name", name] + words +
             ["--output", os.path.join(job_dir_hint, "srun.out"),
              "--error", os.path.join(job_dir_hint, "srun.err"),
              "--input", os.path.join(job_dir_hint, "srun.in"),
@@ -71,7 +73,7 @@ def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, st
     script = BatchScript(f"#!/bin/sh\n# created by srun outside an allocation\n{wrap}\n", None,
                          (), "wrap")
     job, _ = build_job(command_line, environ, script)
-    job_id = create_job(job, config, environ, command="srun")
+    job_id = create_job(job, config, environ, command=SRUN_COMMAND)
     return _follow(job_id, spool, fifo, environ)
 
 

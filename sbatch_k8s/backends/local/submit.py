@@ -25,6 +25,7 @@ from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.records import PENDING
 from sbatch_k8s import jobdb
+from sbatch_k8s.backends.base import SRUN_COMMAND
 from sbatch_k8s.backends.local.capacity import check_fits, local_shape
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
 from sbatch_k8s.backends.local.supervisor import write_launch_settings
@@ -85,7 +86,8 @@ def _begin_time(job: JobSpec, now: float) -> Optional[float]:
 
 
 def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id: int,
-          job_dir: str, workdir: str, desc: Mapping[str, Any]) -> List[Dict[str, Any]]:
+          job_dir: str, workdir: str, desc: Mapping[str, Any],
+          batch: bool = True) -> List[Dict[str, Any]]:
     now = time.time()
     begin_time = _begin_time(job, now)
     indices: Sequence[Optional[int]] = job.array.indices() if job.array else (None,)
@@ -113,7 +115,7 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
         "array_max_running": job.array.max_running if job.array else None,
         "comment": job.comment or "", "exclusive": job.exclusive,
         "submit_host": context.host, "features": job.constraint or "",
-        "requeue": 0 if job.requeue is False else 1,
+        "requeue": 0 if job.requeue is False else 1, "batch_flag": 1 if batch else 0,
     }
     rows = []
     for k, index in enumerate(indices):
@@ -171,7 +173,8 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     write_private(os.path.join(job_dir, ENVIRONMENT_KEY), description_to_json(private).encode())
     write_private(os.path.join(job_dir, "job.json"), description_to_json(public).encode())
     write_launch_settings(job_dir, environ)
-    jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc))
+    jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc,
+                                  batch=command != SRUN_COMMAND))
     sys.stdout.flush()
     sys.stderr.flush()
     ensure_scheduler(environ, conn=conn)

@@ -229,3 +229,15 @@ def test_restarts_made_inside_the_workload_count() -> None:
 def with_name(obj: Dict[str, Any], old: str, new: str) -> Dict[str, Any]:
     """``obj`` with every ``old`` name prefix replaced (an array element's own names)."""
     return json.loads(json.dumps(obj).replace(old, new))
+
+
+def test_the_job_of_an_srun_outside_a_job_is_no_batch_job() -> None:
+    """srun's own job keeps BatchFlag=0 in its record, and is never requeued (slurmctld
+    requeues batch jobs only: ``Only batch jobs are accepted or processed``)."""
+    from sbatch_k8s.backends.base import BATCH_ONLY
+    from sbatch_k8s.backends.kubernetes.control import requeue_job
+
+    record = submitted(batch_flag=False, state="RUNNING")
+    stored, _ = record_from_config_map(record_config_map(record, REF))
+    assert stored.batch_flag is False and stored.requeue is True
+    assert requeue_job(None, stored, REF, "team-a") == BATCH_ONLY  # type: ignore[arg-type]
