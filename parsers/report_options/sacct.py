@@ -236,6 +236,12 @@ def _window(start: int, end: int, q: Dict[str, object], now: int) -> Tuple[int, 
     return start, end
 
 
+#: Keys of options read that are no query field: used for the field list (``brief``,
+#: ``long``), or changing nothing on our one cluster, as DOCS says (the rest are refused).
+NOT_QUERY_KEYS = frozenset({"brief", "long", "federation", "local", "use_local_uid",
+                            "whole_hetjob"})
+
+
 def parse_sacct_args(argv: Sequence[str], environ: Mapping[str, str], now: int) -> SacctQuery:
     """Read sacct's options (``argv`` without the program name) and ``SACCT_FORMAT``."""
     given, operands = parse_argv(COMMAND, SACCT_OPTIONS, argv, try_help=False)
@@ -320,5 +326,9 @@ def _finish(q: Dict[str, object], fields_text: str, operands: List[str],
     if operands:
         raise SlurmInputError("Unknown arguments:", *(f" {word}" for word in operands),
                               exit_code=EXIT_SUBMIT_ERROR)
-    known = {k: v for k, v in q.items() if k in SacctQuery.__dataclass_fields__}
+    query_keys = set(SacctQuery.__dataclass_fields__)
+    unapplied = sorted(set(q) - query_keys - NOT_QUERY_KEYS)
+    if unapplied:  # an option read but applied nowhere: a bug, never a silent no-op
+        raise AssertionError(f"sacct options read but not applied: {unapplied}")
+    known = {k: v for k, v in q.items() if k in query_keys}
     return SacctQuery(fields=fields, start_time=start, end_time=end, verbose=verbose, **known)

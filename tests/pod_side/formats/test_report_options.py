@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from parsers.errors import SlurmInputError
+from parsers.options import REQUIRED
 from parsers.report_options.argv import options, parse_argv
 from parsers.report_options.sacct import parse_sacct_args
 from parsers.report_options.scancel import parse_scancel_args
@@ -157,6 +158,32 @@ def test_sacct_selection() -> None:
     assert query.all_users and query.users is None
     assert parse_sacct_args(["-u", "bob"], {}, NOW).users == ("bob",)
     assert parse_sacct_args(["-u", "-1"], {}, NOW).all_users
+
+
+#: A valid value for each sacct option that takes one.
+SACCT_VALUES = {"format": "jobid", "delimiter": "|", "starttime": "now-1hour",
+                "endtime": "now", "states": "cd", "jobs": "1", "timelimit_min": "1",
+                "timelimit_max": "60", "nnodes": "1-2", "ncpus": "2", "whole_hetjob": "yes",
+                "units": "M", "users": "bob", "nodelist": "n1"}
+
+
+def test_every_sacct_option_is_applied_or_refused() -> None:
+    """No option sacct reads is dropped on the way to its query: each either reaches a
+    query field, is one of the documented no-ops, or is refused in one line."""
+    from parsers.report_options.sacct import DOCS, SACCT_OPTIONS
+
+    for option in SACCT_OPTIONS:
+        if option.key in ("help", "usage", "version", "helpformat", "helpreason",
+                          "helpstate", "autocomplete", "json", "yaml"):
+            continue
+        word = f"--{option.long}"
+        if option.arg == REQUIRED:
+            word += "=" + SACCT_VALUES.get(option.key, "x")
+        argv = [word] + (["-j", "1"] if option.key in ("script", "env") else [])
+        try:
+            parse_sacct_args(argv, {}, NOW)
+        except SlurmInputError as e:
+            assert DOCS[option.key].refused, (word, str(e))
 
 
 @pytest.mark.parametrize("argv, message", [
