@@ -24,6 +24,7 @@ from __future__ import annotations
 import socket
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
+from parsers.contract_facts import PET_NODE_RANK, RANK
 from parsers.target_names import NODE_CONTRACTS
 
 #: The contracts a node can be identified by (one adapter each, see :data:`_ADAPTERS`).
@@ -128,7 +129,7 @@ def _jobset(environ: Mapping[str, str], count: int, hostname: str,
 def _pytorchjob(environ: Mapping[str, str], count: int, hostname: str,
                 index: Optional[int]) -> NodeIdentity:
     if index is None:
-        key = "PET_NODE_RANK" if "PET_NODE_RANK" in environ else "RANK"
+        key = PET_NODE_RANK.name if PET_NODE_RANK.name in environ else RANK.name
         index = _int(environ, key)
     job = _prefix(hostname, 2)
     names = (f"{job}-master-0",) + tuple(f"{job}-worker-{i}" for i in range(count - 1))
