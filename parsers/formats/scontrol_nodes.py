@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from parsers.formats.cells import convert_num_unit, format_timestamp
-from parsers.formats.sinfo_fields import NodeInfo, PartitionInfo
+from parsers.formats.sinfo_fields import NodeInfo, PartitionInfo, counted_once
 from parsers.values.hostlist import compress_hostlist_sorted
 from parsers.values.hostranges import split_host
 from parsers.values.time import format_time_limit
@@ -143,7 +143,8 @@ def format_show_nodes(nodes: Sequence[Tuple[NodeInfo, Sequence[str]]], now: int,
 def show_partition_groups(partition: PartitionInfo) -> List[str]:
     """The groups of one partition's record, one string per output line."""
     nodes = partition.nodes
-    cpus = sum(n.cpus for n in nodes)
+    counted = counted_once(nodes)
+    cpus = sum(n.cpus for n in counted)
     default_time = "NONE" if partition.default_time_min is None else \
         format_time_limit(partition.default_time_min)
     max_time = "UNLIMITED" if partition.max_time_min is None else \
@@ -166,8 +167,8 @@ def show_partition_groups(partition: PartitionInfo) -> List[str]:
         "JobDefaults=(null)",
         f"{default_memory} MaxMemPerNode=UNLIMITED",
     ]
-    tres = _tres(cpus, sum(n.memory_mb for n in nodes), sum(gpu_count(n.gres) for n in nodes),
-                 len(nodes))
+    tres = _tres(cpus, sum(n.memory_mb for n in counted),
+                 sum(gpu_count(n.gres) for n in counted), len(nodes))
     if tres:
         lines.append(f"TRES={tres}")
     return lines

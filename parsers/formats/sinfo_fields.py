@@ -54,6 +54,10 @@ class NodeInfo:
     last_busy: Optional[int] = None
     reason_time: Optional[int] = None
     reason_user: Optional[str] = None
+    #: Set on nodes that all draw on one pool (the local machine's nodes): ``cpus`` (and
+    #: ``memory_mb``, ``gres``) is that pool, and this is how many of its CPUs jobs hold on
+    #: any node. Totals count the pool once, not once per node (:func:`counted_once`).
+    pool_alloc_cpus: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -139,12 +143,41 @@ def _count(row: "SinfoRow", column: str) -> int:
     return sum(1 for n in row.nodes if node_state(n.state).aiot == column)
 
 
-def _cpus(row: "SinfoRow", column: str) -> int:
-    if column == "A":
-        return sum(n.alloc_cpus for n in row.nodes if node_state(n.state).aiot != "O")
-    if column == "I":
-        return sum(n.cpus - n.alloc_cpus for n in row.nodes if node_state(n.state).aiot != "O")
-    return sum(n.cpus for n in row.nodes if node_state(n.state).aiot == "O")
+def counted_once(nodes: Sequence[NodeInfo]) -> Tuple[NodeInfo, ...]:
+    """The nodes whose resources add up to a total: each node of its own, and one node for
+    the shared pool (nodes with ``pool_alloc_cpus``), which every one of its nodes shows."""
+    own = tuple(n for n in nodes if n.pool_alloc_cpus is None)
+    pooled = [n for n in nodes if n.pool_alloc_cpus is not None]
+    return own + tuple(pooled[:1])
+
+
+def _own_cpus(nodes: Sequence[NodeInfo]) -> Tuple[int, int, int, int]:
+    """CPUS(A/I/O/T) of nodes with CPUs of their own, as sinfo sums them: a node in an
+    "other" state (down, drained…) counts all its CPUs as other."""
+    up = [n for n in nodes if node_state(n.state).aiot != "O"]
+    down = [n for n in nodes if node_state(n.state).aiot == "O"]
+    return (sum(n.alloc_cpus for n in up), sum(n.cpus - n.alloc_cpus for n in up),
+            sum(n.cpus for n in down), sum(n.cpus for n in nodes))
+
+
+def _pool_cpus(nodes: Sequence[NodeInfo]) -> Tuple[int, int, int, int]:
+    """CPUS(A/I/O/T) of nodes sharing one pool, counted once: allocated is what jobs hold on
+    these nodes, idle what the pool has left, other what jobs hold on its other nodes (so a
+    line of all the pool's nodes reads held/free/0/pool, and one node's line still adds up)."""
+    if not nodes:
+        return 0, 0, 0, 0
+    pool = max(n.cpus for n in nodes)
+    used = min(max(n.pool_alloc_cpus or 0 for n in nodes), pool)
+    here = min(sum(n.alloc_cpus for n in nodes), used)
+    return here, pool - used, used - here, pool
+
+
+def cpus_aiot(nodes: Sequence[NodeInfo]) -> Tuple[int, int, int, int]:
+    """``CPUS(A/I/O/T)`` of a line's nodes: sums over nodes, a shared pool counted once."""
+    own = _own_cpus([n for n in nodes if n.pool_alloc_cpus is None])
+    pool = _pool_cpus([n for n in nodes if n.pool_alloc_cpus is not None])
+    a, i, o, t = (x + y for x, y in zip(own, pool))
+    return a, i, o, t
 
 
 def _state(row: "SinfoRow", compact: bool) -> str:
@@ -190,9 +223,8 @@ SINFO_FIELDS: Tuple[SinfoField, ...] = (
     SinfoField("Cores", "Y", "CORES", _nodes_stat(lambda n: n.cores), lambda n: n.cores),
     SinfoField("CPUs", "c", "CPUS", _nodes_stat(lambda n: n.cpus), lambda n: n.cpus),
     SinfoField("CPUsLoad", "O", "CPU_LOAD", lambda r: "N/A"),
-    SinfoField("CPUsState", "C", "CPUS(A/I/O/T)", lambda r: "/".join(
-        str(x) for x in (_cpus(r, "A"), _cpus(r, "I"), _cpus(r, "O"),
-                         sum(n.cpus for n in r.nodes)))),
+    SinfoField("CPUsState", "C", "CPUS(A/I/O/T)",
+               lambda r: "/".join(str(x) for x in cpus_aiot(r.nodes))),
     SinfoField("DefaultTime", "L", "DEFAULTTIME", lambda r: "n/a"),
     SinfoField("Disk", "d", "TMP_DISK", _nodes_stat(lambda n: n.tmp_disk_mb, False),
                lambda n: n.tmp_disk_mb),

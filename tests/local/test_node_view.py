@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from parsers.formats.scontrol_nodes import show_partition_groups
+from parsers.formats.sinfo import PartitionInfo, format_sinfo
 from sbatch_k8s.backends.local.node_view import held_per_node, local_nodes
 from tests.local.harness import LocalSlurm, job_id_of
 from translators.config import LocalConfig
@@ -39,6 +41,20 @@ def test_states_follow_the_running_jobs_and_the_pool():
         ("allocated", 3), ("allocated", 1), ("allocated", 0), ("allocated", 0)]
 
 
+def test_totals_count_the_shared_pool_once():
+    """Every node shows the whole pool, but the machine has it once: 16 nodes of a 16-CPU
+    pool are 16 CPUs (not 256), held by the running jobs or idle."""
+    nodes = local_nodes(_db((2, 2), (1, 3)), LocalConfig(cpus=16, gpus=2, memory_mb=2048))
+    part = PartitionInfo("local", nodes, default=True)
+    assert format_sinfo([part], fmt="%C", header=False) == "5/11/0/16\n"
+    per_node = format_sinfo([part], fmt="%N %C", node_oriented=True, header=False)
+    assert per_node.splitlines()[:3] == [
+        "127.0.0.2 4/11/1/16", "127.0.0.3 1/11/4/16", "127.0.0.4 0/11/5/16"]
+    shown = " ".join(show_partition_groups(part))
+    assert "TotalCPUs=16 TotalNodes=16 " in shown
+    assert "TRES=cpu=16,mem=2G,node=16,billing=16,gres/gpu=2" in shown
+
+
 def test_sinfo_names_the_nodes_squeue_shows(tmp_path) -> None:
     slurm = LocalSlurm(tmp_path, config="[local]\ncpus = 6\n")
     try:
@@ -52,6 +68,7 @@ def test_sinfo_names_the_nodes_squeue_shows(tmp_path) -> None:
         assert nodes() == "127.0.0.[2-3]\n"
         assert slurm.run("sinfo", "-h", "-o", "%D %t %N").stdout == (
             "2 mix 127.0.0.[2-3]\n4 idle 127.0.0.[4-7]\n")
+        assert slurm.run("sinfo", "-h", "-o", "%C").stdout == "2/4/0/6\n"
         slurm.run("scancel", str(job))
     finally:
         slurm.cleanup()

@@ -7,6 +7,12 @@ can hold the whole pool (``-N1 -n16`` puts 16 CPUs on ``127.0.0.2``), and all of
 it together; so a node shows the pool as its CPUs, the CPUs running jobs hold on it as
 allocated, and it is ``allocated`` when the pool is used up, ``mixed`` when some job runs
 there, else ``idle`` — what squeue's NODELIST and the scheduler's decisions say.
+
+Since the nodes share the pool, totals must count it once, not once per node (16 nodes of a
+16-CPU pool are 16 CPUs, not 256): each node carries the pool's allocated CPUs
+(``NodeInfo.pool_alloc_cpus``), so sinfo's ``CPUS(A/I/O/T)`` of all the nodes reads
+held/free/0/pool, a node's own line held-there/free/held-elsewhere/pool, and
+``scontrol show partition`` counts the pool's CPUs, memory and GPUs once.
 """
 
 from __future__ import annotations
@@ -49,5 +55,6 @@ def local_nodes(conn: sqlite3.Connection, config: LocalConfig) -> Tuple[NodeInfo
         else:
             state = "allocated" if in_use >= pool else "mixed"
         nodes.append(NodeInfo(local_address(i), state, pool, min(held[i], pool),
-                              config.memory_mb or 1, sockets=pool, gres=gres))
+                              config.memory_mb or 1, sockets=pool, gres=gres,
+                              pool_alloc_cpus=min(in_use, pool)))
     return tuple(nodes)

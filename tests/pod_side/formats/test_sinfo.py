@@ -45,3 +45,21 @@ def test_long_partition_names_widen_the_column() -> None:
     out = format_sinfo([PartitionInfo("averylongname", (_node("a1"),), default=True)],
                        header=False)
     assert out == "averylongname*    up   infinite      1   idle a1\n"
+
+
+def _pooled(name: str, state: str, alloc: int, pool_alloc: int) -> NodeInfo:
+    return NodeInfo(name, state, cpus=16, alloc_cpus=alloc, pool_alloc_cpus=pool_alloc)
+
+
+def test_a_shared_pool_counts_once() -> None:
+    """Nodes drawing on one pool (the local machine's) each show it as their CPUs; a line
+    counts it once: held here / left in the pool / held on the pool's other nodes / pool."""
+    pool = (_pooled("p1", "mixed", 3, 5), _pooled("p2", "mixed", 2, 5),
+            _pooled("p3", "idle", 0, 5))
+    part = [PartitionInfo("local", pool, default=True)]
+    assert format_sinfo(part, fmt="%C", header=False) == "5/11/0/16\n"
+    assert format_sinfo(part, fmt="%t %C", header=False) == "mix 5/11/0/16\nidle 0/11/5/16\n"
+    assert format_sinfo(part, fmt="%N %C", node_oriented=True, header=False) == (
+        "p1 3/11/2/16\np2 2/11/3/16\np3 0/11/5/16\n")
+    mixed = [PartitionInfo("all", pool + (_node("n1", "mixed", 3), _node("n2", "down")))]
+    assert format_sinfo(mixed, fmt="%C", header=False) == "8/12/4/24\n"
