@@ -200,6 +200,14 @@ def _lines_of(kube: KubeSlurm, name: str) -> List[str]:
         return []
 
 
+def _pod_of(kube: KubeSlurm, selector: str, index: int) -> str:
+    """The name of the one pod of completion index ``index`` among those of ``selector``."""
+    (name,) = [p["metadata"]["name"] for p in kube.objects(kinds.POD, selector)
+               if p["metadata"]["annotations"].get(
+                   "batch.kubernetes.io/job-completion-index") == str(index)]
+    return name
+
+
 def _evict(kube: KubeSlurm, name: str) -> None:
     kube.api().request("POST", f"/api/v1/namespaces/{kube.namespace}/pods/{name}/eviction",
                        body={"apiVersion": "policy/v1", "kind": "Eviction",
@@ -217,9 +225,7 @@ def test_evicted_pod_of_a_requeue_job_runs_again(kube: KubeSlurm, kubelet: Any) 
     job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)
     wait_until(lambda: len(_lines_of(kube, "evicted-runs.txt")) == 1, WAIT_S, "the first run")
     first_pods = _pod_uids(kube, job_id)
-    (node1,) = [p["metadata"]["name"] for p in kube.objects(
-        kinds.POD, f"sbatch-k8s.io/job-id={job_id}")
-        if p["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index") == "1"]
+    node1 = _pod_of(kube, f"sbatch-k8s.io/job-id={job_id}", 1)
     _evict(kube, node1)
     wait_until(lambda: _looked_at(kube, job_id) and len(_lines_of(
         kube, "evicted-runs.txt")) == 2, WAIT_S, "the second run")
@@ -260,9 +266,7 @@ def test_evicted_pod_of_an_array_element_runs_again(kube: KubeSlurm, kubelet: An
     kube.script("element.sh", ELEMENT)
     job_id = submitted_id(kube.run("sbatch", "element.sh").stdout)
     wait_until(lambda: len(_lines_of(kube, "element-runs.txt")) == 2, WAIT_S, "both runs")
-    (pod1,) = [p["metadata"]["name"] for p in kube.objects(
-        kinds.POD, f"sbatch-k8s.io/array-job-id={job_id}")
-        if p["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index") == "1"]
+    pod1 = _pod_of(kube, f"sbatch-k8s.io/array-job-id={job_id}", 1)
     _evict(kube, pod1)
     wait_until(lambda: "run 1 of 1" in _lines_of(kube, "element-runs.txt"), WAIT_S,
                "element 1 again")
@@ -284,9 +288,7 @@ def test_evicted_pod_of_a_no_requeue_job_ends_it(kube: KubeSlurm, kubelet: Any) 
     kube.script("evicted.sh", EVICTED.replace("--requeue", "--no-requeue"))
     job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)
     wait_until(lambda: len(_lines_of(kube, "evicted-runs.txt")) == 1, WAIT_S, "the first run")
-    (node0,) = [p["metadata"]["name"] for p in kube.objects(
-        kinds.POD, f"sbatch-k8s.io/job-id={job_id}")
-        if p["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index") == "0"]
+    node0 = _pod_of(kube, f"sbatch-k8s.io/job-id={job_id}", 0)
     _evict(kube, node0)
     wait_until(lambda: _state(kube, job_id) == "PREEMPTED", WAIT_S, "the end")
     shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
