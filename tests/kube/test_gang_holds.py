@@ -171,9 +171,14 @@ def test_dependency_and_begin_on_kueue(kueue_kube: KubeSlurm, kubelet: Any) -> N
             _out_of_kueue(_workload(kube, name))
             assert name not in kueue.seen
 
+        def written(name: str) -> bool:
+            """The file is there with its line (the shell creates it before writing)."""
+            path = kube.work / name
+            return path.exists() and path.read_text().endswith("\n")
+
         def both_ran() -> bool:
             kube.run("squeue")  # a look releases what is due
-            return (kube.work / "down.txt").exists() and (kube.work / "later.txt").exists()
+            return written("down.txt") and written("later.txt")
 
         wait_until(both_ran, 120, "the dependent and the --begin job ran")
         assert kube.read("down.txt") == "up\n"
