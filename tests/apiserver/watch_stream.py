@@ -33,6 +33,12 @@ _dropped: "set[int]" = set()
 _open_lock = threading.Lock()
 
 
+def open_watches(store: Store) -> int:
+    """How many watch streams of ``store`` are open now."""
+    with _open_lock:
+        return len(_open.get(id(store), []))
+
+
 def drop_watches(store: Store) -> int:
     """Break every open watch stream of ``store`` (see the module docstring); how many."""
     with _open_lock:

@@ -44,6 +44,8 @@ def _mirror(cluster: EmulatedCluster, kind: kinds.Kind = kinds.CONFIG_MAP,
                        threading.Condition(), memo=lambda obj: obj["metadata"]["name"].upper())
     mirror.start()
     wait_until(lambda: mirror.synced and mirror.live, 10, "the first LIST")
+    if not mirror.absent:  # live right after its LIST: wait for the watch it opens next
+        wait_until(lambda: watch_stream.open_watches(cluster.store) >= 1, 10, "the watch")
     return mirror
 
 
