@@ -13,9 +13,10 @@ filesystem). Mounts are private to the namespace: nothing leaks to the machine a
 nothing needs unmounting. (Mount points that do not exist are created on this machine, as
 empty directories or files.)
 
-A failure before the exec is written to file descriptor ``FD`` (close-on-exec, so a
-successful exec closes it empty) and the process exits 128 — what a container runtime
-reports as ``StartError``.
+On file descriptor ``FD`` (close-on-exec) this script first writes :data:`RUNNING` (so the
+kubelet tells a failed ``unshare`` — nothing written — from a command that exec'd and already
+ended), then, on a failure before the exec, the error, and the process exits 128 — what a
+container runtime reports as ``StartError``; a successful exec closes it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ CAPABILITIES = (
     "MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG", "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ",
     "PERFMON", "BPF", "CHECKPOINT_RESTORE")
 START_ERROR_EXIT = 128
+#: The first byte on the status descriptor: podinit runs (unshare worked).
+RUNNING = b"."
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -185,6 +188,7 @@ def main(argv: List[str]) -> None:
         spec = json.load(f)
     status_fd = int(argv[2])
     os.set_inheritable(status_fd, False)
+    os.write(status_fd, RUNNING)
     try:
         start(spec)
     except (StartError, OSError) as e:

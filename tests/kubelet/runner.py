@@ -19,6 +19,8 @@ import sys
 import time
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
+from tests.kubelet.podinit import RUNNING
+
 PODINIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "podinit.py")
 START_TIMEOUT_S = 30.0
 
@@ -143,7 +145,8 @@ class ContainerProcess:
 
     @staticmethod
     def _read_start_status(read_end: int, process: "subprocess.Popen[bytes]") -> Optional[str]:
-        """Empty when the exec happened (the pipe closed); the error text otherwise."""
+        """None when the exec happened (podinit's :data:`~tests.kubelet.podinit.RUNNING`
+        alone, then the pipe closed); the error text otherwise."""
         deadline = time.monotonic() + START_TIMEOUT_S
         chunks: List[bytes] = []
         while time.monotonic() < deadline:
@@ -157,11 +160,14 @@ class ContainerProcess:
         else:
             process.kill()
             return f"the container did not start within {START_TIMEOUT_S:.0f} s"
-        text = b"".join(chunks).decode(errors="replace")
-        if not text and process.poll() is not None and process.returncode != 0:
-            # unshare itself failed (before podinit ran); its message is in the log.
-            return f"unshare failed with exit code {process.returncode}"
-        return text or None
+        text = b"".join(chunks).decode(errors="replace")  # RUNNING, then any error
+        if not text:  # podinit never ran: unshare itself failed; its message is in the log
+            try:
+                code = process.wait(START_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                code = None
+            return f"unshare failed with exit code {code}"
+        return text[len(RUNNING):] or None
 
     @property
     def pid(self) -> int:
