@@ -171,10 +171,10 @@ def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping
     import os
     import time
 
-    from sbatch_k8s.backends.kubernetes.requeue import (
+    from sbatch_k8s.backends.kubernetes.requeue import requeue_on_cluster
+    from sbatch_k8s.backends.kubernetes.requeue_plan import (
         CLUSTER_ENDS,
         requeue_delay_s,
-        requeue_on_cluster,
         requeued_record,
     )
     from sbatch_k8s.backends.kubernetes.requeue_mark import being_requeued, claim
