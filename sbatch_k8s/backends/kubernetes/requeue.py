@@ -38,11 +38,11 @@ from sbatch_k8s.backends.kubernetes.kinds import (
     Kind,
 )
 from sbatch_k8s.backends.kubernetes.requeue_plan import (
-    DEFAULT_REQUEUE_DELAY_S,
     fresh_workload,
     requeued_record,
     with_restart_count,
 )
+from sbatch_k8s.backends.requeue_rules import DEFAULT_REQUEUE_DELAY_S
 from sbatch_k8s.errors import BackendError
 from sbatch_k8s.runtime.release import REQUEUEING_ANNOTATION, WAITING_LABEL
 from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, JOB_ID

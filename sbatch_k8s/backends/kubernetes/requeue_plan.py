@@ -19,7 +19,7 @@ release pass (any command's look, the controller; :mod:`sbatch_k8s.runtime.relea
 start when the time comes. With no delay the copy is created free to start.
 
 The cluster requeues too: a job that may be requeued whose run ended ``NODE_FAIL`` or
-``PREEMPTED`` (:data:`CLUSTER_ENDS`: a lost node, an evicted or preempted pod; the pod failure
+``PREEMPTED`` (:data:`REQUEUED_ENDS`: a lost node, an evicted or preempted pod; the pod failure
 policy fails the Job on a disruption) is requeued by the next reconcile pass
 (:mod:`.cluster_jobs`), that run kept as it ended.
 """
@@ -30,8 +30,10 @@ import copy
 import json
 from typing import Any, Dict, Mapping, Optional
 
-from parsers.records import NODE_FAIL, PENDING, PREEMPTED, REQUEUED, JobRecord, with_changes
+from parsers.records import PENDING, REQUEUED, JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.workload_view import SUSPEND_FIELD
+from sbatch_k8s.backends.requeue_rules import REQUEUED_ENDS
+from sbatch_k8s.runtime.release import HELD_REQUEUE_REASON
 from sbatch_k8s.runtime.workload_gates import hold_patch
 from translators.metadata import BEGIN, HOLD
 from translators.storage import DESCRIPTION_KEY
@@ -39,24 +41,9 @@ from translators.storage import DESCRIPTION_KEY
 #: Labels and annotations the API server's controllers add to a workload and its template.
 GENERATED_KEYS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name",
                   "batch.kubernetes.io/job-name")
-#: slurmctld's wait before a requeued job may start: the credential lifetime (120 s) + 1; the
-#: variable sets it in seconds (as on the local backend).
-DEFAULT_REQUEUE_DELAY_S = 121.0
-REQUEUE_DELAY_VARIABLE = "SBATCH_K8S_REQUEUE_DELAY"
-#: How a run ends when the cluster ended it (a lost node, an evicted or preempted pod): a job
-#: that may be requeued then runs again (:mod:`.cluster_jobs`), that run kept as it ended.
-CLUSTER_ENDS = (NODE_FAIL, PREEMPTED)
-#: The reason a requeued job pends with, as slurmctld shows it (with ``requeuehold``: the
-#: second).
-REQUEUED_REASON, HELD_REQUEUE_REASON = "BeginTime", "job requeued in held state"
-
-
-def requeue_delay_s(environ: Mapping[str, str]) -> float:
-    """How long a requeued job waits before it may start (module docstring)."""
-    try:
-        return max(0.0, float(environ.get(REQUEUE_DELAY_VARIABLE, "")))
-    except ValueError:
-        return DEFAULT_REQUEUE_DELAY_S
+#: The reason a requeued job pends with, as slurmctld shows it (with ``requeuehold``:
+#: :data:`~sbatch_k8s.runtime.release.HELD_REQUEUE_REASON`).
+REQUEUED_REASON = "BeginTime"
 
 
 def _without_generated(mapping: Optional[Mapping[str, str]]) -> Dict[str, str]:
@@ -117,13 +104,13 @@ def with_restart_count(config_map: Mapping[str, Any], count: int) -> Optional[Di
 
 def earlier_run(record: JobRecord, now: int) -> JobRecord:
     """The run of ``record`` a requeue at ``now`` ends, as slurmdbd keeps it: a run the
-    cluster ended (:data:`CLUSTER_ENDS`) as it ended, else ``REQUEUED`` at ``now``; a run
+    cluster ended (:data:`REQUEUED_ENDS`) as it ended, else ``REQUEUED`` at ``now``; a run
     still going is closed as a cancel closes it (its exit code 0:0, its running steps
     CANCELLED), an ended one keeps its exit code and steps."""
     from sbatch_k8s.backends.kubernetes.record_steps import cancelled_steps
     from sbatch_k8s.backends.kubernetes.records import is_final
 
-    if record.state in CLUSTER_ENDS:
+    if record.state in REQUEUED_ENDS:
         return with_changes(record, requeued_runs=())
     run = with_changes(record, state=REQUEUED, end_time=now, requeued_runs=())
     if is_final(record):
