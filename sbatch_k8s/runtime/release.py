@@ -16,11 +16,9 @@ Each decides from what it knows of the jobs named (:class:`KnownJob`) with the s
 evaluation as the local scheduler (:mod:`parsers.dependency_state`). A job whose record
 carries a requeue's mark (:func:`requeueing`) is not over, whatever its run's end says: each
 of them counts it :data:`REQUEUEING_STATE`. Acting is safe when
-several do it at once: the workload is read fresh and patched at that resourceVersion (409:
-someone else acted first), a held workload (``scontrol hold``) is never resumed, and a record
-is rewritten at the resourceVersion it was read at. ``api`` is anything with
-``request(method, path, query, body, content_type)`` raising an error with ``.status``: the
-pod's :class:`~sbatch_k8s.runtime.kube_api.KubeApi` or the login side's ``KubeClient``.
+several do it at once: the workload is written as :mod:`sbatch_k8s.runtime.workload_gates`
+writes it (at the resourceVersion read, a held workload never resumed), and a record is
+rewritten at the resourceVersion it was read at. ``api`` is as there.
 """
 
 from __future__ import annotations
@@ -30,6 +28,14 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from parsers.dependency_state import NEVER, UNFINISHED, WAIT, parsed_dependency, spec_verdict
+from sbatch_k8s.runtime.workload_gates import (
+    ATTEMPTS,
+    ELIGIBLE,
+    HELD_REASONS,
+    delete_workload,
+    error_status,
+    lift_gates,
+)
 
 RECORD_KEY = "record.json"
 WORKLOAD_KEY = "workload.json"
@@ -39,30 +45,10 @@ END_TIME_ANNOTATION = "sbatch-k8s.io/end-time"
 #: On a job's record while its workload waits for a dependency or begin time.
 WAITING_LABEL = "sbatch-k8s.io/waiting"
 WAITING_SELECTOR = f"sbatch-k8s.io/kind=record,{STATE_LABEL}={ACTIVE},{WAITING_LABEL}=true"
-#: The workload's hold and gate annotations (:mod:`translators.metadata`, same keys).
-HOLD = "sbatch-k8s.io/hold"
-GATES = ("sbatch-k8s.io/dependency", "sbatch-k8s.io/begin")
-#: On a held or gated workload of a Kueue partition: the Kueue labels it gets when it may
-#: start, as JSON (:mod:`translators.gates`, same key).
-RELEASE_LABELS = "sbatch-k8s.io/release-labels"
-#: The labels Kueue reads on a workload (moved into :data:`RELEASE_LABELS` by a hold).
-KUEUE_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
 #: Pending reasons, as Slurm names them.
 DEPENDENCY, BEGIN_TIME, NEVER_SATISFIED = "Dependency", "BeginTime", "DependencyNeverSatisfied"
-ELIGIBLE = "None"
-#: The hold annotation's value → the reason a held job shows.
-HELD_REASONS = {"user": "JobHeldUser", "admin": "JobHeldAdmin"}
 #: The reason of a job held by ``scontrol requeuehold`` (user hold): kept while it is held.
 HELD_REQUEUE_REASON = "job requeued in held state"
-#: Workload kinds: their resource (plural) and where their ``suspend`` flag lives.
-WORKLOAD_KINDS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
-    "Job": ("jobs", ("spec", "suspend")),
-    "JobSet": ("jobsets", ("spec", "suspend")),
-    "PyTorchJob": ("pytorchjobs", ("spec", "runPolicy", "suspend")),
-    "MPIJob": ("mpijobs", ("spec", "runPolicy", "suspend")),
-}
-#: Times a record or workload is read again after a conflicting writer (409).
-ATTEMPTS = 4
 #: On a job's record while a requeue replaces its run (:mod:`sbatch_k8s.backends.kubernetes.
 #: requeue`): the epoch second the requeue began. A requeued job is not over: nobody records
 #: the end of that run as the job's, nor releases or fails what waits for it.
@@ -183,106 +169,6 @@ def eligibility(waiting: Waiting, known: Sequence[KnownJob], now: float) -> str:
     return ELIGIBLE
 
 
-def workload_path(ref: Mapping[str, str]) -> Optional[str]:
-    """The API path of the workload ``ref`` names (None: not a workload kind)."""
-    kind = WORKLOAD_KINDS.get(ref.get("kind", ""))
-    if kind is None or not ref.get("name") or not ref.get("apiVersion"):
-        return None
-    version = ref["apiVersion"]
-    prefix = f"/api/{version}" if "/" not in version else f"/apis/{version}"
-    return f"{prefix}/namespaces/{ref.get('namespace', 'default')}/{kind[0]}/{ref['name']}"
-
-
-def _suspend_patch(kind: str, suspend: bool) -> Dict[str, Any]:
-    *path, leaf = WORKLOAD_KINDS[kind][1]
-    body: Dict[str, Any] = {leaf: suspend}
-    for key in reversed(path):
-        body = {key: body}
-    return body
-
-
-def release_patch(kind: str, meta: Mapping[str, Any]) -> Dict[str, Any]:
-    """The merge patch that lets a workload (``meta``: its metadata) start: on a Kueue
-    partition, Kueue's labels out of :data:`RELEASE_LABELS` — Kueue resumes it when it
-    admits it (:mod:`translators.gates`) — else ``suspend: false``."""
-    stored = (meta.get("annotations") or {}).get(RELEASE_LABELS)
-    if not stored:
-        return _suspend_patch(kind, False)
-    try:
-        labels = {str(k): str(v) for k, v in json.loads(stored).items()}
-    except (ValueError, AttributeError):
-        labels = {}
-    return {"metadata": {"labels": labels, "annotations": {RELEASE_LABELS: None}}}
-
-
-def hold_patch(kind: str, meta: Mapping[str, Any]) -> Dict[str, Any]:
-    """The merge patch that keeps a pending workload from starting: suspended, and out of
-    Kueue's hands (its labels moved into :data:`RELEASE_LABELS`, kept with those already
-    there) so that Kueue does not resume it."""
-    patch = _suspend_patch(kind, True)
-    labels = meta.get("labels") or {}
-    queued = {k: str(labels[k]) for k in KUEUE_LABELS if labels.get(k)}
-    if queued:
-        stored = (meta.get("annotations") or {}).get(RELEASE_LABELS)
-        try:
-            kept = dict(json.loads(stored)) if stored else {}
-        except (ValueError, TypeError):
-            kept = {}
-        kept.update(queued)
-        patch["metadata"] = {
-            "labels": {k: None for k in queued},
-            "annotations": {RELEASE_LABELS: json.dumps(kept, sort_keys=True,
-                                                       separators=(",", ":"))}}
-    return patch
-
-
-def _status(error: BaseException) -> int:
-    return int(getattr(error, "status", 0) or 0)
-
-
-def lift_gates(api: Any, ref: Mapping[str, str]) -> Optional[str]:
-    """Remove the workload's gate annotations and let it start unless it is held
-    (:func:`release_patch`): the reason it now shows (``None``, or ``JobHeldUser``/
-    ``JobHeldAdmin`` while held), None when it is gone (or not a workload)."""
-    path = workload_path(ref)
-    if path is None:
-        return None
-    for _ in range(ATTEMPTS):
-        try:
-            workload = api.request("GET", path)
-        except Exception as e:
-            if _status(e) == 404:
-                return None
-            raise
-        meta = workload.get("metadata") or {}
-        hold = (meta.get("annotations") or {}).get(HOLD)
-        patch = {} if hold else release_patch(ref["kind"], meta)
-        released = patch.setdefault("metadata", {})
-        released["resourceVersion"] = meta.get("resourceVersion")
-        released.setdefault("annotations", {}).update({gate: None for gate in GATES})
-        try:
-            api.request("PATCH", path, body=patch, content_type="application/merge-patch+json")
-            return HELD_REASONS.get(str(hold), "JobHeldUser") if hold else ELIGIBLE
-        except Exception as e:
-            if _status(e) == 404:
-                return None
-            if _status(e) != 409:
-                raise
-    raise RuntimeError(f"workload {ref.get('name')} kept changing")
-
-
-def delete_workload(api: Any, ref: Mapping[str, str]) -> None:
-    """Delete the workload (its pods and companions go with it); gone already is fine."""
-    path = workload_path(ref)
-    if path is None:
-        return
-    try:
-        api.request("DELETE", path, {"propagationPolicy": "Background"})
-    except Exception as e:
-        if _status(e) != 404:
-            raise
-
-
 def rewrite_record(api: Any, config_map: Mapping[str, Any], changes: Mapping[str, Any],
                    labels: Mapping[str, Optional[str]],
                    annotations: Optional[Mapping[str, str]] = None) -> bool:
@@ -307,9 +193,9 @@ def rewrite_record(api: Any, config_map: Mapping[str, Any], changes: Mapping[str
                         content_type="application/merge-patch+json")
             return True
         except Exception as e:
-            if _status(e) == 404:
+            if error_status(e) == 404:
                 return False
-            if _status(e) != 409:
+            if error_status(e) != 409:
                 raise
         current = api.request("GET", path)
     return False

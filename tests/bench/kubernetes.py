@@ -48,9 +48,9 @@ SETTLE_S = 300.0
 def _clone_source(kube: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """A pending job's record and Job, as manifests creating them anew: without what the
     API server generated (uid, versions, status; a Job's selector and controller labels,
-    which a real server refuses in a create: ``requeue.fresh_workload``)."""
+    which a real server refuses in a create: ``requeue_plan.fresh_workload``)."""
     from sbatch_k8s.backends.kubernetes.records import record_from_config_map
-    from sbatch_k8s.backends.kubernetes.requeue import fresh_workload
+    from sbatch_k8s.backends.kubernetes.requeue_plan import fresh_workload
 
     jobs = {j["metadata"]["labels"].get("sbatch-k8s.io/job-id"): j
             for j in kube.objects(JOB)}

@@ -153,7 +153,7 @@ def test_requeued_job_pends_with_begin_time_until_placed() -> None:
     """What squeue shows of a requeued job between its requeue and its new pods' placing."""
     from parsers.records import JobRecord, with_changes
     from sbatch_k8s.backends.kubernetes.records import live_record
-    from sbatch_k8s.backends.kubernetes.requeue import requeued_record
+    from sbatch_k8s.backends.kubernetes.requeue_plan import requeued_record
 
     ran = with_changes(JobRecord(job_id=7, name="x", user="u", uid=1, group="g", gid=1,
                                  partition="debug", state="COMPLETED"),

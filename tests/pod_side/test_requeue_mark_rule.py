@@ -10,7 +10,6 @@ from typing import Any, Dict, Optional
 from sbatch_k8s.runtime.job_end import REPORT_KEY, known_from_config_map
 from sbatch_k8s.runtime.release import (
     DEPENDENCY,
-    ELIGIBLE,
     NEVER_SATISFIED,
     RECORD_KEY,
     REQUEUE_MARK_TTL_S,
@@ -20,6 +19,7 @@ from sbatch_k8s.runtime.release import (
     known_job,
     requeueing,
 )
+from sbatch_k8s.runtime.workload_gates import ELIGIBLE
 
 NOW = 1_800_000_000
 

@@ -132,7 +132,7 @@ class KubernetesBackend(Backend):
 
     def requeue(self, job_id: int, uid: int, hold: bool = False) -> str:
         from sbatch_k8s.backends.kubernetes.control import requeue_job
-        from sbatch_k8s.backends.kubernetes.requeue import requeue_delay_s
+        from sbatch_k8s.backends.requeue_rules import requeue_delay_s
 
         found = self._find(job_id)
         refusal = self._refusal(found, uid)

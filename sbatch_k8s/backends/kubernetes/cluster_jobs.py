@@ -171,17 +171,14 @@ def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping
     import os
     import time
 
-    from sbatch_k8s.backends.kubernetes.requeue import (
-        CLUSTER_ENDS,
-        requeue_delay_s,
-        requeue_on_cluster,
-        requeued_record,
-    )
+    from sbatch_k8s.backends.kubernetes.requeue import requeue_on_cluster
     from sbatch_k8s.backends.kubernetes.requeue_mark import being_requeued, claim
+    from sbatch_k8s.backends.kubernetes.requeue_plan import requeued_record
+    from sbatch_k8s.backends.requeue_rules import REQUEUED_ENDS, requeue_delay_s
     from sbatch_k8s.errors import BackendError
 
     kind = _kind_named(ref)
-    if not (record.requeue and record.batch_flag) or record.state not in CLUSTER_ENDS \
+    if not (record.requeue and record.batch_flag) or record.state not in REQUEUED_ENDS \
             or workload is None or kind is None:
         return None
     meta = cm.get("metadata") or {}

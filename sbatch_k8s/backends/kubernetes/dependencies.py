@@ -32,17 +32,14 @@ from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP
 from sbatch_k8s.runtime.release import (
     BEGIN_TIME,
     DEPENDENCY,
-    GATES,
-    HOLD,
     WAITING_LABEL,
     KnownJob,
     KnownJobs,
     Waiting,
-    hold_patch,
-    release_patch,
     settle,
     waiting_from,
 )
+from sbatch_k8s.runtime.workload_gates import GATES, HOLD, hold_patch, release_patch
 
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 
@@ -209,7 +206,7 @@ def hold_or_release_patch(workload: Optional[Mapping[str, Any]], hold: Optional[
     """``scontrol hold`` (``hold``: ``user`` or ``admin``) or ``release`` (None) of a pending
     workload: the merge patch, and the gate it still waits for once released. Held: suspended
     and out of Kueue's hands; released and no gate left: free to start
-    (:func:`sbatch_k8s.runtime.release.release_patch`); released but gated: left as it is."""
+    (:func:`sbatch_k8s.runtime.workload_gates.release_patch`); released but gated: left as it is."""
     kind = str((workload or {}).get("kind") or "")
     meta = (workload or {}).get("metadata") or {}
     waits = None if hold else gate_reason(workload)

@@ -118,7 +118,7 @@ def _record_data(record: JobRecord) -> Dict[str, Any]:
 
 def record_to_json(record: JobRecord) -> str:
     """``record.json``: every field, steps as field dicts, earlier runs of a requeued job
-    (:mod:`.requeue`) as records alike, and ``steps_dropped``."""
+    (:mod:`.requeue_plan`) as records alike, and ``steps_dropped``."""
     return json.dumps(_record_data(record), sort_keys=True, separators=(",", ":"))
 
 

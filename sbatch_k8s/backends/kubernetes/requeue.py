@@ -4,16 +4,10 @@ A finished workload cannot be restarted (an Indexed Job that completed or failed
 requeueing replaces it by a copy of itself: the companions (the job's ConfigMap, Secret,
 Service, PodGroup — every object of a unit shares the workload's name) are first detached
 from the workload so that deleting it keeps them; the workload is deleted and its pods waited
-for (a requeue never has two generations of pods under one job id); the record goes back to
-PENDING with reason ``BeginTime``, the restart count one higher and the submit time now, as
-slurmctld's requeue does; ``job.json`` gets the restart count (the runtime exports it as
-``SLURM_RESTART_COUNT`` and ``%r`` of the output file names); a fresh copy of the workload is
-created (what the API server generated for the old one removed, never suspended), and the
-companions are hung on it again. The run that ended is kept in the record's
-``requeued_runs``, ended ``REQUEUED`` at the requeue with its steps (a running one's closed
-as a cancel closes them), for ``sacct --duplicates``. ``requeuehold`` creates the copy held
-(suspended, hold annotation ``user``), pending with slurmctld's reason ``job requeued in
-held state`` until ``scontrol release``.
+for (a requeue never has two generations of pods under one job id); the record is rewritten
+pending and ``job.json`` given the restart count; a fresh copy of the workload is created,
+and the companions are hung on it again. What the record and the copy become, and how long
+the job waits before it may start again, is :mod:`.requeue_plan`'s (pure).
 
 Every requeue first claims the job's record with the requeue mark (:mod:`.requeue_mark`), and
 the record it rewrites pending drops it: until then the run's end is not the job's — nobody
@@ -25,30 +19,15 @@ out with slurmstepd's ``*** JOB … CANCELLED AT … DUE TO JOB REQUEUE ***`` li
 is deleted when node 0 has ended, or after :data:`NOTICE_WAIT_S` (a kubelet refreshes the
 request file within its sync period: when it is slower, the pods' SIGTERM ends the run and
 the line is a plain cancel's).
-
-Slurm keeps a requeued job ``PD (BeginTime)`` until its earlier run's credentials expired:
-121 s after the requeue (``SBATCH_K8S_REQUEUE_DELAY`` seconds instead, as on the local
-backend). The copy is created suspended with the ``--begin`` gate
-(:mod:`translators.gates`: annotation ``sbatch-k8s.io/begin``, on a Kueue partition without
-Kueue's labels), its record ``begin_time`` that moment and labelled waiting, so the usual
-release pass (any command's look, the controller; :mod:`sbatch_k8s.runtime.release`) lets it
-start when the time comes. With no delay the copy is created free to start.
-
-The cluster requeues too: a job that may be requeued whose run ended ``NODE_FAIL`` or
-``PREEMPTED`` (:data:`CLUSTER_ENDS`: a lost node, an evicted or preempted pod; the pod failure
-policy fails the Job on a disruption) is requeued by the next reconcile pass
-(:mod:`.cluster_jobs`), that run kept as it ended.
 """
 
 from __future__ import annotations
 
-import copy
 import datetime
-import json
 import time
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Tuple
 
-from parsers.records import NODE_FAIL, PENDING, PREEMPTED, REQUEUED, JobRecord, with_changes
+from parsers.records import PENDING, JobRecord
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import (
     CONFIG_MAP,
@@ -58,17 +37,18 @@ from sbatch_k8s.backends.kubernetes.kinds import (
     SERVICE,
     Kind,
 )
-from sbatch_k8s.backends.kubernetes.workload_view import SUSPEND_FIELD
+from sbatch_k8s.backends.kubernetes.requeue_plan import (
+    fresh_workload,
+    requeued_record,
+    with_restart_count,
+)
+from sbatch_k8s.backends.requeue_rules import DEFAULT_REQUEUE_DELAY_S
 from sbatch_k8s.errors import BackendError
-from sbatch_k8s.runtime.release import REQUEUEING_ANNOTATION, WAITING_LABEL, hold_patch
-from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, BEGIN, HOLD, JOB_ID
-from translators.storage import DESCRIPTION_KEY
+from sbatch_k8s.runtime.release import REQUEUEING_ANNOTATION, WAITING_LABEL
+from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, JOB_ID
 
 #: The kinds that may be a workload's companions (named as the workload).
 COMPANION_KINDS = (CONFIG_MAP, SECRET, SERVICE, POD_GROUP)
-#: Labels and annotations the API server's controllers add to a workload and its template.
-GENERATED_KEYS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name",
-                  "batch.kubernetes.io/job-name")
 #: How long requeue waits for the old pods to be gone (their runtime's KillWait and the
 #: pods' grace period, on a busy cluster).
 OLD_PODS_WAIT_S = 180.0
@@ -76,75 +56,12 @@ OLD_PODS_WAIT_S = 180.0
 #: deleted anyway (module docstring).
 NOTICE_WAIT_S = 20.0
 POLL_S = 0.5
-#: slurmctld's wait before a requeued job may start: the credential lifetime (120 s) + 1; the
-#: variable sets it in seconds (as on the local backend).
-DEFAULT_REQUEUE_DELAY_S = 121.0
-REQUEUE_DELAY_VARIABLE = "SBATCH_K8S_REQUEUE_DELAY"
-#: How a run ends when the cluster ended it (a lost node, an evicted or preempted pod): a job
-#: that may be requeued then runs again (:mod:`.cluster_jobs`), that run kept as it ended.
-CLUSTER_ENDS = (NODE_FAIL, PREEMPTED)
-#: The reason a requeued job pends with, as slurmctld shows it (with ``requeuehold``: the
-#: second).
-REQUEUED_REASON, HELD_REQUEUE_REASON = "BeginTime", "job requeued in held state"
-
-
-def requeue_delay_s(environ: Mapping[str, str]) -> float:
-    """How long a requeued job waits before it may start (module docstring)."""
-    try:
-        return max(0.0, float(environ.get(REQUEUE_DELAY_VARIABLE, "")))
-    except ValueError:
-        return DEFAULT_REQUEUE_DELAY_S
 
 
 def _pod_selector(record: JobRecord) -> str:
     if record.array_job_id is None:
         return f"{JOB_ID}={record.job_id}"
     return f"{ARRAY_JOB_ID}={record.array_job_id},{ARRAY_TASK_ID}={record.array_task_id}"
-
-
-def _without_generated(mapping: Optional[Mapping[str, str]]) -> Dict[str, str]:
-    return {k: v for k, v in (mapping or {}).items() if k not in GENERATED_KEYS}
-
-
-def fresh_workload(workload: Mapping[str, Any], hold: bool = False,
-                   begin: Optional[str] = None) -> Dict[str, Any]:
-    """A manifest creating ``workload`` anew: its name, our labels and annotations and its
-    spec, without what the API server generated (uid, status, a Job's selector and the
-    labels that select its pods); not suspended, or with ``hold`` suspended and held by its
-    user, or with ``begin`` (local time, ISO) suspended and gated until then — held or gated,
-    out of Kueue's hands (:func:`sbatch_k8s.runtime.release.hold_patch`)."""
-    meta = workload.get("metadata") or {}
-    annotations = _without_generated(meta.get("annotations"))
-    annotations.pop(HOLD, None)
-    annotations.pop(BEGIN, None)
-    if hold:
-        annotations[HOLD] = "user"
-    if begin is not None:
-        annotations[BEGIN] = begin
-    spec = copy.deepcopy(workload.get("spec") or {})
-    if workload.get("kind") == "Job":
-        spec.pop("selector", None)
-        template_meta = (spec.get("template") or {}).get("metadata")
-        if template_meta is not None:
-            template_meta["labels"] = _without_generated(template_meta.get("labels"))
-    labels = _without_generated(meta.get("labels"))
-    waits = hold or begin is not None
-    if waits:
-        kept = hold_patch(str(workload["kind"]), {"labels": labels, "annotations": annotations})
-        for key, value in ((kept.get("metadata") or {}).get("labels") or {}).items():
-            if value is None:
-                labels.pop(key, None)
-        annotations.update((kept.get("metadata") or {}).get("annotations") or {})
-    body: Dict[str, Any] = {"apiVersion": workload["apiVersion"], "kind": workload["kind"],
-                            "metadata": {"name": meta["name"], "labels": labels,
-                                         "annotations": annotations},
-                            "spec": spec}
-    *path, leaf = SUSPEND_FIELD.get(str(workload["kind"]), ("spec", "suspend"))
-    holder = body
-    for key in path:
-        holder = holder.setdefault(key, {})
-    holder[leaf] = waits
-    return body
 
 
 def _owner(workload: Mapping[str, Any]) -> Dict[str, Any]:
@@ -180,50 +97,6 @@ def _wait_gone(client: KubeClient, kind: Kind, name: str, namespace: str,
             raise BackendError(f"job {job_id}: its old pods are still terminating; "
                                "requeue it again later")
         time.sleep(POLL_S)
-
-
-def _with_restart_count(config_map: Mapping[str, Any], count: int) -> Optional[Dict[str, Any]]:
-    """The data patch setting ``restart_count`` in ``job.json`` (None: no description)."""
-    text = (config_map.get("data") or {}).get(DESCRIPTION_KEY)
-    if text is None:
-        return None
-    desc = json.loads(text)
-    desc["restart_count"] = count
-    return {"data": {DESCRIPTION_KEY: json.dumps(desc, sort_keys=True,
-                                                 separators=(",", ":"))}}
-
-
-def earlier_run(record: JobRecord, now: int) -> JobRecord:
-    """The run of ``record`` a requeue at ``now`` ends, as slurmdbd keeps it: a run the
-    cluster ended (:data:`CLUSTER_ENDS`) as it ended, else ``REQUEUED`` at ``now``; a run
-    still going is closed as a cancel closes it (its exit code 0:0, its running steps
-    CANCELLED), an ended one keeps its exit code and steps."""
-    from sbatch_k8s.backends.kubernetes.record_steps import cancelled_steps
-    from sbatch_k8s.backends.kubernetes.records import is_final
-
-    if record.state in CLUSTER_ENDS:
-        return with_changes(record, requeued_runs=())
-    run = with_changes(record, state=REQUEUED, end_time=now, requeued_runs=())
-    if is_final(record):
-        return run
-    return with_changes(run, exit_code=0, exit_signal=0, derived_exit_code=0,
-                        cancelled_by=None, steps=cancelled_steps(record.steps, now))
-
-
-def requeued_record(record: JobRecord, now: int, hold: bool = False,
-                    delay_s: float = 0.0) -> JobRecord:
-    """The record of a job requeued at ``now``: pending again (held with ``hold``) until
-    ``delay_s`` later, one more restart, the run that ended kept among its earlier runs. A
-    dependency it had was met (it ran): it waits for nothing else."""
-    eligible = now + int(delay_s)
-    return with_changes(record, state=PENDING,
-                        reason=HELD_REQUEUE_REASON if hold else REQUEUED_REASON,
-                        restarts=record.restarts + 1, submit_time=now, eligible_time=eligible,
-                        begin_time=eligible if delay_s > 0 else None, dependency="",
-                        start_time=None, end_time=None, exit_code=0, exit_signal=0,
-                        derived_exit_code=0, steps=(), node_list="", batch_host="",
-                        cancelled_by=None,
-                        requeued_runs=record.requeued_runs + (earlier_run(record, now),))
 
 
 def _local_iso(moment: int) -> str:
@@ -323,7 +196,7 @@ def _replace(client: KubeClient, record: JobRecord, ref: Mapping[str, str], kind
                  RUNNING_STEPS_KEY: None}})
     for companion_kind, obj in companions:
         if companion_kind == CONFIG_MAP:
-            patch = _with_restart_count(obj, requeued.restarts)
+            patch = with_restart_count(obj, requeued.restarts)
             if patch is not None:
                 client.merge_patch(CONFIG_MAP, name, namespace, patch)
     begin = _local_iso(requeued.begin_time) if requeued.begin_time is not None else None

@@ -21,7 +21,7 @@ with ``PreemptMode=REQUEUE``: a job that may be requeued (``--requeue``, or Slur
 JobRequeue=1; not ``--no-requeue``; never the job of an ``srun`` outside a job, a batch job
 here but not in Slurm) whose run ended ``NODE_FAIL`` (a node process other than node 0
 died: node 0 lost it) or ``PREEMPTED`` (one was stopped by SIGTERM or SIGINT and said so
-before it went) — :data:`MACHINE_ENDS` — is requeued by the scheduler process the moment it
+before it went) — :data:`REQUEUED_ENDS` — is requeued by the scheduler process the moment it
 records that end (:func:`record_end`; no command needs to run), the run kept in
 ``requeued_runs`` as it ended (its state, end time, exit code and steps), the job pending
 with reason ``BeginTime`` for the delay of its submitter's ``SBATCH_K8S_REQUEUE_DELAY`` (kept
@@ -39,32 +39,22 @@ import sqlite3
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
-from parsers.records import NODE_FAIL, PENDING, PREEMPTED, REQUEUED, RUNNING
+from parsers.records import PENDING, REQUEUED, RUNNING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.base import BATCH_ONLY, DISABLED, DONE, NOT_STARTED, UNKNOWN
 from sbatch_k8s.backends.local.nodes import ElementRun
 from sbatch_k8s.backends.local.records import MIN_JOB_AGE_S
+from sbatch_k8s.backends.requeue_rules import (
+    DEFAULT_REQUEUE_DELAY_S,
+    REQUEUED_ENDS,
+    requeue_delay_s,
+)
+from sbatch_k8s.runtime.release import HELD_REQUEUE_REASON
 
-#: slurmctld's wait before a requeued job may start: the credential lifetime (120 s) + 1.
-DEFAULT_REQUEUE_DELAY_S = 121.0
-REQUEUE_DELAY_VARIABLE = "SBATCH_K8S_REQUEUE_DELAY"
-#: The reason of a job requeued with ``requeuehold`` (slurmctld's ``state_desc``).
-HELD_REQUEUE_REASON = "job requeued in held state"
 #: The requests a running job carries until its end is recorded (:func:`_request`).
 REQUEUE, REQUEUE_HOLD = "requeue", "hold"
 #: Columns of a run that are not the run's own (the requeue bookkeeping).
 BOOKKEEPING = ("requeued_runs", "requeue_request")
-#: How a run ends when the machine ended it (a node process died, or was stopped by a
-#: signal): a job that may be requeued then runs again, that run kept as it ended.
-MACHINE_ENDS = (NODE_FAIL, PREEMPTED)
-
-
-def requeue_delay_s(environ: Mapping[str, str]) -> float:
-    """How long a requeued job waits before it may start (module docstring)."""
-    try:
-        return max(0.0, float(environ.get(REQUEUE_DELAY_VARIABLE, "")))
-    except ValueError:
-        return DEFAULT_REQUEUE_DELAY_S
 
 
 def earlier_runs(row: Mapping[str, Any]) -> List[Dict[str, Any]]:
@@ -92,7 +82,7 @@ def _requeue_ended(conn: sqlite3.Connection, row: sqlite3.Row, hold: bool, now: 
     """Keep the ended run of ``row`` as an earlier run and make the job pending again
     (inside the caller's transaction). ``killed``: the requeue ended the run, which then
     keeps exit code 0:0 as in slurmctld (its batch step shows the signal). ``as_ended``:
-    the machine ended the run (:data:`MACHINE_ENDS`), which is kept as it ended; else it
+    the machine ended the run (:data:`REQUEUED_ENDS`), which is kept as it ended; else it
     is kept ``REQUEUED`` at ``now``."""
     job_id = row["job_id"]
     held_before = bool(row["hold"]) and row["start_time"] is None  # cancelled while held
@@ -191,7 +181,7 @@ def record_end(conn: sqlite3.Connection, run: ElementRun) -> None:
             _requeue_ended(conn, row, kind == REQUEUE_HOLD, time.time(),
                            float(delay or DEFAULT_REQUEUE_DELAY_S), killed=True)
         elif row is not None and row["requeue"] and row["batch_flag"] != 0 \
-                and row["state"] in MACHINE_ENDS:
+                and row["state"] in REQUEUED_ENDS:
             _requeue_ended(conn, row, False, time.time(), requeue_delay_s(run.settings),
                            killed=False, as_ended=True)
         conn.execute("COMMIT")
