@@ -104,7 +104,11 @@ STATIC_QUERIES: Dict[str, Sequence[str]] = {
 #: these print host names that are not the sides' node names: no host normalisation
 LITERAL_HOSTS = {k for k in STATIC_QUERIES if k.startswith(("hostnames", "hostlist"))}
 
-RUNNER = "#!/bin/sh\nsleep 60\n"
+#: the running job's body: the shell replaced by sleep, so that scancel's SIGTERM ends the
+#: batch step itself (CANCELLED 0:15). With `sleep 60` under sh, real Slurm signals the two
+#: processes one after the other, and when sleep dies first the shell exits 143 on its own
+#: (FAILED, sacct 15:0) — a race on real Slurm's side, not a difference
+RUNNER = "exec sleep 60"
 
 
 def submit(side: Side, name: str, body: str, args: Sequence[str]) -> int:
@@ -144,7 +148,7 @@ def query(side: Side, args: Sequence[str], ids: Dict[str, int]) -> Tuple[str, st
 
 def run_side(side: Side) -> Jobs:
     ids = {name: submit(side, name, body, args) for name, (body, args) in FINISHED.items()}
-    ids["runner"] = submit(side, "runner", "sleep 60", ["-N2"])
+    ids["runner"] = submit(side, "runner", RUNNER, ["-N2"])
     wait_running(side, ids["runner"])
     time.sleep(1.2)         # a non-zero elapsed time, as users see it
     wait_sacct_running(side, ids["runner"])
