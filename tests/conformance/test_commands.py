@@ -1,7 +1,7 @@
 """squeue, sacct, sinfo, scontrol, scancel: default outputs (column layout, headers, field
 names, value formats) for a running job and for finished jobs (COMPLETED, FAILED 3:0,
-FAILED by a signal, CANCELLED by uid), plus hostlist handling and the answers for unknown
-jobs.
+FAILED by a signal, FAILED 143 — sacct's 15:0 —, CANCELLED by uid), plus hostlist handling
+and the answers for unknown jobs.
 
 The jobs are the same on both sides (same script names, options and job names); values that
 legitimately differ are normalised (ids, nodes, times, durations, the working directory,
@@ -41,6 +41,7 @@ FINISHED: Dict[str, Tuple[str, Sequence[str]]] = {
     "fails": ("exit 3", []),
     "killed": ("kill -9 $$", []),
     "norequeue": ("true", ["--no-requeue"]),
+    "exit143": ("exit 143", []),
 }
 
 #: queries taken while the "runner" job runs (before it is cancelled)
@@ -57,15 +58,15 @@ RUNNING_QUERIES: Dict[str, Sequence[str]] = {
 #: queries after every job ended
 FINISHED_QUERIES: Dict[str, Sequence[str]] = {
     **{f"sacct-{name}": ["sacct", "-j", f"{{{name}}}"]
-       for name in ("done", "fails", "killed", "runner")},
+       for name in ("done", "fails", "killed", "runner", "exit143")},
     **{f"sacct-parsable2-{name}": ["sacct", "-j", f"{{{name}}}", "--parsable2",
                                    "-o", "JobID,State,ExitCode"]
-       for name in ("done", "fails", "killed", "runner")},
+       for name in ("done", "fails", "killed", "runner", "exit143")},
     "sacct-parsable-all": ["sacct", "-j", "{done},{fails},{killed},{runner}", "--parsable",
                            "-X", "-o", "JobID,JobName,State,ExitCode,NNodes,NodeList"],
     "sacct-state-width": ["sacct", "-j", "{runner}", "-X", "-o", "JobID,State%25,ExitCode"],
     **{f"scontrol-{name}": ["scontrol", "show", "job", f"{{{name}}}"]
-       for name in ("done", "fails", "killed", "runner")},
+       for name in ("done", "fails", "killed", "runner", "exit143")},
     "squeue-finished": ["squeue", "-j", "{done}"],
     "squeue-finished-all-states": ["squeue", "-j", "{done},{fails},{killed},{runner}",
                                    "-t", "all"],
@@ -175,7 +176,7 @@ def sides(real: RealSlurm, ours: OurSlurm) -> Dict[str, Jobs]:
 
 
 def job_of(case: str) -> Optional[str]:
-    for name in ("runner", "done", "fails", "killed"):
+    for name in ("runner", "done", "fails", "killed", "exit143"):
         if case.endswith(name) or "running" in case and name == "runner":
             return name
     return None
