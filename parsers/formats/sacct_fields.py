@@ -43,13 +43,20 @@ def elapsed_s(start: Optional[int], end: Optional[int], now: int) -> int:
     return max((end if end is not None else now) - start, 0)
 
 
+def exit_code_cell(code: int, signal: int) -> str:
+    """An ExitCode cell: ``exit:signal``, but an exit status of 128 or more less 128, as
+    ``src/sacct/print.c`` prints it (22.05 and since): a shell that reports its child's
+    SIGTERM as 143 reads ``15:0`` here, while scontrol and squeue show ``143:0``."""
+    return jv.exit_code_text(code - 128 if code >= 128 else code, signal)
+
+
 def _job_exit(job: JobRecord) -> str:
     """A job's ExitCode as sacct prints it: the batch script's, but ``0:0`` for a job that
     was cancelled, ran out of time or lost a node (its batch step carries the signal; real
     Slurm 22.05: scontrol ``ExitCode=0:15``, sacct ``NODE_FAIL 0:0``)."""
     if job.state in (CANCELLED, TIMEOUT, NODE_FAIL):
         return "0:0"
-    return jv.exit_code_text(job.exit_code, job.exit_signal)
+    return exit_code_cell(job.exit_code, job.exit_signal)
 
 
 def _elapsed(job: JobRecord, step: Optional[StepRecord], now: int) -> int:
@@ -157,7 +164,7 @@ SACCT_FIELDS: Tuple[SacctField, ...] = tuple(SacctField(*row) for row in (
     ("End", 19, _D, _both(lambda j, c: _stamp(j.end_time, c),
                           lambda s, c: _stamp(s.end_time, c))),
     ("ExitCode", 8, _S, _both(lambda j, c: _job_exit(j),
-                              lambda s, c: jv.exit_code_text(s.exit_code, s.exit_signal))),
+                              lambda s, c: exit_code_cell(s.exit_code, s.exit_signal))),
     ("Flags", 19, _S, _job(lambda j, c: "SchedMain,StartRecieved" if j.start_time
                            else "StartRecieved")),
     ("GID", 6, _N, _job(lambda j, c: str(j.gid))),

@@ -5,9 +5,11 @@
   (never the ``5`` of ``n5``, ``n[1-5]``, ``127.0.0.5``, ``0:05`` or ``5M``), and the result
   does not depend on how many digits an id has: the padding beside an id in a column is
   re-measured for the placeholder (:func:`repad`), and a zero-padded id (``%4j``) becomes
-  ``<job:04>``. Each side also replaces the *other* side's ids of the case (its own first),
-  so a count that happens to equal a small id on one side (``NumCPUs=2`` beside job 2 of a
-  freshly purged Slurm) becomes the same placeholder on both sides;
+  ``<job:04>``; in a file name made by a ``%Nj`` pattern (``text(..., pad=N)``), an id
+  as that pattern prints it is ``<job:0N>`` whether or not it needed zeros (``0042`` and
+  ``1042`` alike, :func:`id_pad`). Each side also replaces the *other* side's ids of the
+  case (its own first), so a count that happens to equal a small id on one side
+  (``NumCPUs=2`` beside job 2 of a freshly purged Slurm) becomes the same placeholder on both sides;
 * node names → ``<nodeK>`` by their position in the job's node list (real ``n1``… vs our
   ``127.0.0.2``…), compressed host lists → ``<node[0-1]>``; nodes outside the job → ``<hostN>``
   by the side's node table;
@@ -68,6 +70,29 @@ def repad(lead: str, width: int, placeholder: str, trail: str) -> str:
         return lead + placeholder + trail
     padding = " " * max(1, len(padding) + width - len(placeholder))
     return padding + placeholder + trail if before else lead + placeholder + padding
+
+
+def id_pad(pattern: str) -> int:
+    """The width a ``%Nj`` of an output file pattern pads job ids to (0 without one).
+
+    Slurm prints an id narrower than N with leading zeros and a wider one as it is, so
+    whether a padded name shows zeros depends on the id counter; the width the pattern
+    asks for is what both sides share."""
+    widths = [int(width) for width in re.findall(r"%(\d+)j", pattern)]
+    return max(widths, default=0)
+
+
+def padded(placeholder: str, number: str, width: int, pad: int) -> str:
+    """The placeholder of an id printed ``width`` characters wide: ``<job:0N>`` when it
+    is printed as a ``%Nj`` pattern (``pad`` = N) prints it, zeros up to N or the id as it
+    is when wider, so ``0042`` and ``1042`` read alike; else ``<job:0W>`` for any other
+    zero-padded width W, ``<job>`` for a plain id. An id a pattern left unpadded
+    (``42`` for ``%4j``) stays ``<job>``: a difference, not normalised away."""
+    if pad and width == max(pad, len(number)):
+        return f"{placeholder[:-1]}:0{pad}>"
+    if width > len(number):
+        return f"{placeholder[:-1]}:0{width}>"
+    return placeholder
 
 
 def expand_hostlist(text: str) -> List[str]:
@@ -142,32 +167,35 @@ class Normaliser:
             return f"<host[{compress([table.index(n) for n in names])}]>"
         return token
 
-    def job_id(self, match: "re.Match[str]") -> str:
-        """One :data:`ID_TOKEN` match: the placeholder in its re-padded cell, or unchanged."""
+    def job_id(self, match: "re.Match[str]", pad: int = 0) -> str:
+        """One :data:`ID_TOKEN` match: the placeholder in its re-padded cell, or unchanged;
+        ``pad``: see :meth:`text`."""
         number = match.group("id")
         placeholder = self.all_jobs.get(int(number)) if number else None
         if placeholder is None:
             return match.group(0)
         zeros = match.group("zeros")
         width = len(zeros) + len(number)
-        if zeros:
-            placeholder = f"{placeholder[:-1]}:0{width}>"
+        placeholder = padded(placeholder, number, width, pad)
         cell = repad(match.group("lead"), width + len(match.group("suffix")),
                      placeholder + match.group("suffix"), match.group("trail"))
         return cell
 
-    def job_ids(self, text: str) -> str:
-        return ID_TOKEN.sub(self.job_id, text)
+    def job_ids(self, text: str, pad: int = 0) -> str:
+        return ID_TOKEN.sub(lambda match: self.job_id(match, pad), text)
 
     # -- whole texts ---------------------------------------------------------------------
-    def text(self, text: str) -> str:
+    def text(self, text: str, pad: int = 0) -> str:
+        """The whole normalisation of ``text``. ``pad``: the width a ``%Nj`` pattern pads ids
+        to, for a file name that pattern made (:func:`id_pad`); ids printed as it prints
+        them become ``<job:0N>`` whatever their own width."""
         text = STEP_WAIT.sub("", text)
         text = ISO_TIME.sub(hashed, text)
         text = DATE_LINE.sub(hashed, text)
         text = re.sub(r"AllocNode:Sid=\S+", "AllocNode:Sid=<host>:<pid>", text)
         text = text.replace(str(self.side.work), "<work>")
         text = text.replace(self.side.cluster, "<cluster>")
-        text = self.job_ids(text)
+        text = self.job_ids(text, pad)
         if self.side.kind == "real":
             # every emulated node is its own slurmd (MULTIPLE_SLURMD), so slurmstepd names
             # its node in its log prefix; one slurmd per host prints plain "slurmstepd:"

@@ -180,6 +180,27 @@ class Side(abc.ABC):
             return []
         return self.run("scontrol", "show", "hostnames", hostlist).stdout.split()
 
+    def node_cpus(self, partition: str) -> Dict[str, str]:
+        """The partition's nodes → their CPUs as ``sinfo -N`` shows them (A/I/O/T)."""
+        rows = self.run("sinfo", "-h", "-N", "-p", partition, "-o", "%N %C").stdout
+        return dict(line.split()[:2] for line in rows.splitlines() if len(line.split()) > 1)
+
+    def busy_nodes(self, partition: str) -> List[str]:
+        """The partition's nodes with CPUs allocated."""
+        return sorted(node for node, cpus in self.node_cpus(partition).items()
+                      if cpus.split("/")[0] != "0")
+
+    def wait_idle(self, partition: str, timeout: float) -> List[str]:
+        """Wait (bounded) until no node of the partition has CPUs allocated, because where
+        a job goes (or would go) depends on what else runs; the nodes still busy at the
+        end (other users' jobs, or jobs still ending)."""
+        deadline = time.time() + timeout
+        while True:
+            busy = self.busy_nodes(partition)
+            if not busy or time.time() > deadline:
+                return busy
+            time.sleep(0.2)
+
     def wait_sacct(self, job_id: int, timeout: float = 20) -> None:
         """Until accounting has the final record of the job and of all its steps."""
         deadline = time.time() + timeout
@@ -218,17 +239,11 @@ class RealSlurm(Side):
     def placement(self, partition: str, wait: float = 3) -> List[str]:
         """Wait (bounded) until the partition's nodes are idle; if some stay busy with other
         users' jobs, exclude them (layouts like ``-N2 -n5`` → 4,1 need idle nodes)."""
-        deadline = time.time() + wait
-        while True:
-            rows = self.run("sinfo", "-h", "-N", "-p", partition, "-o", "%N %C").stdout
-            busy = sorted({line.split()[0] for line in rows.splitlines()
-                           if line.split() and line.split()[1].split("/")[0] != "0"})
-            if not busy:
-                return []
-            if time.time() > deadline:
-                total = len({line.split()[0] for line in rows.splitlines() if line.split()})
-                return ["-x", ",".join(busy)] if total - len(busy) >= 2 else []
-            time.sleep(0.2)
+        busy = self.wait_idle(partition, wait)
+        if not busy:
+            return []
+        total = len(self.node_cpus(partition))
+        return ["-x", ",".join(busy)] if total - len(busy) >= 2 else []
 
     def environment(self, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
         return dict(self.env, **(extra or {}))

@@ -1,7 +1,7 @@
 """squeue, sacct, sinfo, scontrol, scancel: default outputs (column layout, headers, field
 names, value formats) for a running job and for finished jobs (COMPLETED, FAILED 3:0,
-FAILED by a signal, CANCELLED by uid), plus hostlist handling and the answers for unknown
-jobs.
+FAILED by a signal, FAILED 143 — sacct's 15:0 —, CANCELLED by uid), plus hostlist handling
+and the answers for unknown jobs.
 
 The jobs are the same on both sides (same script names, options and job names); values that
 legitimately differ are normalised (ids, nodes, times, durations, the working directory,
@@ -41,6 +41,7 @@ FINISHED: Dict[str, Tuple[str, Sequence[str]]] = {
     "fails": ("exit 3", []),
     "killed": ("kill -9 $$", []),
     "norequeue": ("true", ["--no-requeue"]),
+    "exit143": ("exit 143", []),
 }
 
 #: queries taken while the "runner" job runs (before it is cancelled)
@@ -57,15 +58,15 @@ RUNNING_QUERIES: Dict[str, Sequence[str]] = {
 #: queries after every job ended
 FINISHED_QUERIES: Dict[str, Sequence[str]] = {
     **{f"sacct-{name}": ["sacct", "-j", f"{{{name}}}"]
-       for name in ("done", "fails", "killed", "runner")},
+       for name in ("done", "fails", "killed", "runner", "exit143")},
     **{f"sacct-parsable2-{name}": ["sacct", "-j", f"{{{name}}}", "--parsable2",
                                    "-o", "JobID,State,ExitCode"]
-       for name in ("done", "fails", "killed", "runner")},
+       for name in ("done", "fails", "killed", "runner", "exit143")},
     "sacct-parsable-all": ["sacct", "-j", "{done},{fails},{killed},{runner}", "--parsable",
                            "-X", "-o", "JobID,JobName,State,ExitCode,NNodes,NodeList"],
     "sacct-state-width": ["sacct", "-j", "{runner}", "-X", "-o", "JobID,State%25,ExitCode"],
     **{f"scontrol-{name}": ["scontrol", "show", "job", f"{{{name}}}"]
-       for name in ("done", "fails", "killed", "runner")},
+       for name in ("done", "fails", "killed", "runner", "exit143")},
     "squeue-finished": ["squeue", "-j", "{done}"],
     "squeue-finished-all-states": ["squeue", "-j", "{done},{fails},{killed},{runner}",
                                    "-t", "all"],
@@ -104,7 +105,11 @@ STATIC_QUERIES: Dict[str, Sequence[str]] = {
 #: these print host names that are not the sides' node names: no host normalisation
 LITERAL_HOSTS = {k for k in STATIC_QUERIES if k.startswith(("hostnames", "hostlist"))}
 
-RUNNER = "#!/bin/sh\nsleep 60\n"
+#: the running job's body: the shell replaced by sleep, so that scancel's SIGTERM ends the
+#: batch step itself (CANCELLED 0:15). With `sleep 60` under sh, real Slurm signals the two
+#: processes one after the other, and when sleep dies first the shell exits 143 on its own
+#: (FAILED, sacct 15:0) — a race on real Slurm's side, not a difference
+RUNNER = "exec sleep 60"
 
 
 def submit(side: Side, name: str, body: str, args: Sequence[str]) -> int:
@@ -144,7 +149,7 @@ def query(side: Side, args: Sequence[str], ids: Dict[str, int]) -> Tuple[str, st
 
 def run_side(side: Side) -> Jobs:
     ids = {name: submit(side, name, body, args) for name, (body, args) in FINISHED.items()}
-    ids["runner"] = submit(side, "runner", "sleep 60", ["-N2"])
+    ids["runner"] = submit(side, "runner", RUNNER, ["-N2"])
     wait_running(side, ids["runner"])
     time.sleep(1.2)         # a non-zero elapsed time, as users see it
     wait_sacct_running(side, ids["runner"])
@@ -171,7 +176,7 @@ def sides(real: RealSlurm, ours: OurSlurm) -> Dict[str, Jobs]:
 
 
 def job_of(case: str) -> Optional[str]:
-    for name in ("runner", "done", "fails", "killed"):
+    for name in ("runner", "done", "fails", "killed", "exit143"):
         if case.endswith(name) or "running" in case and name == "runner":
             return name
     return None

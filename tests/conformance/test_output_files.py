@@ -17,7 +17,7 @@ from typing import Dict, List, Sequence
 import pytest
 
 from tests.conformance.compare import diff_text, parallel, report, value
-from tests.conformance.normalise import Normaliser, sort_lines
+from tests.conformance.normalise import Normaliser, id_pad, sort_lines
 from tests.conformance.sides import Job, OurSlurm, RealSlurm, Side
 
 SCRIPT = "#!/bin/sh\necho out\necho err >&2\n"
@@ -71,9 +71,10 @@ def placeholders(job: Job, own_ids: bool) -> Dict[int, str]:
     return {job.job_id: "<A>"}
 
 
-def listing(job: Job, other: Job, own_ids: bool) -> str:
+def listing(job: Job, other: Job, own_ids: bool, pad: int = 0) -> str:
     """Every file the job left (script excepted), with its sorted contents; ids of both
-    sides' jobs replaced (see :func:`placeholders`)."""
+    sides' jobs replaced (see :func:`placeholders`); ``pad``: the width the case's ``%Nj``
+    pads ids in file names to (``pad-0042`` and ``pad-1042`` are both ``%4j``)."""
     norm = Normaliser(job.side, placeholders(job, own_ids),
                       job.nodes() if not job.array_ids else [],
                       other_jobs=placeholders(other, own_ids))
@@ -84,7 +85,7 @@ def listing(job: Job, other: Job, own_ids: bool) -> str:
         shown = str(path.relative_to(job.cwd))
         for hostname in hostnames:
             shown = shown.replace(hostname, "<hostname>")
-        out.append(f"== {norm.text(shown)}\n{sort_lines(norm.text(path.read_text()))}")
+        out.append(f"== {norm.text(shown, pad)}\n{sort_lines(norm.text(path.read_text()))}")
     return "".join(sorted(out))
 
 
@@ -93,5 +94,6 @@ def test_output_files(name: str, jobs: Dict[str, object]) -> None:
     real, ours = value(jobs[f"real:{name}"]), value(jobs[f"ours:{name}"])
     options = " ".join(CASES[name])
     own = name == "array-own-ids"
-    report(diff_text(f"files-{name}", f"files of sbatch {options}", listing(real, ours, own),
-                     listing(ours, real, own)))
+    pad = id_pad(options)
+    report(diff_text(f"files-{name}", f"files of sbatch {options}",
+                     listing(real, ours, own, pad), listing(ours, real, own, pad)))

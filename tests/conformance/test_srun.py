@@ -16,7 +16,7 @@ from typing import Dict, List, Tuple
 import pytest
 
 from tests.conformance.compare import diff_text, parallel, report, value
-from tests.conformance.normalise import Normaliser, sort_lines
+from tests.conformance.normalise import Normaliser, id_pad, sort_lines
 from tests.conformance.sides import Job, OurSlurm, RealSlurm, Side
 
 TASK1 = 'if [ "$SLURM_PROCID" = 1 ]; then {}; fi'
@@ -89,6 +89,8 @@ TAIL: Dict[str, str] = {
     "N1-in-tpn-job": "srun -N1 true",
     "missing-input-file": "srun -n1 -i nosuchfile true",
 }
+#: every case of either job by name
+ALL_CASES: Dict[str, str] = {**CASES, **TAIL}
 
 
 def script(cases: Dict[str, str]) -> str:
@@ -135,17 +137,19 @@ def normaliser(job: Job, other: Job) -> Normaliser:
 def file_listing(job: Job, name: str, norm: Normaliser) -> str:
     """The files a pattern case created: names (``%N``, the node's hostname, made neutral:
     real Slurm's emulated nodes all have the machine's hostname, ours are named by their
-    address) and sorted contents."""
+    address; a ``%Nj`` id as the pattern pads it, see :func:`id_pad`) and sorted
+    contents."""
     import socket
 
     out = []
+    pad = id_pad(ALL_CASES[name])
     directory = job.cwd / f"d.{name}"
     for path in sorted(directory.iterdir()) if directory.exists() else []:
         shown = path.name
         hostnames = [socket.gethostname()] if job.side.kind == "real" else job.nodes()
         for hostname in hostnames:
             shown = shown.replace(hostname, "<hostname>")
-        out.append(f"== {norm.text(shown)}\n{sort_lines(norm.text(path.read_text()))}")
+        out.append(f"== {norm.text(shown, pad)}\n{sort_lines(norm.text(path.read_text()))}")
     return "".join(out)
 
 

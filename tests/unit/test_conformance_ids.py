@@ -10,7 +10,7 @@ from typing import Dict
 
 import pytest
 
-from tests.conformance.normalise import Normaliser, job_ids_in
+from tests.conformance.normalise import Normaliser, id_pad, job_ids_in
 
 REAL = SimpleNamespace(kind="real", node_names=("n1", "n2", "n3", "n4"), work=Path("/r"),
                        cluster="realslurm")
@@ -53,6 +53,35 @@ def test_zero_padded_ids_keep_their_width(real_id: int, our_id: int) -> None:
     real, ours = both(f"pad-{real_id:04}.out\n", f"pad-{our_id:04}.out\n", {real_id: "<job>"},
                       {our_id: "<job>"})
     assert real == ours == "pad-<job:04>.out\n"
+
+
+@pytest.mark.parametrize("real_id, our_id", [(1042, 7), (7, 1042), (12345, 3), (3, 12345),
+                                             (99999, 100000)])
+@pytest.mark.parametrize("pattern", ["pad-%4j.out", "pad-%5j.out", "pad-%4t-%2n-%5j-%3s.txt"])
+def test_padded_names_do_not_depend_on_the_id_counter(pattern: str, real_id: int,
+                                                      our_id: int) -> None:
+    """``%4j`` prints 0007 for job 7 and 1042 for job 1042: both are the pattern's output,
+    so a long-running Slurm's wide ids read as a fresh one's padded ones."""
+    pad = id_pad(pattern)
+    real = Normaliser(REAL, {real_id: "<job>"},  # type: ignore[arg-type]
+                      other_jobs={our_id: "<job>"})
+    ours = Normaliser(OURS, {our_id: "<job>"},  # type: ignore[arg-type]
+                      other_jobs={real_id: "<job>"})
+    assert real.text(f"pad-{real_id:0{pad}}.out", pad) == ours.text(
+        f"pad-{our_id:0{pad}}.out", pad) == f"pad-<job:0{pad}>.out"
+
+
+def test_an_id_a_pattern_left_unpadded_still_differs() -> None:
+    """``pad-7.out`` for ``%4j`` is no padding at all, whatever the other side's width."""
+    real = Normaliser(REAL, {1042: "<job>"}, other_jobs={7: "<job>"})  # type: ignore[arg-type]
+    ours = Normaliser(OURS, {7: "<job>"}, other_jobs={1042: "<job>"})  # type: ignore[arg-type]
+    assert real.text("pad-1042.out", 4) == "pad-<job:04>.out"
+    assert ours.text("pad-7.out", 4) == "pad-<job>.out"
+    assert ours.text("pad-00007.out", 4) == "pad-<job:05>.out"
+
+
+def test_id_pad_reads_the_widest_job_field() -> None:
+    assert (id_pad("-o pad-%4j.out"), id_pad("o-%j-%5t.txt"), id_pad("a-%3j-%12j")) == (4, 0, 12)
 
 
 def test_node_names_and_counts_are_not_ids() -> None:

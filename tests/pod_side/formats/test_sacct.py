@@ -95,6 +95,24 @@ def test_observed_step_tables(name: str, fields: str) -> None:
     assert out == recorded(f"observations/{name}")
 
 
+#: exit status of the batch script -> sacct's ExitCode, observed on the real Slurm 22.05
+#: (scontrol showed the status as it is: 143:0, 200:0)
+HIGH_EXITS = [(3, "3:0"), (128, "0:0"), (129, "1:0"), (137, "9:0"), (143, "15:0"),
+              (200, "72:0"), (255, "127:0")]
+
+
+@pytest.mark.parametrize("status, shown", HIGH_EXITS)
+def test_exit_status_of_128_or_more_is_printed_less_128(status: int, shown: str) -> None:
+    """sacct (not scontrol or squeue) takes 128 off an exit status of 128 or more, for the
+    job and for its steps: a shell ending on its child's SIGTERM (143) reads 15:0."""
+    record = job(9, "x", "FAILED", exit_code=status, reason="NonZeroExitCode",
+                 node_list="n1", start_time=T0, end_time=T0 + 1, steps=(
+                     step("batch", "batch", "FAILED", T0, "n1", 1, 1, 1, exit_code=status),
+                     step("0", "sh", "FAILED", T0, "n1", 1, 1, 1, exit_code=status)))
+    out = format_sacct([record], parse_format("JobID,ExitCode"), T0 + 60, parsable="P")
+    assert out.splitlines()[1:] == [f"9|{shown}", f"9.batch|{shown}", f"9.0|{shown}"]
+
+
 LIVE_CASES = [
     ("sacct-default", ["-j", "183,184,185,186,187,188,189"]),
     ("sacct-wide", ["-j", "183", "-o",
