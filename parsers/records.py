@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, fields
 from functools import lru_cache
-from typing import Any, Dict, FrozenSet, Optional, Tuple, Type, TypeVar
+from typing import Any, Dict, FrozenSet, Iterable, Optional, Tuple, Type, TypeVar
 
 Record = TypeVar("Record")
 
@@ -140,6 +140,14 @@ class JobRecord:
         if self.array_task_id is not None:
             return f"{self.array_job_id}_{self.array_task_id}"
         return str(self.job_id)
+
+
+def derived_exit_code(step_exit_codes: Iterable[Tuple[str, int]]) -> int:
+    """Slurm's DerivedExitCode from ``(step id, exit code)`` pairs: the highest exit code of
+    the job's srun steps — the batch script's own does not count (real Slurm 22.05: a script
+    that ends ``exit 3`` with no failed step shows ``DerivedExitCode=0:0``)."""
+    return max((code for step_id, code in step_exit_codes
+                if step_id not in ("batch", "extern")), default=0)
 
 
 def build(kind: Type[Record], **values: Any) -> Record:

@@ -65,6 +65,9 @@ FINISHED_QUERIES: Dict[str, Sequence[str]] = {
     "sacct-parsable-all": ["sacct", "-j", "{done},{fails},{killed},{runner}", "--parsable",
                            "-X", "-o", "JobID,JobName,State,ExitCode,NNodes,NodeList"],
     "sacct-state-width": ["sacct", "-j", "{runner}", "-X", "-o", "JobID,State%25,ExitCode"],
+    # DerivedExitCode counts srun steps only: the "fails" script's own exit 3 reads 0:0.
+    "sacct-derived": ["sacct", "-j", "{done},{fails},{killed},{exit143}", "-X", "--parsable2",
+                      "-o", "JobID,State,ExitCode,DerivedExitCode"],
     **{f"scontrol-{name}": ["scontrol", "show", "job", f"{{{name}}}"]
        for name in ("done", "fails", "killed", "runner", "exit143")},
     "squeue-finished": ["squeue", "-j", "{done}"],

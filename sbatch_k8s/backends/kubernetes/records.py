@@ -46,6 +46,7 @@ from parsers.records import (
     JobRecord,
     StepRecord,
     build,
+    derived_exit_code,
     with_changes,
 )
 from sbatch_k8s.backends.kubernetes.pod_view import (
@@ -229,6 +230,10 @@ def _times(stored: JobRecord, node0: Optional[Pod], report: Optional[Mapping[str
     return start, end
 
 
+def _derived(steps: Sequence[StepRecord]) -> int:
+    return derived_exit_code((s.step_id, s.exit_code) for s in steps)
+
+
 def reported_record(stored: JobRecord, report: Mapping[str, Any]) -> JobRecord:
     """``stored`` ended as node 0's report (:data:`REPORT_KEY`) says: state and reason as
     its termination message would give them, times, exit code, nodes and steps."""
@@ -243,7 +248,7 @@ def reported_record(stored: JobRecord, report: Mapping[str, Any]) -> JobRecord:
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
     steps = job_steps(ended, True, report, stored.steps)
     return with_changes(ended, steps=steps,
-                        derived_exit_code=max([code] + [s.exit_code for s in steps]))
+                        derived_exit_code=_derived(steps))
 
 
 def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
@@ -277,5 +282,5 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
         restarts=stored.restarts + restarted_in_place(nodes.get(0)),
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
     steps = job_steps(live, final, report, stored.steps)
-    derived = max([code] + [s.exit_code for s in steps]) if final else 0
+    derived = _derived(steps) if final else 0
     return with_changes(live, steps=steps, derived_exit_code=derived)

@@ -19,7 +19,7 @@ import subprocess
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
-from parsers.records import COMPLETED, FAILED, NODE_FAIL
+from parsers.records import COMPLETED, FAILED, NODE_FAIL, derived_exit_code
 from parsers.values.hostlist import compress_hostlist
 from sbatch_k8s import jobdb
 from sbatch_k8s.runtime.step_log import read_step_log
@@ -167,7 +167,7 @@ class ElementRun:
 def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapping[str, Any],
                  end: float) -> int:
     """The ``batch``, ``extern`` and numbered steps of a finished job; returns the job's
-    derived exit code (the highest exit code of its steps)."""
+    derived exit code (the highest exit code of its srun steps: :func:`derived_exit_code`)."""
     start = row["start_time"]
     batch_state = COMPLETED
     if result["signal"]:
@@ -195,8 +195,8 @@ def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapp
             "end_time": ended.get("time"), "node_list": compress_hostlist(nodes),
             "node_count": len(nodes), "ntasks": began.get("ntasks", 0),
             "cpus": began.get("ntasks", 0), "seq": 2 + int(step_id)})
-    codes = [int(e.get("exit_code") or 0) for e in ends.values()]
-    return max(codes + [int(result["exit_code"] or 0)])
+    return derived_exit_code((str(step_id), int(e.get("exit_code") or 0))
+                             for step_id, e in ends.items())
 
 
 #: The submitter's variables a job's node processes are started with (kept per job in
