@@ -102,9 +102,12 @@ def test_signals_reach_exactly_the_processes_scancel_names(kube: KubeSlurm,
 
     seen = Counter(_signal_lines(kube, job_id))
     # -f signals the batch shell's process group, srun included, and srun forwards USR1 to
-    # its tasks as Slurm's does: each task may run its trap once or twice in that stage.
+    # its tasks as Slurm's does: each task may run its trap once or twice in that stage — the
+    # forwarded one possibly after the test moved on to the next stage (a busy machine), where
+    # nothing else sends USR1 (cancelling a step sends SIGTERM and SIGKILL).
     for task in tasks:
-        assert 1 <= seen.pop(task + "full", 0) <= 2, seen
+        late = seen.pop(task + "step", 0)
+        assert 1 <= seen.pop(task + "full", 0) + late <= 2, seen
     assert seen == Counter([t + "steps" for t in tasks] + [
         "batch got USR1 in batch", "batch got USR1 in full", "child got USR1 in full"])
     out = _lines(kube, job_id)
