@@ -126,10 +126,19 @@ def test_unreachable_server(kube: KubeSlurm, tmp_path: Any) -> None:
         "at http://127.0.0.1:9: Connection refused")
 
 
-def test_wrong_token(kube: KubeSlurm, cluster: Any, tmp_path: Any) -> None:
-    text = open(kube.kubeconfig).read().replace(cluster.token, "wrong-token")
+def test_wrong_token(kube: KubeSlurm, tmp_path: Any) -> None:
+    """The context's user authenticates with a token the server does not know (whatever
+    it used before: a token, or a client certificate on a real server)."""
+    import yaml
+
+    with open(kube.kubeconfig) as f:
+        text = yaml.safe_load(f)
+    context = next(c for c in text["contexts"] if c["name"] == text["current-context"])
+    for user in text["users"]:
+        if user["name"] == context["context"]["user"]:
+            user["user"] = {"token": "wrong-token"}
     config = tmp_path / "wrong.kubeconfig"
-    config.write_text(text)
+    config.write_text(yaml.safe_dump(text))
     kube.script("hello.sh", HELLO)
     done = kube.run("sbatch", "hello.sh", env={"KUBECONFIG": str(config)})
     assert done.returncode == 1
