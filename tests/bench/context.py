@@ -36,7 +36,7 @@ class Context:
         #: The real API server the Kubernetes figures are taken on (None: the emulated one).
         self.kubeconfig = kubeconfig
         self.root = Path(tempfile.mkdtemp(prefix="sbatch-k8s-bench-"))
-        self.slurm = LocalSlurm(self.root / "local", config=BENCH_CONFIG)
+        self.slurm = LocalSlurm(self.root / "local", config=BENCH_CONFIG, commands=command_argv)
         warm(self.slurm)
         self.real_env: Optional[Dict[str, str]] = None
         self.real_reason = "not requested (--no-real-slurm)"
@@ -47,7 +47,7 @@ class Context:
         return max(3, normal // 3) if self.quick else normal
 
     def fresh_cluster(self, name: str, config: str = BENCH_CONFIG) -> LocalSlurm:
-        cluster = LocalSlurm(self.root / name, config=config)
+        cluster = LocalSlurm(self.root / name, config=config, commands=command_argv)
         warm(cluster)
         return cluster
 

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, Iterable, List, Optional
 
-from tests.bench.context import Context
+from tests.bench.context import Context, command_argv
 from tests.bench.core import Figure
 
 POLL_S = 0.02
@@ -60,7 +60,8 @@ def _scenario(ctx: Context, name: str, with_account: bool, controller: bool,
     proc: Optional["subprocess.Popen[str]"] = None
     with EmulatedCluster() as cluster, TestKubelet(cluster.kubeconfig, nodes=2):
         kube = KubeSlurm(ctx.root / name.split(":")[0].replace(" ", "-"), cluster.kubeconfig,
-                         config=WITH_ACCOUNT if with_account else CONFIG)
+                         config=WITH_ACCOUNT if with_account else CONFIG,
+                         commands=command_argv)
         try:
             if with_account:
                 apply_job_account(kube)

@@ -62,7 +62,8 @@ def figures(ctx: Context) -> Iterable[Figure]:
 
     figures: List[Figure] = []
     with EmulatedCluster(allow_anonymous=True) as cluster:
-        kube = KubeSlurm(ctx.root / "kube-nodes", cluster.kubeconfig, config=CONFIG)
+        kube = KubeSlurm(ctx.root / "kube-nodes", cluster.kubeconfig, config=CONFIG,
+                         commands=command_argv)
         try:
             client = kube.api()
             _register(client, 0, 10)

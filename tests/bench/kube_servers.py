@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator, Optional
 
-from tests.bench.context import Context
+from tests.bench.context import Context, command_argv
 from tests.kube.harness import KubeSlurm
 
 
@@ -53,7 +53,7 @@ def emulated(ctx: Context) -> Iterator[BenchServer]:
     from tests.apiserver import EmulatedCluster
 
     with EmulatedCluster(allow_anonymous=True) as cluster:
-        kube = KubeSlurm(ctx.root / "kube", cluster.kubeconfig)
+        kube = KubeSlurm(ctx.root / "kube", cluster.kubeconfig, commands=command_argv)
 
         @contextlib.contextmanager
         def counter() -> Iterator[Optional[CallCounter]]:
@@ -75,7 +75,7 @@ def real(ctx: Context, kubeconfig: str) -> Iterator[BenchServer]:
     kube: Optional[KubeSlurm] = None
     try:
         version = _server_version(cluster)
-        kube = KubeSlurm(ctx.root / "kube", cluster.kubeconfig)
+        kube = KubeSlurm(ctx.root / "kube", cluster.kubeconfig, commands=command_argv)
         reason = _proxy_refusal(kubeconfig)
 
         @contextlib.contextmanager
@@ -127,7 +127,7 @@ def _counted_twin(root: Path, kubeconfig: str, namespace: str) -> Iterator[CallC
     try:
         root.mkdir(parents=True, exist_ok=True)
         path = proxy.kubeconfig(str(root / "counted.kubeconfig"), namespace)
-        twin = KubeSlurm(root / "commands", path)
+        twin = KubeSlurm(root / "commands", path, commands=command_argv)
         yield CallCounter(twin, lambda: proxy.count)
     finally:
         if twin is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
@@ -32,8 +32,9 @@ class KubeSlurm(LocalSlurm):
     """A private set of commands talking to the API server of ``kubeconfig``."""
 
     def __init__(self, root: Path, kubeconfig: str, config: str = CONFIG,
-                 namespace: Optional[str] = None) -> None:
-        super().__init__(root, config=config)
+                 namespace: Optional[str] = None,
+                 commands: Optional[Callable[[str], List[str]]] = None) -> None:
+        super().__init__(root, config=config, commands=commands)
         del self.env["SBATCH_K8S_BACKEND"]
         self.env["KUBECONFIG"] = kubeconfig
         self.env["SBATCH_K8S_API_RETRY_S"] = "3"

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / "bin"
@@ -23,8 +23,13 @@ BIN = REPO / "bin"
 class LocalSlurm:
     """A private local cluster: its environment, working directory and commands."""
 
-    def __init__(self, root: Path, config: Optional[str] = None) -> None:
+    def __init__(self, root: Path, config: Optional[str] = None,
+                 commands: Optional[Callable[[str], List[str]]] = None) -> None:
+        """``commands``: how a command is run (default: this checkout's ``bin/`` shim under
+        this interpreter); the benchmarks run the installed console scripts, which only a
+        command server started by the same package serves."""
         self.root = root
+        self.commands = commands or (lambda command: [sys.executable, str(BIN / command)])
         self.state = root / "state"
         self.work = root / "work"
         self.work.mkdir(parents=True, exist_ok=True)
@@ -50,13 +55,13 @@ class LocalSlurm:
             timeout: float = 90, env: Optional[Dict[str, str]] = None
             ) -> "subprocess.CompletedProcess[str]":
         """Run ``command`` (sbatch, srun, squeue, …) to completion."""
-        return subprocess.run([sys.executable, str(BIN / command), *args], cwd=self.work,
+        return subprocess.run([*self.commands(command), *args], cwd=self.work,
                               env=dict(self.env, **(env or {})), input=stdin, text=True,
                               capture_output=True, timeout=timeout)
 
     def start(self, command: str, *args: str) -> "subprocess.Popen[str]":
         """Start ``command`` without waiting for it."""
-        return subprocess.Popen([sys.executable, str(BIN / command), *args], cwd=self.work,
+        return subprocess.Popen([*self.commands(command), *args], cwd=self.work,
                                 env=self.env, text=True, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
 
