@@ -7,9 +7,10 @@
   PREEMPTED), and when requeueing is allowed (``--requeue``, or Slurm's default JobRequeue=1)
   sbatch-k8s's reconcile pass requeues the whole job as slurmctld does (earlier run kept,
   restart count raised: :mod:`sbatch_k8s.backends.kubernetes.requeue_plan`). Only an array
-  run as one Indexed Job lets the Job controller replace a disrupted element's pod (its
-  restart count is not raised). The disruption rule comes first: a disrupted pod's container
-  also exits non-zero, and the first matching rule wins.
+  run as one Indexed Job lets the Job controller replace a disrupted element's pod (the
+  replacement counts it as a restart: :func:`translators.pod.restarts_field`). The
+  disruption rule comes first: a disrupted pod's container also exits non-zero, and the
+  first matching rule wins.
 * Success: with ``successPolicy`` (Kubernetes >= 1.31) the job succeeds when index 0 — the
   batch host — succeeds, as in Slurm; before that, the runtime ends every pod with the script.
 * No ``activeDeadlineSeconds`` here: the Job's counts time spent Pending (queued,

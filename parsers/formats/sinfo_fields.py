@@ -176,8 +176,7 @@ def cpus_aiot(nodes: Sequence[NodeInfo]) -> Tuple[int, int, int, int]:
     """``CPUS(A/I/O/T)`` of a line's nodes: sums over nodes, a shared pool counted once."""
     own = _own_cpus([n for n in nodes if n.pool_alloc_cpus is None])
     pool = _pool_cpus([n for n in nodes if n.pool_alloc_cpus is not None])
-    a, i, o, t = (x + y for x, y in zip(own, pool))
-    return a, i, o, t
+    return own[0] + pool[0], own[1] + pool[1], own[2] + pool[2], own[3] + pool[3]
 
 
 def _state(row: "SinfoRow", compact: bool) -> str:
