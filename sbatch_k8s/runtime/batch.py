@@ -22,22 +22,30 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from sbatch_k8s.runtime import end_cause
 from sbatch_k8s.runtime.agent import Agent, log
 from sbatch_k8s.runtime.log_frames import STDERR_KEY, STDOUT_KEY
 from sbatch_k8s.runtime.log_tee import OutputTee
 from sbatch_k8s.runtime.node_files import output_flags
 from sbatch_k8s.runtime.node_links import NodeLink
+from sbatch_k8s.runtime.oom import OOM_EXIT_SIGNAL, OOM_REASON, OUT_OF_MEMORY, OomLedger, \
+    detected_line
 from sbatch_k8s.runtime.stepd import cancel_line
 
 COMPLETED, FAILED, CANCELLED, TIMEOUT = "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"
 NODE_FAIL, PREEMPTED = "NODE_FAIL", "PREEMPTED"
+#: slurmstepd's ``DUE TO`` for a lost node, and for a preemption.
+NODE_FAILURE_WHY = "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"
+PREEMPTION_WHY = "PREEMPTION"
 #: A node that leaves says why (:meth:`Agent.say_leaving`): the job's end and slurmstepd's
-#: ``DUE TO`` for it. Saying nothing is a lost node.
+#: ``DUE TO`` for it, unless the whole job was being cancelled (:mod:`end_cause`). Saying
+#: nothing is a lost node.
+TERMINATED = "terminated"
 LEFT_BECAUSE: Dict[Optional[str], Tuple[str, str]] = {
-    "terminated": (PREEMPTED, "PREEMPTION"),
-    None: (NODE_FAIL, "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"),
+    TERMINATED: (PREEMPTED, PREEMPTION_WHY),
+    None: (NODE_FAIL, NODE_FAILURE_WHY),
 }
 #: The reason each end the batch host decides records (the rest: None).
 END_REASONS = {NODE_FAIL: "NodeDown", TIMEOUT: "TimeLimit"}
@@ -82,6 +90,16 @@ class BatchHost:
         #: Copies the output files into the pod log, with the names clients write them at.
         self.tee: Optional[OutputTee] = None
         self.shown_as: Tuple[str, str] = ("", "")
+        #: This node's cgroup OOM kills (pods; None where not counted) and the kills the
+        #: batch step took when the script ended (:mod:`oom`).
+        self.oom: Optional[OomLedger] = agent.oom
+        self.oom_kills = 0
+        #: What the API server says of this job's pods being stopped (:mod:`end_cause`;
+        #: None without API access), and what node 0 heard meanwhile: its own SIGTERM,
+        #: another node leaving because it was terminated.
+        self.ask_cluster: Optional[Callable[[], str]] = None
+        self.own_sigterm = asyncio.Event()
+        self.peer_terminated = asyncio.Event()
 
     def note(self, line: str) -> None:
         """Append one slurmstepd-style line to the batch script's stderr file."""
@@ -149,12 +167,67 @@ class BatchHost:
         if not request.get("batch"):
             asyncio.ensure_future(self.signal_steps(signum))
 
+    async def stopped(self) -> None:
+        """This pod got SIGTERM: a cancel (CANCELLED), a requeue, or this node taken away
+        while the workload lives on (NODE_FAIL: the requeue rules requeue the job)."""
+        self.own_sigterm.set()
+        if self.ending is not None:
+            return
+        said = await self._ask()
+        if said == end_cause.REQUEUE:
+            await self.end_job(CANCELLED, REQUEUE_WHY)
+        elif said == end_cause.CANCEL:
+            await self.end_job(CANCELLED, "")
+        elif said == end_cause.WORKLOAD_LIVES and not self.peer_terminated.is_set():
+            await self.end_job(NODE_FAIL, NODE_FAILURE_WHY)
+        elif said in (end_cause.WORKLOAD_LIVES, end_cause.SUSPENDED):
+            # Another node was stopped first (its eviction failed the workload, whose
+            # controller now stops the rest), or a queue took the workload back.
+            await self.end_job(PREEMPTED, PREEMPTION_WHY)
+        elif not self.links or await _within(self.peer_terminated, end_cause.PEERS_WAIT_S):
+            await self.end_job(CANCELLED, "")      # every node stopped: the job's deletion
+        else:
+            await self.end_job(NODE_FAIL, NODE_FAILURE_WHY)
+
+    async def _peer_stopped(self, name: str) -> None:
+        """Another node's pod got SIGTERM: the job's cancel reaching that node first, or
+        that pod alone taken away (PREEMPTED)."""
+        self.peer_terminated.set()
+        said = await self._ask()
+        if self.ending is not None:
+            return
+        if said == end_cause.REQUEUE:
+            await self.end_job(CANCELLED, REQUEUE_WHY)
+        elif said == end_cause.CANCEL:
+            await self.end_job(CANCELLED, "")
+        elif said in (end_cause.WORKLOAD_LIVES, end_cause.SUSPENDED) or not await _within(
+                self.own_sigterm, end_cause.OWN_STOP_WAIT_S):
+            log(f"node {name} is gone ({TERMINATED}): ending job {self.desc['job_id']}")
+            await self.end_job(PREEMPTED, PREEMPTION_WHY)
+        # else: this node's own SIGTERM came too; :meth:`stopped` decides
+
+    async def _ask(self) -> Optional[str]:
+        """The API server's answer (:mod:`end_cause`), None without one."""
+        if self.ask_cluster is None:
+            return None
+        loop = asyncio.get_event_loop()
+        try:
+            return await asyncio.wait_for(loop.run_in_executor(None, self.ask_cluster),
+                                          end_cause.ASK_TIMEOUT_S)
+        except Exception as e:
+            log(f"warning: job {self.desc['job_id']}: cannot ask the API server why its "
+                f"pods are stopped ({e}): deciding from what the nodes say")
+            return None
+
     async def _watch_links(self) -> None:
         lost = await asyncio.gather(*(self._lost(link) for link in self.links))
         del lost
 
     async def _lost(self, link: NodeLink) -> None:
         why = await link.wait_closed()
+        if why == TERMINATED and not self.finished.is_set():
+            await self._peer_stopped(link.name)
+            return
         if not self.finished.is_set():
             state, due_to = LEFT_BECAUSE.get(why, LEFT_BECAUSE[None])
             said = f" ({why})" if why else ""
@@ -202,6 +275,7 @@ class BatchHost:
                     self.tee.add_file(STDERR_KEY, stderr_path, append, self.shown_as[1])
             for note in notes:
                 os.write(fds[2], (note + "\n").encode())
+            oom_base = self.oom.count() if self.oom is not None else 0
             wrapper = ["/bin/sh", "-c", 'SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec "$0" "$@"']
             self.process = await asyncio.create_subprocess_exec(
                 *wrapper, *argv, env=dict(env), cwd=cwd, stdin=fds[0], stdout=fds[1],
@@ -223,6 +297,11 @@ class BatchHost:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if self.oom is not None:
+            self.oom_kills = self.oom.take(oom_base)
+            if self.oom_kills:
+                self.note(detected_line(self.oom_kills,
+                                        f"{self.desc['job_id']}.batch").rstrip("\n"))
         for watcher in watchers:
             watcher.cancel()
         return self._result(code)
@@ -237,6 +316,9 @@ class BatchHost:
                 # the Job first): no exit code of the script.
                 return JobResult(state, 0, 0, "None")
             return JobResult(state, exit_code, signum, END_REASONS.get(state, "None"))
+        if self.oom_kills:
+            # slurmctld: a batch step with an OOM kill ends the job OUT_OF_MEMORY (0:125).
+            return JobResult(OUT_OF_MEMORY, 0, OOM_EXIT_SIGNAL, OOM_REASON)
         if code == 0:
             return JobResult(COMPLETED, 0)
         # slurmctld's job_complete: a script killed by a signal (not by a cancel) is a
@@ -250,3 +332,12 @@ class BatchHost:
                                for link in self.links))
         for link in self.links:
             link.writer.close()
+
+
+async def _within(event: asyncio.Event, timeout_s: float) -> bool:
+    """Whether ``event`` is set within ``timeout_s``."""
+    try:
+        await asyncio.wait_for(event.wait(), timeout_s)
+    except asyncio.TimeoutError:
+        return False
+    return True
