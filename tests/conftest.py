@@ -15,6 +15,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the conformance suite (tests/conformance): start the real Slurm 22.05 of "
              "../shared/tools/real-slurm and compare its commands' output with ours")
     parser.addoption(
+        "--with-real-node", action="store_true", default=False,
+        help="run tests/kube on real nodes: the real kubelets, containerd and cluster DNS of "
+             "../shared/tools/real-node joined to the real API server of $KUBECONFIG "
+             "(default /tmp/k8s-real/kubeconfig); every partition is pointed at those nodes")
+    parser.addoption(
         "--with-kube-apiserver", action="store_true", default=False,
         help="run tests/kube against the real API server of $KUBECONFIG (kube-apiserver, "
              "controller-manager and scheduler, no kubelet: the test kubelet runs the pods) "

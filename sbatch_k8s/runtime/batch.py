@@ -59,15 +59,20 @@ class JobResult:
     """How the job ended: Slurm state, exit code and terminating signal of the script."""
 
     def __init__(self, state: str, exit_code: int, signal_number: int = 0,
-                 reason: str = "None") -> None:
+                 reason: str = "None", system_comment: str = "") -> None:
         self.state = state
         self.exit_code = exit_code
         self.signal = signal_number
         self.reason = reason
+        #: Why the batch step could not be launched (scontrol ``SystemComment=``).
+        self.system_comment = system_comment
 
     def as_dict(self) -> Dict[str, Any]:
-        return {"state": self.state, "exit_code": self.exit_code, "signal": self.signal,
-                "reason": self.reason}
+        result: Dict[str, Any] = {"state": self.state, "exit_code": self.exit_code,
+                                  "signal": self.signal, "reason": self.reason}
+        if self.system_comment:
+            result["system_comment"] = self.system_comment
+        return result
 
 
 class BatchHost:

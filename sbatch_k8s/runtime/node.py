@@ -72,8 +72,12 @@ def write_result(settings: NodeSettings, result: JobResult) -> None:
         start = None
     steps = step_entries(os.path.join(settings.spool, "steps.jsonl"), end)
     text = result_message(result.as_dict(), start, end, steps)
-    with open(os.path.join(settings.spool, "result.json"), "w") as f:
-        f.write(text + "\n")
+    try:
+        with open(os.path.join(settings.spool, "result.json"), "w") as f:
+            f.write(text + "\n")
+    except OSError:
+        if settings.contract == "local":
+            raise               # the local backend's only copy
     if settings.contract != "local" and os.path.exists(os.path.dirname(TERMINATION_LOG)):
         try:
             with open(TERMINATION_LOG, "w") as f:
@@ -193,7 +197,7 @@ async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeId
         log(message[len("sbatch-k8s: "):])
         if not _is_own_output(paths.stderr):  # else the log line above is already there
             _write_line(paths.stderr, message, paths.append, missing)
-        return JobResult(FAILED, 1, 0, "NodeNotAvailable")
+        return JobResult(FAILED, 1, 0, "NodeNotAvailable", system_comment=str(e))
     _record_agent_addresses(settings.spool, identity, batch.links)
     runnable = os.path.join(settings.spool, SCRIPT_COPY)
     for path in {paths.stdout, paths.stderr}:
@@ -206,10 +210,11 @@ async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeId
                                paths.cwd, paths.stdin, paths.stdout, paths.stderr,
                                paths.append, notes)
     except OSError as e:
-        # As slurmstepd: the batch step cannot start without its files (JobLaunchFailure).
-        log(f"error: job {desc['job_id']}: cannot open {e.filename}: "
-            f"{os.strerror(e.errno or 0)}")
-        return JobResult(FAILED, 1, 0, "JobLaunchFailure")
+        # As slurmstepd: the batch step cannot start without its files (JobLaunchFailure);
+        # its words say which (io.c: "Could not open stdout file …").
+        why = _open_failure(e, paths.stdin, paths.stdout, paths.stderr)
+        log(f"error: job {desc['job_id']}: {why}")
+        return JobResult(FAILED, 1, 0, "JobLaunchFailure", system_comment=why)
 
 
 def _record_agent_addresses(spool: str, identity: NodeIdentity,
@@ -227,6 +232,14 @@ def _record_agent_addresses(spool: str, identity: NodeIdentity,
         write_known(spool, known)
     except OSError as e:
         log(f"warning: cannot record the nodes' addresses in {spool}: {e.strerror or e}")
+
+
+def _open_failure(error: OSError, stdin: str, stdout: str, stderr: str) -> str:
+    """slurmstepd's words for a batch file it cannot open: ``Could not open stdout file
+    /usr/slurm-18.out: Permission denied``."""
+    kind = {stdin: "stdin", stderr: "stderr", stdout: "stdout"}.get(str(error.filename), "")
+    what = f"{kind} file" if kind else "file"
+    return f"Could not open {what} {error.filename}: {os.strerror(error.errno or 0)}"
 
 
 def _is_own_output(path: str) -> bool:
@@ -286,6 +299,11 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
             stage_script(settings)
     except (ContractError, AccessError) as e:
         sys.stderr.write(f"sbatch-k8s: error: runtime node: {e}\n")
+        try:      # the reason reaches the user through the pod's termination message
+            write_result(settings, JobResult(FAILED, 1, 0, "JobLaunchFailure",
+                                             system_comment=str(e)))
+        except OSError:
+            pass
         return 1
     # Before anything starts a process: the tee's stdout must have no other writer.
     tee = None

@@ -19,6 +19,7 @@ import pytest
 
 from sbatch_k8s.backends.kubernetes import kinds
 from tests.apiserver.support import wait_until
+from tests.kube import harness
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
 from tests.kube.test_dependencies import apply_job_account
 from tests.kubelet import TestKubelet
@@ -32,8 +33,15 @@ INDEX = "batch.kubernetes.io/job-completion-index"
 
 
 @contextlib.contextmanager
-def kubelet_with(cluster: Any, **options: Any) -> Iterator[TestKubelet]:
-    """Two nodes of the test kubelet with ``options``."""
+def kubelet_with(cluster: Any, **options: Any) -> Iterator[Any]:
+    """Two nodes of the test kubelet with ``options`` — on real nodes (``--with-real-node``)
+    those nodes, whose DNS, memory cgroups and SIGTERMs are the real ones."""
+    if harness.CONFIG_FILTER is not None:
+        from tests.kube.real_nodes import RealNodes
+
+        with RealNodes(cluster) as nodes:
+            yield nodes
+        return
     with TestKubelet(cluster.kubeconfig, nodes=2, **options) as running:
         yield running
         if hasattr(cluster, "drain"):          # a real server: its pods end while we run
@@ -104,7 +112,7 @@ def test_out_of_memory_as_slurm_records_it(cluster: Any, tmp_path: Any) -> None:
     slurmstepd's "Detected 1 oom-kill event(s)" line, srun's "Out Of Memory" and exit 1, the
     step OUT_OF_MEMORY 0:125 while the job goes on (COMPLETED); the same kill in the batch
     step ends the job OUT_OF_MEMORY 0:125, reason OutOfMemory (before: CANCELLED 0:9)."""
-    if not memory_cgroups_available():
+    if not memory_cgroups_available() and harness.CONFIG_FILTER is None:
         pytest.skip("this machine offers no writable cgroup v1 memory controller")
     kube = _commands(cluster, tmp_path, account=False)
     with kubelet_with(cluster, memory_cgroups=True):
