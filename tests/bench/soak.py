@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 #: The generator's source, shipped in each job's script and executed here too.
 GENERATOR = r'''
