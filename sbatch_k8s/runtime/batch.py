@@ -22,9 +22,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from sbatch_k8s.runtime import end_cause
 from sbatch_k8s.runtime.agent import Agent, log
 from sbatch_k8s.runtime.log_frames import STDERR_KEY, STDOUT_KEY
 from sbatch_k8s.runtime.log_tee import OutputTee
@@ -33,14 +32,13 @@ from sbatch_k8s.runtime.node_links import NodeLink
 from sbatch_k8s.runtime.oom import OOM_EXIT_SIGNAL, OOM_REASON, OUT_OF_MEMORY, OomLedger, \
     detected_line
 from sbatch_k8s.runtime.stepd import cancel_line
+from sbatch_k8s.runtime.stop_judge import NODE_FAILURE_WHY, PREEMPTION_WHY, REQUEUE_WHY, \
+    StopJudge
 
 COMPLETED, FAILED, CANCELLED, TIMEOUT = "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"
 NODE_FAIL, PREEMPTED = "NODE_FAIL", "PREEMPTED"
-#: slurmstepd's ``DUE TO`` for a lost node, and for a preemption.
-NODE_FAILURE_WHY = "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"
-PREEMPTION_WHY = "PREEMPTION"
 #: A node that leaves says why (:meth:`Agent.say_leaving`): the job's end and slurmstepd's
-#: ``DUE TO`` for it, unless the whole job was being cancelled (:mod:`end_cause`). Saying
+#: ``DUE TO`` for it, unless the whole job was being stopped (:mod:`stop_judge`). Saying
 #: nothing is a lost node.
 TERMINATED = "terminated"
 LEFT_BECAUSE: Dict[Optional[str], Tuple[str, str]] = {
@@ -49,8 +47,6 @@ LEFT_BECAUSE: Dict[Optional[str], Tuple[str, str]] = {
 }
 #: The reason each end the batch host decides records (the rest: None).
 END_REASONS = {NODE_FAIL: "NodeDown", TIMEOUT: "TimeLimit"}
-#: The ``DUE TO`` of slurmstepd's line when ``scontrol requeue`` ends the job.
-REQUEUE_WHY = "JOB REQUEUE"
 #: What srun adds to KillWait when it waits for an aborted step (``STEP_ABORT_TIME``).
 STEP_ABORT_S = 2.0
 
@@ -99,12 +95,9 @@ class BatchHost:
         #: batch step took when the script ended (:mod:`oom`).
         self.oom: Optional[OomLedger] = agent.oom
         self.oom_kills = 0
-        #: What the API server says of this job's pods being stopped (:mod:`end_cause`;
-        #: None without API access), and what node 0 heard meanwhile: its own SIGTERM,
-        #: another node leaving because it was terminated.
-        self.ask_cluster: Optional[Callable[[], str]] = None
-        self.own_sigterm = asyncio.Event()
-        self.peer_terminated = asyncio.Event()
+        #: How the job ends when the cluster stops its pods (:mod:`stop_judge`; node.py
+        #: gives it the API server's question where the pod may ask).
+        self.judge = StopJudge(desc.get("job_id"))
 
     def note(self, line: str) -> None:
         """Append one slurmstepd-style line to the batch script's stderr file."""
@@ -173,56 +166,10 @@ class BatchHost:
             asyncio.ensure_future(self.signal_steps(signum))
 
     async def stopped(self) -> None:
-        """This pod got SIGTERM: a cancel (CANCELLED), a requeue, or this node taken away
-        while the workload lives on (NODE_FAIL: the requeue rules requeue the job)."""
-        self.own_sigterm.set()
-        if self.ending is not None:
-            return
-        said = await self._ask()
-        if said == end_cause.REQUEUE:
-            await self.end_job(CANCELLED, REQUEUE_WHY)
-        elif said == end_cause.CANCEL:
-            await self.end_job(CANCELLED, "")
-        elif said == end_cause.WORKLOAD_LIVES and not self.peer_terminated.is_set():
-            await self.end_job(NODE_FAIL, NODE_FAILURE_WHY)
-        elif said in (end_cause.WORKLOAD_LIVES, end_cause.SUSPENDED):
-            # Another node was stopped first (its eviction failed the workload, whose
-            # controller now stops the rest), or a queue took the workload back.
-            await self.end_job(PREEMPTED, PREEMPTION_WHY)
-        elif not self.links or await _within(self.peer_terminated, end_cause.PEERS_WAIT_S):
-            await self.end_job(CANCELLED, "")      # every node stopped: the job's deletion
-        else:
-            await self.end_job(NODE_FAIL, NODE_FAILURE_WHY)
-
-    async def _peer_stopped(self, name: str) -> None:
-        """Another node's pod got SIGTERM: the job's cancel reaching that node first, or
-        that pod alone taken away (PREEMPTED)."""
-        self.peer_terminated.set()
-        said = await self._ask()
-        if self.ending is not None:
-            return
-        if said == end_cause.REQUEUE:
-            await self.end_job(CANCELLED, REQUEUE_WHY)
-        elif said == end_cause.CANCEL:
-            await self.end_job(CANCELLED, "")
-        elif said in (end_cause.WORKLOAD_LIVES, end_cause.SUSPENDED) or not await _within(
-                self.own_sigterm, end_cause.OWN_STOP_WAIT_S):
-            log(f"node {name} is gone ({TERMINATED}): ending job {self.desc['job_id']}")
-            await self.end_job(PREEMPTED, PREEMPTION_WHY)
-        # else: this node's own SIGTERM came too; :meth:`stopped` decides
-
-    async def _ask(self) -> Optional[str]:
-        """The API server's answer (:mod:`end_cause`), None without one."""
-        if self.ask_cluster is None:
-            return None
-        loop = asyncio.get_event_loop()
-        try:
-            return await asyncio.wait_for(loop.run_in_executor(None, self.ask_cluster),
-                                          end_cause.ASK_TIMEOUT_S)
-        except Exception as e:
-            log(f"warning: job {self.desc['job_id']}: cannot ask the API server why its "
-                f"pods are stopped ({e}): deciding from what the nodes say")
-            return None
+        """This pod got SIGTERM: the end :class:`~stop_judge.StopJudge` makes of it."""
+        if self.ending is None:
+            end = await self.judge.own_stop(bool(self.links))
+            await self.end_job(*end)
 
     async def _watch_links(self) -> None:
         lost = await asyncio.gather(*(self._lost(link) for link in self.links))
@@ -231,7 +178,9 @@ class BatchHost:
     async def _lost(self, link: NodeLink) -> None:
         why = await link.wait_closed()
         if why == TERMINATED and not self.finished.is_set():
-            await self._peer_stopped(link.name)
+            end = await self.judge.peer_stop(link.name)
+            if end is not None:
+                await self.end_job(*end)
             return
         if not self.finished.is_set():
             state, due_to = LEFT_BECAUSE.get(why, LEFT_BECAUSE[None])
@@ -338,11 +287,3 @@ class BatchHost:
         for link in self.links:
             link.writer.close()
 
-
-async def _within(event: asyncio.Event, timeout_s: float) -> bool:
-    """Whether ``event`` is set within ``timeout_s``."""
-    try:
-        await asyncio.wait_for(event.wait(), timeout_s)
-    except asyncio.TimeoutError:
-        return False
-    return True

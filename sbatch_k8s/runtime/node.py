@@ -161,7 +161,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     if publisher is not None and steps is not None:
         steps.on_change = publisher.changed
     loop = asyncio.get_event_loop()
-    batch.ask_cluster = job_end.cluster_question(environ, desc)
+    batch.judge.ask_cluster = job_end.cluster_question(environ, desc)
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, lambda: asyncio.ensure_future(batch.stopped()))
     result = await _run_batch(batch, desc, identity, settings, env, token, notes)
