@@ -57,12 +57,7 @@ OWNER_PATHS: Dict[Tuple[str, str], str] = {
 
 def _get(api: KubeApi, path: str) -> Optional[Dict[str, Any]]:
     """The object at ``path``; None when it is gone (404)."""
-    try:
-        found = api.request("GET", path)
-    except Exception as e:
-        if getattr(e, "status", 0) == 404:
-            return None
-        raise
+    found = api.get(path)
     return found if isinstance(found, dict) else None
 
 

@@ -112,12 +112,9 @@ def record_end(api: KubeApi, namespace: str, job_id: int, report: Mapping[str, A
     side settles (requeues, or writes back as final)."""
     path = f"{_records_path(namespace)}/{RECORD_PREFIX}{job_id}"
     for attempt in range(4):
-        try:
-            config_map = api.request("GET", path)
-        except Exception as e:
-            if getattr(e, "status", 0) == 404:
-                return ENDED_BEFORE
-            raise
+        config_map = api.get(path)
+        if config_map is None:
+            return ENDED_BEFORE
         meta = config_map.get("metadata") or {}
         if requeueing(config_map):
             return REQUEUEING

@@ -77,6 +77,15 @@ class KubeApi:
             raise ApiError(f"{method} {path}: cannot reach the API server: {e}") from e
         return json.loads(answer) if answer else None
 
+    def get(self, path: str) -> Optional[Any]:
+        """The object at ``path``; None when it is gone (404)."""
+        try:
+            return self.request("GET", path)
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            raise
+
 
 def _message(error: "urllib.error.HTTPError") -> str:
     """The API server's own Status message, else the HTTP reason."""

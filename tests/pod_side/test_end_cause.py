@@ -10,24 +10,22 @@ from typing import Any, Dict, Optional
 
 from sbatch_k8s.runtime.end_cause import CANCEL, REQUEUE, SUSPENDED, WORKLOAD_LIVES, \
     ask_cluster, record_says
+from sbatch_k8s.runtime.kube_api import ApiError, KubeApi
 from sbatch_k8s.runtime.release import RECORD_KEY, REQUEUEING_ANNOTATION, STATE_LABEL
 
 
-class NotFound(Exception):
-    status = 404
-
-
-class FakeApi:
+class FakeApi(KubeApi):
     """GETs answered from a dict of path → object (missing: 404)."""
 
     def __init__(self, objects: Dict[str, Any]) -> None:
+        super().__init__("http://unused", "/nonexistent", None, "ns")
         self.objects = objects
 
     def request(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
                 body: Any = None, content_type: str = "") -> Any:
         assert method == "GET"
         if path not in self.objects:
-            raise NotFound(path)
+            raise ApiError(f"GET {path}: not found", 404)
         return self.objects[path]
 
 
@@ -47,7 +45,7 @@ def _pod() -> Dict[str, Any]:
 
 
 def _ask(objects: Dict[str, Any]) -> str:
-    return ask_cluster(FakeApi(objects), "ns", 7, "llm-7-0-abcde")  # type: ignore[arg-type]
+    return ask_cluster(FakeApi(objects), "ns", 7, "llm-7-0-abcde")
 
 
 def test_scancel_writes_the_record_first() -> None:
