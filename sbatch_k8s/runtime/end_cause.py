@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from sbatch_k8s.runtime.kube_api import KubeApi
+from sbatch_k8s.runtime.kube_api import KubeApi, get_or_none
 from sbatch_k8s.runtime.release import RECORD_KEY, STATE_LABEL, requeueing
 
 #: How long node 0, stopped itself, waits for the other nodes to say they were stopped too
@@ -57,7 +57,7 @@ OWNER_PATHS: Dict[Tuple[str, str], str] = {
 
 def _get(api: KubeApi, path: str) -> Optional[Dict[str, Any]]:
     """The object at ``path``; None when it is gone (404)."""
-    found = api.get(path)
+    found = get_or_none(api, path)
     return found if isinstance(found, dict) else None
 
 

@@ -33,7 +33,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from parsers.dependency_state import dependency_targets, parsed_dependency
-from sbatch_k8s.runtime.kube_api import KubeApi, in_cluster
+from sbatch_k8s.runtime.kube_api import KubeApi, get_or_none, in_cluster
 from sbatch_k8s.runtime.release import (
     ACTIVE,
     END_TIME_ANNOTATION,
@@ -112,7 +112,7 @@ def record_end(api: KubeApi, namespace: str, job_id: int, report: Mapping[str, A
     side settles (requeues, or writes back as final)."""
     path = f"{_records_path(namespace)}/{RECORD_PREFIX}{job_id}"
     for attempt in range(4):
-        config_map = api.get(path)
+        config_map = get_or_none(api, path)
         if config_map is None:
             return ENDED_BEFORE
         meta = config_map.get("metadata") or {}

@@ -77,14 +77,17 @@ class KubeApi:
             raise ApiError(f"{method} {path}: cannot reach the API server: {e}") from e
         return json.loads(answer) if answer else None
 
-    def get(self, path: str) -> Optional[Any]:
-        """The object at ``path``; None when it is gone (404)."""
-        try:
-            return self.request("GET", path)
-        except ApiError as e:
-            if e.status == 404:
-                return None
-            raise
+
+
+def get_or_none(api: Any, path: str) -> Optional[Any]:
+    """The object at ``path`` through ``api.request`` (a :class:`KubeApi`, or a client with
+    the same ``request``); None when it is gone (404)."""
+    try:
+        return api.request("GET", path)
+    except Exception as e:
+        if getattr(e, "status", 0) == 404:
+            return None
+        raise
 
 
 def _message(error: "urllib.error.HTTPError") -> str:
