@@ -6,6 +6,13 @@ working directory, environment and arguments, runs the command and reports its e
 the parent relays the signals the client forwards, ends a child whose client went away, and
 reaps. Subclasses say which requests they serve and when to stop.
 
+A child can end without reporting (``kill -9``, the kernel's OOM killer, a signal the client
+forwarded): the client would then wait for ever, since the server holds its own end of the
+connection. So the server reaps as soon as a child ends (``SIGCHLD`` wakes its loop) and
+reports every reaped child's end itself — ``X<code>`` for an exit, ``Z<signal>`` for a death
+by a signal — then closes its end. A child that did report sends the same line first; the
+client reads only the first.
+
 Used by the per-user command server (``sbatch``, ``squeue``…, :mod:`sbatch_k8s.server`) and by
 node 0's step server (``srun`` inside a job, :mod:`.step_server`). Standard library only.
 """
@@ -109,6 +116,9 @@ class ForkServer(abc.ABC):
         self.selector.register(listener, selectors.EVENT_READ)
         self.children: Dict[socket.socket, int] = {}
         self.last_request = time.time()
+        #: The self-pipe SIGCHLD writes to (:meth:`serve` sets it up): ends are reaped and
+        #: reported at once, not at the next request or poll.
+        self._wakeup: Tuple[int, int] = (-1, -1)
 
     def accepts(self, request: Request) -> bool:
         """Whether to serve ``request`` (otherwise the client runs it itself)."""
@@ -153,6 +163,7 @@ class ForkServer(abc.ABC):
         if pid == 0:
             # The child (and whatever it forks) holds none of the server's descriptors.
             os.close(go_write)
+            self._drop_wakeup()
             self.listener.close()
             self.selector.close()
             for other in self.children:
@@ -231,16 +242,57 @@ class ForkServer(abc.ABC):
                 kill(pid, int(line[1:]))
 
     def _reap(self) -> None:
+        """Reap every ended child; tell the client of a child still connected how it ended."""
         while True:
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
+            conn = next((c for c, child in self.children.items() if child == pid), None)
+            if conn is not None:
+                self._report_end(conn, status)
+
+    def _report_end(self, conn: socket.socket, status: int) -> None:
+        """Send ``conn``'s client the end of its command (``status`` as ``waitpid`` gives
+        it) and close the server's end of the connection."""
+        line = end_line(status)
+        try:
+            conn.sendall(line)
+        except OSError:
+            pass  # the client is gone too
+        self.children.pop(conn, None)
+        try:
+            self.selector.unregister(conn)
+        except (KeyError, ValueError):
+            pass
+        conn.close()
+
+    def _watch_children(self) -> None:
+        """Wake the loop when a child ends: SIGCHLD writes to a self-pipe it selects on."""
+        read_end, write_end = os.pipe()
+        for fd in (read_end, write_end):
+            os.set_blocking(fd, False)
+            os.set_inheritable(fd, False)
+        self._wakeup = (read_end, write_end)
+        signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)
+        self.selector.register(read_end, selectors.EVENT_READ)
+
+    def _drop_wakeup(self) -> None:
+        """In a child: no SIGCHLD wake-ups into the server's pipe."""
+        if self._wakeup[0] < 0:
+            return
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in self._wakeup:
+            os.close(fd)
+        self._wakeup = (-1, -1)
 
     def serve(self) -> None:
         """Serve until :meth:`done`."""
+        self._watch_children()
         while not self.done():
             for key, _ in self.selector.select(timeout=self.poll_s):
                 if key.fileobj is self.listener:
@@ -249,6 +301,11 @@ class ForkServer(abc.ABC):
                     except OSError:
                         continue
                     self._serve(conn)
+                elif key.fileobj == self._wakeup[0]:
+                    try:
+                        os.read(self._wakeup[0], 4096)
+                    except OSError:
+                        pass
                 else:
                     self._relay(key.fileobj)  # type: ignore[arg-type]
             self._reap()
@@ -257,6 +314,14 @@ class ForkServer(abc.ABC):
         """SIGTERM every child still running (the server is going away)."""
         for pid in self.children.values():
             kill(pid, signal.SIGTERM)
+
+
+def end_line(status: int) -> bytes:
+    """The protocol line for a child's end (``waitpid`` status): ``X<exit code>`` or
+    ``Z<signal>``."""
+    if os.WIFSIGNALED(status):
+        return b"Z" + str(os.WTERMSIG(status)).encode() + b"\n"
+    return b"X" + str(os.WEXITSTATUS(status)).encode() + b"\n"
 
 
 def listen(path: str) -> socket.socket:

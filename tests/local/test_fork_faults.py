@@ -1,0 +1,178 @@
+"""A served command's client always ends (issue 15, item 11).
+
+The fork server (:mod:`sbatch_k8s.runtime.forkserver`) runs the user commands (the command
+server) and ``srun`` inside pods (node 0's step server). Its forked child can die without
+reporting its exit: ``kill -9``, the OOM killer, a signal the client forwarded. These tests run
+a real server process (a minimal subclass whose command sleeps, exits or ignores SIGTERM, as
+its arguments say) and real clients, and fault them: the client must end with the command's
+status, die by the signal it forwarded, or print one error line and exit 1 — never wait for
+ever. The last test does it with ``sbatch --wait`` through the real command server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator, List
+
+import pytest
+
+from tests.local.harness import REPO, LocalSlurm
+
+#: A fork server whose command, ``probe``, does what its arguments say: ``exit N``, ``sleep``
+#: (until killed, printing ``ready``), ``stubborn`` (as sleep, but ignores SIGTERM).
+SERVER = """
+import os, signal, sys, time
+sys.path.insert(0, {root!r})
+from sbatch_k8s.runtime.forkserver import ForkServer, listen
+
+class Probe(ForkServer):
+    poll_s = 30.0          # ends must be reported at once, not at the next poll
+
+    def run_command(self, command, argv):
+        if argv[0] == "exit":
+            return int(argv[1])
+        if argv[0] == "stubborn":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("ready", os.getpid(), flush=True)
+        while True:
+            time.sleep(1)
+
+Probe(listen(sys.argv[1])).serve()
+"""
+CLIENT = """
+import sys
+sys.path.insert(0, {root!r})
+from sbatch_k8s.runtime.forkclient import run_on_server
+code = run_on_server(sys.argv[1], "probe", sys.argv[2:])
+sys.exit(99 if code is None else code)
+"""
+#: The longest a client may take to end once its command's process is gone.
+END_S = 15.0
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """A running probe server; its socket's path."""
+    path = str(tmp_path / "probe.sock")
+    process = subprocess.Popen([sys.executable, "-c", SERVER.format(root=str(REPO)), path])
+    deadline = time.monotonic() + 30
+    while not os.path.exists(path):
+        assert time.monotonic() < deadline and process.poll() is None, "the server started"
+        time.sleep(0.05)
+    yield path
+    os.kill(process.pid, signal.SIGCONT)
+    process.kill()
+    process.wait(10)
+
+
+def _client(path: str, *argv: str) -> "subprocess.Popen[str]":
+    return subprocess.Popen([sys.executable, "-c", CLIENT.format(root=str(REPO)), path, *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _served_pid(client: "subprocess.Popen[str]") -> int:
+    """The pid of the served command (it prints ``ready <pid>`` on the client's stdout)."""
+    assert client.stdout is not None
+    words = client.stdout.readline().split()
+    assert words[:1] == ["ready"], words
+    return int(words[1])
+
+
+def _ended(client: "subprocess.Popen[str]") -> List[str]:
+    """The client's exit status and stderr lines, once it has ended (within END_S)."""
+    _, err = client.communicate(timeout=END_S)
+    return [str(client.returncode)] + err.splitlines()
+
+
+def test_an_exit_code_comes_back(server: str) -> None:
+    assert _ended(_client(server, "exit", "7")) == ["7"]
+
+
+def test_a_command_killed_behind_the_clients_back_is_an_error(server: str) -> None:
+    client = _client(server, "sleep")
+    os.kill(_served_pid(client), signal.SIGKILL)
+    assert _ended(client) == ["1", "probe: error: the command's process on the command server "
+                                   "was killed by signal 9 (Killed)"]
+
+
+def test_a_forwarded_signal_that_kills_the_command_kills_the_client(server: str) -> None:
+    client = _client(server, "sleep")
+    _served_pid(client)
+    client.send_signal(signal.SIGTERM)
+    assert _ended(client) == [str(-signal.SIGTERM)]
+
+
+def test_sigterm_to_a_command_that_died_meanwhile_still_ends_the_client(server: str) -> None:
+    client = _client(server, "stubborn")
+    pid = _served_pid(client)
+    client.send_signal(signal.SIGTERM)      # forwarded, ignored there
+    time.sleep(0.5)
+    assert client.poll() is None
+    os.kill(pid, signal.SIGKILL)
+    client.send_signal(signal.SIGTERM)      # forwarded to a dead process
+    assert _ended(client) == ["1", "probe: error: the command's process on the command server "
+                                   "was killed by signal 9 (Killed)"]
+
+
+def test_a_server_that_cannot_report_does_not_keep_the_client(server: str) -> None:
+    client = _client(server, "sleep")
+    pid = _served_pid(client)
+    server_pid = _parent(pid)
+    os.kill(server_pid, signal.SIGSTOP)     # stopped: reaps nothing, reports nothing
+    try:
+        os.kill(pid, signal.SIGKILL)
+        assert _ended(client) == ["1", "probe: error: the command server ended without the "
+                                       "exit status of this command (its process is gone)"]
+    finally:
+        os.kill(server_pid, signal.SIGCONT)
+
+
+def _parent(pid: int) -> int:
+    """The parent of ``pid`` (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return 0
+
+
+def _children(pid: int) -> List[int]:
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and _parent(int(e)) == pid]
+
+
+def _server_pid(slurm: LocalSlurm) -> int:
+    marker = str(slurm.state / "server.sock").encode()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if marker in argv and any(b"sbatch_k8s.server" in a for a in argv):
+                return int(entry)
+    raise AssertionError("no command server")
+
+
+def test_sbatch_wait_ends_when_its_served_process_is_killed(slurm: LocalSlurm) -> None:
+    slurm.run("squeue")                       # starts the command server
+    slurm.wait_for(lambda: (slurm.state / "server.sock").exists())
+    time.sleep(0.5)
+    server_pid = _server_pid(slurm)
+    before = set(_children(server_pid))
+    waiting = slurm.start("sbatch", "--wait", "--wrap", "sleep 60")
+    assert waiting.stdout is not None
+    submitted = waiting.stdout.readline()
+    assert submitted.startswith("Submitted batch job "), submitted
+    served = [pid for pid in _children(server_pid) if pid not in before]
+    assert len(served) == 1, served
+    os.kill(served[0], signal.SIGKILL)
+    _, err = waiting.communicate(timeout=END_S)
+    assert (waiting.returncode, err) == (1, "sbatch: error: the command's process on the "
+                                            "command server was killed by signal 9 (Killed)\n")
+    assert slurm.run("scancel", submitted.split()[-1]).returncode == 0
