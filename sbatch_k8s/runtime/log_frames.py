@@ -3,10 +3,10 @@
 On a partition whose volumes do not hold the job's working directory, node 0's runtime copies
 the batch script's output files into its container's stdout (:mod:`.log_tee`), so that
 ``kubectl logs <node-0 pod>`` reads as the job's output and a client (``sbatch --wait``,
-``sattach``) can rebuild every file byte for byte. The format:
+``sattach``) can rebuild every file byte for byte (:mod:`.log_decoder`). The format:
 
 * **Plain lines** are the bytes of the batch stdout file (file ``0``), line by line, as the job
-  wrote them.
+  wrote them — those a log pipeline passes through unchanged (:func:`plain_safe`).
 * Every other line is a **record**: it begins with :data:`MARK` (``::sbatch-k8s:: ``) and ends
   with a newline. Records carry what plain lines cannot:
 
@@ -15,37 +15,43 @@ the batch script's output files into its container's stdout (:mod:`.log_tee`), s
   ``file <key> <w|a> <path as a JSON string>``
       file ``key`` (0: the batch stdout; 1: the batch stderr when ``-e`` names another file)
       is written at ``path`` in the job's working directory, truncated (``w``) or appended
-      to (``a``, ``--open-mode=append``).
+      to (``a``, ``--open-mode=append``). Said again every :data:`REDECLARE_S` and right
+      before ``end``, for a reader whose first look at the log comes after a rotation.
   ``data <key> <offset> <base64>``
       bytes of file ``key`` at ``offset`` (counted from the first byte this job wrote). Used
       for every file but 0, and for the bytes of file 0 that cannot be a plain line: a line
-      that itself begins with the mark, a line longer than :data:`PLAIN_LINE_MAX`, and a last
-      line without its newline (sent once the job has been quiet for a moment, or at the end).
+      that begins with the mark, one longer than :data:`PLAIN_LINE_MAX`, one a container
+      runtime's log writer would alter (a carriage return, other control bytes, bytes that
+      are not UTF-8), and a last line without its newline (sent once the job has been quiet
+      for a moment, or at the end).
   ``at <key> <offset>``
-      file ``key`` has ``offset`` bytes up to here (written after bursts of plain lines).
+      file ``key`` has ``offset`` bytes up to here: written after a burst of plain lines (at
+      most :data:`MARK_EVERY_BYTES` of them apart), and every :data:`KEEPALIVE_S` while the
+      job writes nothing, so a reader can tell a quiet job from a log that stopped coming.
   ``note <text>``
       a line of the runtime's own (its diagnostics): never part of a file.
   ``end <key>=<size> …``
       every file is complete at these sizes; nothing of the stream follows.
 
-Every line stays below the container runtime's 16 KiB split (CRI "partial" log lines), so a
-line of another writer can only come between whole lines. Lines before ``start`` and after
-``end`` are another writer's (shown as runtime messages).
+Why records: a container's log is not a byte-exact channel. The runtime splits what a
+container writes at each ``\\n`` into CRI log lines (``<time> <stream> <P|F> <content>``),
+cuts lines longer than 16 KiB into partial (``P``) ones, and containerd drops the ``\\r`` of
+a ``\\r\\n``; other log drivers re-encode what is not UTF-8. So every line stays below the 16
+KiB split (a line of another writer can only come between whole lines), and only lines that
+every pipeline passes through unchanged are plain; the rest travel base64-encoded. Lines
+before ``start`` and after ``end`` are another writer's (shown as runtime messages).
 
-A client places every byte by its offset (:class:`StreamDecoder`): a connection that begins
-with ``start`` knows every position; one that begins further on (the kubelet rotated the
-log, 10 MiB by default, and serves only the newest file) holds its plain lines until the next
-``at``/``data``/``end`` of file 0 places them backwards. Bytes already written are never
-written again, so a reconnect (which serves the log from the start of what the kubelet still
-has) duplicates nothing; bytes that were rotated away before any client read them are counted
-as lost (:attr:`StreamDecoder.lost`).
+The kubelet rotates the log (10 MiB by default, 5 files) and serves only the newest file, and
+its follow of a log can stop at a rotation; the offsets in the records let a client place
+every byte whatever part of the log a connection serves (:mod:`.log_decoder`).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from typing import Callable, Dict, List, Optional, Tuple
+import re
+from typing import Dict, List
 
 MARK = b"::sbatch-k8s:: "
 VERSION = 1
@@ -55,6 +61,17 @@ PLAIN_LINE_MAX = 8192
 DATA_CHUNK = 6144
 STDOUT_KEY = 0
 STDERR_KEY = 1
+#: Plain bytes of file 0 between two ``at`` records at most (a reader holds the lines between
+#: two of them until the second says where they end).
+MARK_EVERY_BYTES = 256 << 10
+#: While the job writes nothing, an ``at`` record this often (the stream's heartbeat).
+KEEPALIVE_S = 4.0
+#: The ``file`` records again this often (and before ``end``).
+REDECLARE_S = 10.0
+#: Bytes a log pipeline may alter: control bytes but tab and escape (``\\r`` among them:
+#: containerd drops it before a ``\\n``; NUL, form feed…). Bytes that are not UTF-8 are
+#: caught by decoding.
+_ALTERABLE = re.compile(rb"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
 
 
 def split_lines(data: bytes) -> List[bytes]:
@@ -62,6 +79,24 @@ def split_lines(data: bytes) -> List[bytes]:
     lines = [line + b"\n" for line in data.split(b"\n")]
     lines[-1] = lines[-1][:-1]
     return lines if lines[-1] else lines[:-1]
+
+
+def plain_safe(line: bytes) -> bool:
+    """Whether ``line`` can be a plain line: a whole line (its newline included), not a
+    record's look-alike, short enough, and made only of bytes every log pipeline passes
+    through unchanged (UTF-8 text without control bytes other than tab and escape)."""
+    if not line.endswith(b"\n") or line.startswith(MARK) or len(line) > PLAIN_LINE_MAX:
+        return False
+    body = line[:-1]
+    if _ALTERABLE.search(body):
+        return False
+    if body.isascii():
+        return True
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def record(*words: str) -> bytes:
@@ -87,17 +122,26 @@ class StreamEncoder:
         #: File 0's bytes not yet sent (a line still without its newline).
         self.pending = b""
         self.marked = 0
+        #: Each file's ``file`` record, to say again.
+        self.declarations: Dict[int, bytes] = {}
 
     def start(self) -> bytes:
         return record("start", str(VERSION))
 
     def declare(self, key: int, append: bool, path: str) -> bytes:
         self.offsets.setdefault(key, 0)
-        return record("file", str(key), "a" if append else "w", json.dumps(path))
+        line = record("file", str(key), "a" if append else "w", json.dumps(path))
+        self.declarations[key] = line
+        return line
+
+    def redeclare(self) -> bytes:
+        """Every ``file`` record again."""
+        return b"".join(self.declarations[key] for key in sorted(self.declarations))
 
     def note(self, line: bytes) -> bytes:
-        text = line.rstrip(b"\n").replace(b"\n", b" ")
-        return MARK + b"note " + text + b"\n"
+        """A runtime line as a ``note`` record (one line, below the CRI split)."""
+        text = line.rstrip(b"\r\n").replace(b"\n", b" ").replace(b"\r", b" ")
+        return MARK + b"note " + text[:PLAIN_LINE_MAX] + b"\n"
 
     def feed(self, key: int, data: bytes) -> bytes:
         """New bytes of file ``key``: the lines to write now."""
@@ -113,11 +157,16 @@ class StreamEncoder:
         out: List[bytes] = []
         offset = self.offsets.get(STDOUT_KEY, 0)
         for line in split_lines(complete):
-            if line.startswith(MARK) or len(line) > PLAIN_LINE_MAX:
-                out.append(data_records(STDOUT_KEY, offset, line))
-            else:
+            if plain_safe(line):
                 out.append(line)
-            offset += len(line)
+                offset += len(line)
+                if offset - self.marked >= MARK_EVERY_BYTES:
+                    self.offsets[STDOUT_KEY] = offset
+                    out.append(self.mark())
+            else:
+                out.append(data_records(STDOUT_KEY, offset, line))
+                offset += len(line)
+                self.marked = offset        # a data record places what came before it
         self.offsets[STDOUT_KEY] = offset
         return b"".join(out)
 
@@ -140,150 +189,6 @@ class StreamEncoder:
         return record("at", str(STDOUT_KEY), str(self.marked))
 
     def end(self) -> bytes:
-        tail = self.flush()
+        tail = self.flush() + self.redeclare()
         sizes = " ".join(f"{key}={size}" for key, size in sorted(self.offsets.items()))
         return tail + record("end", sizes) if sizes else tail + record("end")
-
-
-class StreamSink:
-    """Where a decoded stream goes (the callbacks of :class:`StreamDecoder`)."""
-
-    def declare(self, key: int, append: bool, path: str) -> None:
-        """File ``key`` is written at ``path``."""
-
-    def write(self, key: int, offset: int, data: bytes) -> None:
-        """Bytes of file ``key`` at ``offset`` (possibly some already written before)."""
-
-    def message(self, line: bytes) -> None:
-        """A line that is no file's: the runtime's note, or another writer's line."""
-
-    def ended(self, sizes: Dict[int, int]) -> None:
-        """The stream is complete: each file's final size."""
-
-
-class StreamDecoder:
-    """Rebuilds files from the log served over one or more connections."""
-
-    #: Plain lines held while their place is unknown; past this they are counted as lost.
-    UNPLACED_MAX = 8 << 20
-
-    def __init__(self, sink: StreamSink) -> None:
-        self.sink = sink
-        self.started = False
-        self.complete = False
-        self.sizes: Dict[int, int] = {}
-        self.declared: Dict[int, Tuple[bool, str]] = {}
-        self.lost = 0
-        self._messages = 0          # messages delivered
-        self._conn_messages = 0     # messages seen on this connection
-        self._line = b""
-        self._cursor: Optional[int] = None
-        self._unplaced: List[bytes] = []
-        self._replay = False
-        self._handlers: Dict[bytes, Callable[[List[bytes]], None]] = {
-            b"start": self._start, b"file": self._file, b"data": self._data, b"at": self._at,
-            b"note": self._note, b"end": self._end}
-
-    def connect(self) -> None:
-        """A new connection serves the log from its (current) start."""
-        self._line = b""
-        self._cursor = None
-        self._unplaced = []
-        self._conn_messages = 0
-        self._replay = self.complete     # the whole stream is in: nothing new can come
-
-    def feed(self, chunk: bytes) -> None:
-        """The next bytes of the served log."""
-        text = self._line + chunk
-        last = text.rfind(b"\n")
-        if last < 0:
-            self._line = text
-            return
-        self._line = text[last + 1:]
-        for line in split_lines(text[:last + 1]):
-            self._take(line)
-
-    def disconnected(self) -> None:
-        """The connection ended: a line cut short is dropped (it is served again)."""
-        self._line = b""
-        if not self.complete and self._unplaced and not self.started:
-            for line in self._unplaced:
-                self._message(line)        # a log of no stream: the runtime's lines
-            self._unplaced = []
-
-    def _take(self, line: bytes) -> None:
-        if self._replay:
-            return
-        if self.complete:
-            self._message(line)
-        elif line.startswith(MARK):
-            words = line[len(MARK):].rstrip(b"\n").split(b" ", 1)
-            handler = self._handlers.get(words[0])
-            if handler is not None:
-                handler(words[1].split(b" ") if len(words) > 1 else [])
-        elif self._cursor is None:
-            self._unplaced.append(line)
-            if sum(map(len, self._unplaced)) > self.UNPLACED_MAX:
-                self.lost += len(self._unplaced.pop(0))
-        else:
-            self.sink.write(STDOUT_KEY, self._cursor, line)
-            self._cursor += len(line)
-
-    def _message(self, line: bytes) -> None:
-        """A runtime line: delivered once (a reconnect serves it again)."""
-        self._conn_messages += 1
-        if self._conn_messages > self._messages:
-            self._messages += 1
-            self.sink.message(line)
-
-    def _anchor(self, offset: int) -> None:
-        """File 0 is at ``offset`` here: the held lines end at it."""
-        held = b"".join(self._unplaced)
-        self._unplaced = []
-        if held:
-            start = offset - len(held)
-            if start < 0:
-                held, start = held[-start:], 0
-            self.sink.write(STDOUT_KEY, start, held)
-        self._cursor = offset
-
-    def _start(self, words: List[bytes]) -> None:
-        for line in self._unplaced:
-            self._message(line)
-        self._unplaced = []
-        self.started = True
-        self._cursor = 0
-
-    def _file(self, words: List[bytes]) -> None:
-        key, append = int(words[0]), words[1] == b"a"
-        path = json.loads(b" ".join(words[2:]).decode("utf-8", "surrogateescape"))
-        if key not in self.declared:
-            self.declared[key] = (append, path)
-            self.sink.declare(key, append, path)
-
-    def _data(self, words: List[bytes]) -> None:
-        key, offset = int(words[0]), int(words[1])
-        payload = base64.b64decode(words[2]) if len(words) > 2 else b""
-        if key == STDOUT_KEY:
-            self._anchor(offset)
-            self._cursor = offset + len(payload)
-        self.sink.write(key, offset, payload)
-
-    def _at(self, words: List[bytes]) -> None:
-        if int(words[0]) == STDOUT_KEY:
-            self._anchor(int(words[1]))
-
-    def _note(self, words: List[bytes]) -> None:
-        self._message(b" ".join(words) + b"\n")
-
-    def _end(self, words: List[bytes]) -> None:
-        sizes = {}
-        for word in words:
-            key, _, size = word.partition(b"=")
-            if size:
-                sizes[int(key)] = int(size)
-        if STDOUT_KEY in sizes:
-            self._anchor(sizes[STDOUT_KEY])
-        self.sizes = sizes
-        self.complete = True
-        self.sink.ended(sizes)

@@ -24,16 +24,17 @@ import threading
 import time
 from typing import Dict, List, Optional, Tuple
 
-from sbatch_k8s.runtime.log_frames import STDOUT_KEY, StreamEncoder
+from sbatch_k8s.runtime.log_frames import KEEPALIVE_S, REDECLARE_S, STDOUT_KEY, StreamEncoder
 
 POLL_S = 0.1
 READ_BYTES = 1 << 16
 #: A last line without its newline is sent (as data) once file 0 is quiet this long.
 PARTIAL_AFTER_S = 1.0
-#: ``at`` records: after a pause of plain output, at most this far apart in time or bytes.
-MARK_IDLE_S = 2.0
-MARK_EVERY_S = 10.0
-MARK_EVERY_BYTES = 1 << 20
+#: ``at`` records: after a pause of plain output, and at most this far apart in time while
+#: it flows (a reader shows plain lines once an ``at`` confirms them; the encoder also
+#: bounds the bytes between two); one every ``KEEPALIVE_S`` when nothing is written at all.
+MARK_IDLE_S = 1.0
+MARK_EVERY_S = 2.0
 MESSAGES_FILE = "runtime-messages.log"
 
 
@@ -65,6 +66,8 @@ class OutputTee:
         self._thread = threading.Thread(target=self._run, name="log-tee", daemon=True)
         self._last_data = time.monotonic()
         self._last_mark = time.monotonic()
+        self._last_write = time.monotonic()
+        self._last_declared = time.monotonic()
 
     def begin(self) -> None:
         """Take over the container's stdout; send the runtime's own output to the spool."""
@@ -120,19 +123,24 @@ class OutputTee:
                 out.append(self.encoder.end())
             else:
                 out.append(self._marks(now, bool(grew.get(STDOUT_KEY))))
+                if now - self._last_declared >= REDECLARE_S:
+                    out.append(self.encoder.redeclare())
+                    self._last_declared = now
             data = b"".join(out)
             if data:
                 _write_all(self._out, data)
+                self._last_write = now
 
     def _marks(self, now: float, grew: bool) -> bytes:
-        """A last line without its newline after a quiet moment; an ``at`` when due."""
+        """A last line without its newline after a quiet moment; an ``at`` when due, or as
+        the stream's heartbeat."""
         out = b""
         quiet = now - self._last_data
         if not grew and quiet >= PARTIAL_AFTER_S:
             out += self.encoder.flush()
         unmarked = self.encoder.unmarked()
-        if unmarked and (unmarked >= MARK_EVERY_BYTES or quiet >= MARK_IDLE_S
-                         or now - self._last_mark >= MARK_EVERY_S):
+        due = unmarked and (quiet >= MARK_IDLE_S or now - self._last_mark >= MARK_EVERY_S)
+        if due or (not out and now - self._last_write >= KEEPALIVE_S):
             out += self.encoder.mark()
             self._last_mark = now
         return out

@@ -14,6 +14,7 @@ import pytest
 kubernetes = pytest.importorskip("kubernetes")
 
 from tests.apiserver import EmulatedCluster  # noqa: E402
+from tests.kubelet.cri_log import runtime_lines  # noqa: E402
 from tests.kubelet.log_server import LogServer  # noqa: E402
 
 NS = "default"
@@ -68,7 +69,7 @@ def running(core: Any, workers: Dict[Tuple[str, str], Worker], tmp_path: Path, n
     runs = {}
     for container in containers:
         log = tmp_path / f"{name}-{container}.log"
-        log.write_bytes(text + container.encode() + b"\n")
+        log.write_bytes(runtime_lines(text + container.encode() + b"\n"))
         runs[container] = Run(container, str(log))
     workers[(NS, name)] = Worker(pod(name, containers), runs)
     return runs
@@ -90,7 +91,7 @@ def test_follow_streams_as_the_container_writes(setup, tmp_path):
     chunks = response.stream(1024)
     assert next(chunks) == b"main\n"
     with open(runs["main"].spec.log_path, "ab") as out:
-        out.write(b"later\n")
+        out.write(runtime_lines(b"later\n"))
     assert next(chunks) == b"later\n"               # the container has not exited yet
     runs["main"].code = 0
     assert list(chunks) == []

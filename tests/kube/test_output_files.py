@@ -1,4 +1,5 @@
-"""Output files reach the submitter on a cluster (issue 8).
+"""Output files reach the submitter on a cluster (issue 8), byte for byte through the CRI log
+format and the kubelet's log rotation (issue 15, items 2 and 3).
 
 Where the partition's volumes do not hold the working directory, node 0 copies the batch
 output files into its pod log and ``sbatch --wait``/``sattach`` rebuild them byte for byte
@@ -8,38 +9,48 @@ so these jobs hide the working directory from the pod as a cluster node would: w
 kubelet of these tests keeps its pod files outside ``/tmp``). With
 a shared volume (a hostPath the test kubelet maps onto the working directory) the pods write
 the files in place and nothing is streamed.
+
+The test kubelet writes and serves pod logs as a node does (:mod:`tests.kubelet.cri_log`):
+containerd's CRI format (a ``\\r`` before ``\\n`` dropped, 16 KiB partial lines) and the
+kubelet's rotation, with a follow that stalls at a rotation it was waiting at. The rotation
+tests make it rotate at a small size so that a few megabytes cross several files.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import re
 import subprocess
 import sys
 import threading
+import zlib
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from sbatch_k8s.runtime.log_frames import MARK, StreamDecoder, StreamEncoder, StreamSink
+from sbatch_k8s.runtime.log_decoder import StreamDecoder, StreamSink
+from sbatch_k8s.runtime.log_frames import MARK, StreamEncoder
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
+from tests.kubelet.cri_log import LogPolicy
 from tests.local.harness import BIN
 
-#: What the job writes: no trailing newline, NUL and 0xff bytes, CR, a line that looks like a
-#: record, and a line longer than a plain line may be.
+#: What the job writes: no trailing newline, NUL and 0xff bytes, CRLF, a lone CR, a line that
+#: looks like a record, a 1 MB line, and lines longer than a plain line may be.
 STDOUT_BYTES = (b"plain line\n" + MARK + b"end 0=3\n" + b"\x00\x01\xff\xfe binary\r\n"
-                + b"x" * 20000 + b"\n" + b"caf\xc3\xa9 \xe9t\xe9\n" + b"no newline at the end")
+                + b"x" * 20000 + b"\n" + b"caf\xc3\xa9 \xe9t\xe9\n" + b"windows\r\nline\r\n"
+                + b"lone\rcarriage return\n" + b"\r\n" + b"z" * 1_000_000 + b"\r\n"
+                + b"no newline at the end")
 STDERR_BYTES = b"to the error file\n\xff\x00 and no newline"
 CHDIR = ("slurmstepd: error: couldn't chdir to `{0}': No such file or directory: going to "
          "/tmp instead\n")
 
 
-@pytest.fixture
-def hiding(cluster: Any) -> Iterator[Any]:
+def _hiding_kubelet(cluster: Any, policy: LogPolicy = LogPolicy()) -> Iterator[Any]:
     """A test kubelet whose own files are outside ``/tmp`` (pods with their own ``/tmp``
-    then still get their volumes)."""
+    then still get their volumes), rotating logs by ``policy``."""
     import shutil
     import tempfile
 
@@ -47,17 +58,40 @@ def hiding(cluster: Any) -> Iterator[Any]:
 
     root = tempfile.mkdtemp(prefix="sbatch-k8s-kubelet-", dir="/var/tmp")
     try:
-        with TestKubelet(cluster.kubeconfig, nodes=1, root_dir=root) as running:
+        with TestKubelet(cluster.kubeconfig, nodes=1, root_dir=root,
+                         log_policy=policy) as running:
             yield running
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture
+def hiding(cluster: Any) -> Iterator[Any]:
+    """A hiding kubelet with a kubelet's default rotation (10 Mi, 5 files, every 10 s)."""
+    yield from _hiding_kubelet(cluster)
+
+
+@pytest.fixture
+def rotating(cluster: Any) -> Iterator[Any]:
+    """A hiding kubelet that rotates at 256 KiB, keeps 5 files, looks every 2 s."""
+    yield from _hiding_kubelet(cluster, LogPolicy(max_size=256 << 10, max_files=5,
+                                                  monitor_s=2.0))
+
+
+@pytest.fixture
+def shredding(cluster: Any) -> Iterator[Any]:
+    """A hiding kubelet that rotates at 64 KiB every half second and keeps only the newest
+    rotated file: what nobody read in time is gone."""
+    yield from _hiding_kubelet(cluster, LogPolicy(max_size=64 << 10, max_files=2,
+                                                  monitor_s=0.5))
+
+
 def _writer(data: bytes, fd: int) -> str:
-    """A shell line writing ``data`` to ``fd`` exactly."""
-    encoded = base64.b64encode(data).decode()
-    return (f"python3 -c \"import base64,os; os.write({fd}, "
-            f"base64.b64decode('{encoded}'))\"")
+    """A shell line writing ``data`` to ``fd`` (1 or 2) exactly."""
+    encoded = base64.b64encode(zlib.compress(data, 9)).decode()
+    stream = "stdout" if fd == 1 else "stderr"
+    return (f"python3 -c \"import base64,sys,zlib; s=sys.{stream}.buffer; "
+            f"s.write(zlib.decompress(base64.b64decode('{encoded}'))); s.flush()\"")
 
 
 def _unshared_script(extra: str = "") -> str:
@@ -246,3 +280,100 @@ def test_shared_volume_files_are_written_by_the_pods(shared: KubeSlurm) -> None:
     fetched = shared.run("sattach", "--k8s-output", str(job_id))
     assert fetched.returncode == 0
     assert "already in place" in fetched.stderr
+
+
+# -- log rotation (issue 15, item 2) -----------------------------------------------------------
+
+def _numbered(first: int, last: int) -> bytes:
+    """Lines ``first`` to ``last - 1`` of 100 bytes each, as :func:`_numbered_writer` writes."""
+    return b"".join(b"%08d %s\n" % (i, b"r" * 90) for i in range(first, last))
+
+
+def _numbered_writer(first: int, last: int) -> str:
+    return (f"python3 -c \"import sys; s=sys.stdout.buffer; "
+            f"[s.write(b'%08d %s\\n' % (i, b'r' * 90)) for i in range({first}, {last})]; "
+            f"s.flush()\"")
+
+
+AWAIT_USR1 = "trap 'go=1' USR1\ngo=0\nwhile [ $go = 0 ]; do sleep 0.2; done\n"
+#: The job's stdout file holds only what it writes (its stderr, slurmstepd's lines, apart).
+ROTATION_HEADER = "#!/bin/sh\n#SBATCH --container-readonly -e err-%j.txt\n"
+
+
+def test_sbatch_wait_reads_past_a_rotation_its_follow_stalled_at(kube: KubeSlurm,
+                                                                 rotating: Any) -> None:
+    # 1.2 MB, then quiet while the kubelet rotates (the follow, having read it all, waits
+    # on the renamed file and gets nothing more), then the rest in the newest file
+    kube.script("rotated.sh", f"{ROTATION_HEADER}"
+                f"{_numbered_writer(0, 12000)}\nsleep 5\n{_numbered_writer(12000, 13000)}\n")
+    done = kube.run("sbatch", "--wait", "rotated.sh", timeout=180)
+    assert done.returncode == 0, done.stderr
+    job_id = submitted_id(done.stdout)
+    assert f"warning: job {job_id}:" not in done.stderr
+    assert (kube.work / f"slurm-{job_id}.out").read_bytes() == _numbered(0, 13000)
+
+
+def test_sattach_goes_on_after_a_rotation_while_the_job_runs(kube: KubeSlurm,
+                                                             rotating: Any) -> None:
+    kube.script("running.sh", f"{ROTATION_HEADER}"
+                f"{_numbered_writer(0, 12000)}\nsleep 5\n{_numbered_writer(12000, 12100)}\n"
+                f"{AWAIT_USR1}{_numbered_writer(12100, 12200)}\n")
+    job_id = submitted_id(kube.run("sbatch", "running.sh").stdout)
+    wait_until(lambda: _running(kube, job_id), 120, f"job {job_id} running")
+    attached = _sattach(kube, f"{job_id}.0")
+    out, err = Reader(attached.stdout), Reader(attached.stderr)
+    # what the job wrote after the rotation comes while it runs: a stalled follow is left
+    wait_until(lambda: out.data.endswith(_numbered(12099, 12100)), 90,
+               f"the lines after the rotation; got {len(out.data)} bytes")
+    signalled = kube.run("scancel", "-b", "-s", "USR1", str(job_id))
+    assert signalled.returncode == 0, signalled.stderr
+    assert attached.wait(120) == 0, err.join()
+    assert out.join() == _numbered(0, 12200)
+
+
+def _lost_bytes(stderr: str, job_id: int) -> int:
+    found = re.search(rf"warning: job {job_id}: (\d+) bytes of its output files were lost",
+                      stderr)
+    assert found, stderr
+    return int(found.group(1))
+
+
+def test_bytes_rotated_away_unread_are_counted_and_fail_sbatch_wait(
+        kube: KubeSlurm, cluster: Any, shredding: Any) -> None:
+    if not hasattr(cluster, "faults"):
+        pytest.skip("blocks the log with the emulated API server's faults")
+    from sbatch_k8s.backends.kubernetes.kinds import POD
+
+    # nobody can read node 0's log while the job writes 900 KB: the kubelet keeps only the
+    # newest rotated file and serves only the current one
+    kube.script("shredded.sh", f"{ROTATION_HEADER}"
+                f"{_numbered_writer(0, 3000)}\nsleep 1.5\n{_numbered_writer(3000, 6000)}\n"
+                f"sleep 1.5\n{_numbered_writer(6000, 9000)}\nsleep 1.5\n"
+                f"{_numbered_writer(9000, 9010)}\n{AWAIT_USR1}")
+    blocked = cluster.faults.add(method="GET", path="/log$", status=503, times=None)
+    waiting = kube.start("sbatch", "--wait", "shredded.sh")
+    assert waiting.stdout is not None
+    job_id = submitted_id(waiting.stdout.readline())
+
+    def node0_log() -> str:
+        pods = kube.objects(POD, f"sbatch-k8s.io/job-id={job_id}")
+        return shredding.logs(kube.namespace, pods[0]["metadata"]["name"]) if pods else ""
+
+    wait_until(lambda: "00009009 " in node0_log(), 120, "the job's last lines")
+    assert blocked.hits > 0
+    cluster.faults.clear()
+    assert kube.run("scancel", "-b", "-s", "USR1", str(job_id)).returncode == 0
+    _, stderr = waiting.communicate(timeout=180)
+    assert waiting.returncode == 1, stderr
+    lost = _lost_bytes(stderr, job_id)
+    rebuilt = (kube.work / f"slurm-{job_id}.out").read_bytes()
+    errors = (kube.work / f"err-{job_id}.txt").read_bytes()   # slurmstepd's lines: early
+    truth = _numbered(0, 9010)
+    assert len(rebuilt) == len(truth) and rebuilt.count(0) > 500_000
+    assert lost == rebuilt.count(0) + errors.count(0)
+    assert all(a in (0, b) for a, b in zip(rebuilt, truth))       # holes, never wrong bytes
+    assert rebuilt.endswith(_numbered(9000, 9010))
+    # sattach --k8s-output says the same of what is left in the pod's log
+    fetched = kube.run("sattach", "--k8s-output", str(job_id), timeout=120)
+    assert fetched.returncode == 1
+    assert "bytes of the output were lost" in fetched.stderr

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tests.kubelet.addresses import AddressPool, HostsRegistry
 from tests.kubelet.api import KubeApi, items, owner_job
+from tests.kubelet.cri_log import LogPolicy, read_log
 from tests.kubelet.lifecycle import PodServices
 from tests.kubelet.log_server import LogServer
 from tests.kubelet.nodes import NodeKeeper, NodeShape, node_address
@@ -55,6 +56,8 @@ class TestKubelet:
     different times, in either order. ``memory_cgroups``: containers with a memory limit
     run in a memory cgroup of their own where this machine allows it (the kernel kills
     what goes over, the container ends ``OOMKilled``: :mod:`tests.kubelet.memory_cgroups`).
+    ``log_policy``: how containers' logs rotate (a kubelet's defaults: 10 Mi, 5 files,
+    looked at every 10 s).
     """
 
     __test__ = False          # not a pytest test class
@@ -65,8 +68,10 @@ class TestKubelet:
                  dns_delay_s: float = DNS_DELAY_S,
                  sigterm_delay: Optional[Callable[[Dict[str, Any]], float]] = None,
                  sigterm_jitter_s: float = SIGTERM_JITTER_S,
-                 memory_cgroups: bool = False) -> None:
+                 memory_cgroups: bool = False,
+                 log_policy: LogPolicy = LogPolicy()) -> None:
         self.kubeconfig = kubeconfig
+        self.log_policy = log_policy
         self.node_names = [f"{name_prefix}{i}" for i in range(nodes)]
         self.shape = NodeShape(cpus=str(cpus), memory=str(memory), gpus=int(gpus))
         self.volume_dir = volume_dir
@@ -102,7 +107,8 @@ class TestKubelet:
             memory_dir=self.memory_dir, volume_dir=self.volume_dir,
             server=self.api.server_address(), host_ip=self.host_ip,
             allocatable=allocatable, on_worker_done=self._worker_done,
-            sigterm_delay_s=self._sigterm_delay_s, memory_cgroups=self.memory_cgroups)
+            sigterm_delay_s=self._sigterm_delay_s, memory_cgroups=self.memory_cgroups,
+            log_policy=self.log_policy)
         self.log_server = LogServer(self.worker_of, self.root_dir).start()
         self._nodes = NodeKeeper(self.api, self.node_names,
                                  self.shape._replace(kubelet_port=self.log_server.port))
@@ -161,25 +167,24 @@ class TestKubelet:
 
     def log_path(self, namespace: str, name: str, container: Optional[str] = None
                  ) -> Optional[str]:
-        """The log file of a container (the first one by default) of pod ``name`` — also
-        after the pod is gone, until the kubelet stops."""
+        """The current log file (CRI format) of a container (the first one by default) of
+        pod ``name`` — also after the pod is gone, until the kubelet stops."""
         logs = os.path.join(self.root_dir, "logs")
         prefix = f"{namespace}_{name}_"
         for entry in sorted(os.listdir(logs)) if os.path.isdir(logs) else []:
             if entry.startswith(prefix) and "_" not in entry[len(prefix):]:
-                files = sorted(os.listdir(os.path.join(logs, entry)))
+                files = sorted(f for f in os.listdir(os.path.join(logs, entry))
+                               if f.endswith(".log"))
                 wanted = f"{container}.log" if container else (files[0] if files else "")
                 if wanted in files:
                     return os.path.join(logs, entry, wanted)
         return None
 
     def logs(self, namespace: str, name: str, container: Optional[str] = None) -> str:
-        """What a container of pod ``name`` wrote to stdout and stderr (``kubectl logs``)."""
+        """What a container of pod ``name`` wrote to stdout and stderr, as ``kubectl logs``
+        shows it (the current file, after the runtime's alterations)."""
         path = self.log_path(namespace, name, container)
-        if path is None:
-            return ""
-        with open(path, errors="replace") as f:
-            return f.read()
+        return "" if path is None else read_log(path).decode(errors="replace")
 
     # the watch
     def _watch_loop(self) -> None:

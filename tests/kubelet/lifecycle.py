@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from tests.kubelet.addresses import HostsRegistry, reported_ip
+from tests.kubelet.cri_log import CriLog, LogPolicy, read_log
 from tests.kubelet.env import container_argv, resolve_env
 from tests.kubelet.fields import PodContext
 from tests.kubelet.podspec import PodFiles, container_mounts, identity, pod_hostname, \
@@ -26,6 +27,9 @@ from tests.kubelet.status import conditions, container_status, pod_phase, rfc333
     termination_message, terminated, waiting
 
 LOG_TAIL_BYTES = 8192
+#: How long a container's exit waits for its output to be in its log (containerd reports an
+#: exit once the container's output is copied).
+LOG_DRAIN_S = 10.0
 
 
 class PodServices(NamedTuple):
@@ -46,6 +50,8 @@ class PodServices(NamedTuple):
     #: Whether containers with a memory limit run in a memory cgroup of their own
     #: (:mod:`tests.kubelet.memory_cgroups`).
     memory_cgroups: bool = False
+    #: How containers' logs rotate (:mod:`tests.kubelet.cri_log`).
+    log_policy: LogPolicy = LogPolicy()
 
     def pod_dir(self, uid: str) -> str:
         """The pod's private files (volumes, hosts, specs)."""
@@ -61,7 +67,8 @@ class PodServices(NamedTuple):
                         os.path.join(self.pod_dir(uid), "hostname"))
 
     def log_path(self, namespace: str, name: str, uid: str, container: str) -> str:
-        """A container's stdout+stderr, kept after the pod is gone (like /var/log/pods)."""
+        """A container's log (CRI format: :mod:`.cri_log`; rotated files beside it), kept
+        after the pod is gone (like /var/log/pods)."""
         return os.path.join(self.root_dir, "logs", f"{namespace}_{name}_{uid}",
                             f"{container}.log")
 
@@ -90,6 +97,8 @@ class ContainerRun:
         self.spec = spec
         self.termination_file = termination_file
         self.process: Optional[ContainerProcess] = None
+        #: The container's log, written and rotated as on a node (made at the first start).
+        self.log: Optional[CriLog] = None
         self.state: Dict[str, Any] = waiting(initial_reason)
         self.last_state: Dict[str, Any] = {}
         self.restart_count = 0
@@ -115,8 +124,15 @@ class ContainerRun:
             self.cgroup = MemoryCgroup(limit)
             spec = spec._replace(memory_cgroup=self.cgroup.path, mounts=list(spec.mounts) + [
                 Mount(self.cgroup.path, CGROUP_CONTAINER_PATH, False)])
-        self.process = ContainerProcess(spec)
+        if self.log is None:
+            self.log = CriLog(self.spec.log_path, services.log_policy)
+        self.process = ContainerProcess(spec, self.log)
         self.state = running(self.process.started_at)
+
+    def close_log(self) -> None:
+        """The pod is done here: stop rotating the container's log (the files stay)."""
+        if self.log is not None:
+            self.log.close()
 
     def check_exit(self, reason: Optional[str] = None) -> bool:
         """Record the process's exit once; True when it was recorded now."""
@@ -127,6 +143,8 @@ class ContainerRun:
         if code is None:
             return False
         process.reap_leftovers()
+        if self.log is not None:
+            self.log.wait_drained(LOG_DRAIN_S)
         self._recorded = True
         self.exit_code = code
         if self.cgroup is not None:
@@ -153,13 +171,8 @@ class ContainerRun:
 
 
 def _tail(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - LOG_TAIL_BYTES))
-            return f.read()
-    except OSError:
-        return b""
+    """The end of what the container wrote (its current log file, decoded)."""
+    return read_log(path)[-LOG_TAIL_BYTES:]
 
 
 class PreparedPod:

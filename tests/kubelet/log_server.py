@@ -7,18 +7,16 @@ server connects to the node's preferred address from ``status.addresses``. Here 
 every node of the test kubelet, whose Nodes advertise its port and the Hostname address
 ``localhost`` (the kube-apiserver's default preference, Hostname first, finds it).
 
-Served as a kubelet does: the container's output so far (stdout and stderr interleaved, as
-the runtime wrote them), then with ``follow=true`` what it writes until that container run
-exits; ``tailLines`` and ``limitBytes``. Errors are a kubelet's: 404 for an unknown pod or
-container, 400 for a container that has not started. Not served: ``previous``,
-``timestamps``, ``sinceSeconds``/``sinceTime`` (ignored); a restarted container's log holds
-the output of every run; rotation (a real kubelet rotates at 10 MiB and serves only the
-newest file to a new request). :meth:`LogServer.drop_streams` breaks every open stream, as a
-kubelet restart or a network fault does (tests of clients that reconnect). No client
-authentication (a real kubelet checks the API server's).
-A container's stdout and stderr are the log file itself, not pipes to a shim as on a node:
-a container that opens ``/dev/stdout`` again must append (``>>``, ``O_APPEND``), or it
-truncates its own log.
+Served as a kubelet does (:mod:`.log_reading`): the container's output in the current log
+file (stdout and stderr interleaved as the runtime wrote them, decoded from the CRI format
+with the runtime's alterations: :mod:`.cri_log`), then with ``follow=true`` what it writes
+until that container run ends — across rotations as a 1.28 kubelet follows, which can stall
+at one; ``tailLines`` and ``limitBytes``. Rotated files are never served. Errors are a
+kubelet's: 404 for an unknown pod or container, 400 for a container that has not started.
+Not served: ``previous``, ``timestamps``, ``sinceSeconds``/``sinceTime`` (ignored); a
+restarted container's log holds the output of every run. :meth:`LogServer.drop_streams`
+breaks every open stream, as a kubelet restart or a network fault does (tests of clients
+that reconnect). No client authentication (a real kubelet checks the API server's).
 """
 
 from __future__ import annotations
@@ -29,13 +27,12 @@ import shutil
 import ssl
 import subprocess
 import threading
-import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, Optional, Set, Tuple
 
-FOLLOW_POLL_S = 0.02
-CHUNK_BYTES = 65536
+from tests.kubelet.log_reading import LogReading
+
 LISTEN_HOST = "127.0.0.1"
 #: The node address (type Hostname) under which this machine's log endpoint is reached.
 ADVERTISED_HOST = "localhost"
@@ -127,21 +124,6 @@ def container_run(lookup: WorkerLookup, namespace: str, pod: str, container: str
     return run
 
 
-def tail_offset(path: str, lines: int) -> int:
-    """Where the last ``lines`` lines of the file begin."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if lines <= 0:
-        return len(data)
-    end = len(data) - 1 if data.endswith(b"\n") else len(data)
-    position = end
-    for _ in range(lines):
-        position = data.rfind(b"\n", 0, position)
-        if position < 0:
-            return 0
-    return position + 1
-
-
 class LogHandler(BaseHTTPRequestHandler):
     """One API server connection asking for container logs."""
 
@@ -204,27 +186,20 @@ class LogHandler(BaseHTTPRequestHandler):
     def _serve(self, run: Any, query: Dict[str, str]) -> None:
         follow = query.get("follow", "").lower() in ("1", "t", "true")
         limit = _number(query.get("limitBytes"))
-        tail = _number(query.get("tailLines"))
-        process = run.process
-        path = run.spec.log_path
+        reading = LogReading(run, follow, _number(query.get("tailLines")), self.stopping)
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         left = limit if limit is not None else -1
-        with open(path, "rb") as f:
-            if tail is not None:
-                f.seek(tail_offset(path, tail))
-            while left != 0:
-                ended = process.poll() is not None or self.stopping.is_set()
-                data = f.read(CHUNK_BYTES if left < 0 else min(CHUNK_BYTES, left))
-                if data:
-                    self._chunk(data)
-                    left = left - len(data) if left > 0 else left
-                    continue
-                if not follow or ended:
-                    break         # the run's output ends before its exit was seen
-                time.sleep(FOLLOW_POLL_S)
+        for data in reading.chunks():
+            if left >= 0:
+                data = data[:left]
+                left -= len(data)
+            if data:
+                self._chunk(data)
+            if left == 0:
+                break
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

@@ -3,7 +3,8 @@
 :class:`ContainerProcess` starts ``unshare --mount --uts --propagation private`` around
 :mod:`tests.kubelet.podinit` (which mounts, sets the hostname and execs the command), in a new
 session so that the container's process group can be signalled as a whole, with stdout and
-stderr appended to the container's log file. It reports a start error (exit 128 before the
+stderr as a node gives them: pipes to the runtime's log writer (:class:`~.cri_log.CriLog`),
+or, without one, appended to a plain log file. It reports a start error (exit 128 before the
 exec) apart from the command's own exit, and stops the container as a kubelet does: SIGTERM
 to the process group, a grace period, then SIGKILL to the group and every descendant.
 """
@@ -19,6 +20,7 @@ import sys
 import time
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
+from tests.kubelet.cri_log import CriLog
 from tests.kubelet.podinit import RUNNING
 
 PODINIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "podinit.py")
@@ -100,8 +102,9 @@ def _kill_all(pids: Set[int]) -> None:
 class ContainerProcess:
     """A started container: its process, start outcome and exit."""
 
-    def __init__(self, spec: ContainerSpec) -> None:
+    def __init__(self, spec: ContainerSpec, log: Optional[CriLog] = None) -> None:
         self.spec = spec
+        self.log = log
         self.start_error: Optional[str] = None
         self.started_at = time.time()
         self._process = self._start()
@@ -132,10 +135,20 @@ class ContainerProcess:
         command = ["unshare", "--mount", "--uts", "--propagation", "private",
                    sys.executable, "-I", "-S", PODINIT, spec.spec_path, str(write_end)]
         try:
-            with open(spec.log_path, "ab") as log:
-                process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
-                                           stderr=subprocess.STDOUT, pass_fds=(write_end,),
-                                           start_new_session=True)
+            if self.log is not None:
+                out, err = self.log.attach(spec.uid, spec.gid)
+                try:
+                    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
+                                               stderr=err, pass_fds=(write_end,),
+                                               start_new_session=True)
+                finally:
+                    os.close(out)
+                    os.close(err)
+            else:
+                with open(spec.log_path, "ab") as log:
+                    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                               stderr=subprocess.STDOUT,
+                                               pass_fds=(write_end,), start_new_session=True)
         finally:
             os.close(write_end)
         try:

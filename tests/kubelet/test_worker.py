@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tests.kubelet.addresses import AddressPool, HostsRegistry
+from tests.kubelet.cri_log import read_log
 from tests.kubelet.fakes import FakeApi
 from tests.kubelet.lifecycle import PodServices
 from tests.kubelet.worker import PodWorker
@@ -68,7 +69,8 @@ def test_pending_running_succeeded_with_everything_a_kubelet_reports(services):
         "PodReadyToStartContainers": "True", "Initialized": "True",
         "ContainersReady": "False", "Ready": "False", "PodScheduled": "True"}
     log = os.path.join(services.root_dir, "logs", "ns_p_u1", "main.log")
-    assert open(log).read() == "out\nerr\n"
+    assert sorted(read_log(log).splitlines()) == [b"err", b"out"]     # two pipes, any order
+    assert open(log, "rb").read().split(b" ")[1:3] in ([b"stdout", b"F"], [b"stderr", b"F"])
     stop(worker)
     assert not os.path.exists(services.pod_dir("u1"))
 
@@ -107,7 +109,7 @@ def test_deletion_sends_sigterm_waits_and_deletes_with_grace_0(services, tmp_pat
     api.wait_for(lambda a: any(s["phase"] == "Running" for s in a.statuses))
     log = services.log_path("ns", "p", "u1", "main")
     deadline = time.monotonic() + 10
-    while "ready" not in open(log).read() and time.monotonic() < deadline:   # trap is set
+    while b"ready" not in read_log(log) and time.monotonic() < deadline:   # trap is set
         time.sleep(0.05)
     deleting = copy.deepcopy(pod)
     deleting["metadata"].update(deletionTimestamp="2026-01-01T00:00:00Z",
@@ -184,7 +186,7 @@ def test_the_pods_user_groups_and_privileges_are_the_processs(services):
     final = services.api.wait_for(terminal)
     assert final["phase"] == "Succeeded"
     log = os.path.join(services.root_dir, "logs", "ns_p_u1", "main.log")
-    assert open(log).read().split("\n") == [
+    assert read_log(log).decode().split("\n") == [
         "4242", "4343", "4343 4444 4545", "42", "440 4444",
         "CapEff:\t0000000000000000", "NoNewPrivs:\t1", ""]
     stop(worker)

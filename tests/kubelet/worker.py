@@ -100,6 +100,8 @@ class PodWorker:
             self._await_deletion()
         finally:
             self._kill_all()
+            for run in self.prepared.all_runs() if self.prepared else []:
+                run.close_log()
             if self.vanished or self.shutting_down:
                 self._clean_up()
             self.services.on_worker_done(self)

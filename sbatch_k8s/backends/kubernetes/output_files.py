@@ -22,8 +22,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.records import JobRecord
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
-from sbatch_k8s.backends.kubernetes.pod_log import LogFollower, write_all
-from sbatch_k8s.runtime.log_frames import STDOUT_KEY, StreamDecoder, StreamSink
+from sbatch_k8s.backends.kubernetes.pod_log import STALL_S, LogFollower, write_all
+from sbatch_k8s.runtime.log_decoder import StreamDecoder, StreamSink
+from sbatch_k8s.runtime.log_frames import STDOUT_KEY
 
 
 def _inside(path: str, root: str) -> bool:
@@ -148,7 +149,10 @@ class StdioSink(StreamSink):
 
 
 class DecodingReader:
-    """A :class:`~sbatch_k8s.backends.kubernetes.pod_log.LogReader` feeding a decoder."""
+    """A :class:`~sbatch_k8s.backends.kubernetes.pod_log.LogReader` feeding a decoder (the
+    stream has a heartbeat: silence past :data:`STALL_S` is a stalled follow)."""
+
+    quiet_limit_s: Optional[float] = STALL_S
 
     def __init__(self, decoder: StreamDecoder) -> None:
         self.decoder = decoder
@@ -231,8 +235,9 @@ class JobOutput:
         return self.decoder.started
 
     def lost(self) -> int:
-        """Bytes that could not be placed or were rotated away."""
-        return self.decoder.lost + int(getattr(self.sink, "lost", 0))
+        """Bytes of the files that never arrived: rotated away before any read, or not
+        placeable (the sink counts every hole it was left with, whatever made it)."""
+        return int(getattr(self.sink, "lost", 0))
 
     def finish(self, timeout_s: Optional[float]) -> Tuple[bool, str]:
         """Wait up to ``timeout_s`` (None: as long as it takes) for the log's end;

@@ -11,8 +11,17 @@ from the start of what the kubelet still has. :class:`RawCopy` skips the bytes i
 wrote: right unless the kubelet rotated the log in between (10 MiB by default; past a
 rotation only the newest file is served, and output may repeat or go missing). The decoder
 places every byte by the offsets in the stream instead, so a rotation loses only what was
-rotated away before anyone read it, and repeats nothing (see :mod:`log_frames`). A stream
-that stays open follows the log across rotations (the kubelet's own follow does).
+rotated away before anyone read it, and repeats nothing (see
+:mod:`~sbatch_k8s.runtime.log_decoder`).
+
+What a real kubelet (1.28) does at a rotation shapes the rest. A follow that had read
+everything when the log rotated keeps waiting on the old, renamed file: it serves nothing more
+until the container ends (then its stream ends) or until that file is compressed at a later
+rotation (then it jumps to the newest file). So a reader that expects a heartbeat (the
+stream node 0 writes has one, :data:`~sbatch_k8s.runtime.log_frames.KEEPALIVE_S`) opens the log
+again when nothing came for :data:`STALL_S`; and once the container has ended, a stream that
+ended without everything is followed by a plain read of the log (the newest file, which holds
+the end).
 """
 
 from __future__ import annotations
@@ -28,6 +37,10 @@ from sbatch_k8s.backends.kubernetes.kinds import POD
 RETRY_S = 0.5
 #: Answers that another try cannot change (no permission); 404: the pod is gone.
 FINAL_STATUSES = (401, 403)
+#: A stream with a heartbeat that stays silent this long has stalled (at a rotation): it is
+#: opened again. Over twice the heartbeat, and less than the kubelet's rotation period (10 s),
+#: so that a stalled follow is left before it can jump past a whole file.
+STALL_S = 9.0
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -43,6 +56,8 @@ class LogReader(Protocol):
 
     #: True once everything expected has arrived (following may stop).
     complete: bool
+    #: The longest a healthy stream stays silent (None: as long as it likes).
+    quiet_limit_s: Optional[float]
 
     def connect(self) -> None:
         """A new connection: the log is served again from its start."""
@@ -58,6 +73,7 @@ class RawCopy:
     """Copies the log to ``fd`` as it is, skipping what a reconnect serves again."""
 
     complete = False
+    quiet_limit_s: Optional[float] = None
 
     def __init__(self, fd: int = 1) -> None:
         self.fd = fd
@@ -134,7 +150,11 @@ class LogFollower:
     def _run(self) -> None:
         try:
             while not self._stopping.is_set():
-                if self._follow_once() and (self.reader.complete or self.ended()):
+                if self._follow_once(follow=True) and (self.reader.complete or self.ended()):
+                    if not self.reader.complete and not self._stopping.is_set():
+                        # a follow stalled at a rotation ends with the container, short of
+                        # the end: the newest file, read once more, holds the rest
+                        self._follow_once(follow=False)
                     return
                 if self.error is not None:
                     return
@@ -145,14 +165,18 @@ class LogFollower:
         finally:
             self.on_done()
 
-    def _follow_once(self) -> bool:
-        """One request: True when the stream came to its end (or the reader has all it
-        wants), False when it broke."""
+    def _follow_once(self, follow: bool) -> bool:
+        """One request (following the log, or reading what it holds now): True when the
+        stream came to its end (or the reader has all it wants), False when it broke or
+        stayed silent past the reader's limit."""
         self.reader.connect()
+        query = {"container": self.container}
+        if follow:
+            query["follow"] = "true"
         try:
             self.connections += 1
-            self._stream = self.client.stream(self.path, {"container": self.container,
-                                                          "follow": "true"})
+            self._stream = self.client.stream(self.path, query,
+                                              read_timeout_s=self.reader.quiet_limit_s)
             if self._stopping.is_set():
                 self._stream.abort()
             for chunk in self._stream.chunks():

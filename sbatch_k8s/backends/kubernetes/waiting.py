@@ -7,8 +7,9 @@ A job whose working directory is not on a shared volume of its partition has its
 files copied into node 0's pod log (:mod:`sbatch_k8s.runtime.log_tee`): once node 0's
 container has started, its log is followed and the files are written into the working
 directory as they arrive (:mod:`.output_files`), across reconnects, each byte once. When the
-job has ended, sbatch waits for the rest of the log (at most :data:`DRAIN_S`) and says on
-stderr what could not be written.
+job has ended, sbatch waits for the rest of the log (at most :data:`DRAIN_S`); what could not
+be written is said on stderr, one line per job, and makes the exit status non-zero (1 when the
+job's own is 0).
 """
 
 from __future__ import annotations
@@ -89,10 +90,12 @@ class OutputFetcher:
             output.start(pod)
             self.outputs[record.job_id] = output
 
-    def finish(self, records: Sequence[JobRecord]) -> None:
-        """Wait for the rest of every log; one warning per job whose files are not whole."""
+    def finish(self, records: Sequence[JobRecord]) -> bool:
+        """Wait for the rest of every log; one warning per job whose files are not whole;
+        whether all are."""
         self.follow(records)        # a job that ended between two looks
         deadline = time.monotonic() + DRAIN_S
+        whole = True
         for record in records:
             if record.system_comment:   # why its batch step never started, in one line
                 sys.stderr.write(f"{COMMAND}: error: job {record.job_id}: "
@@ -102,15 +105,19 @@ class OutputFetcher:
                 if files_streamed(self.config, record) and record.start_time:
                     _warn(record.job_id, "its output files could not be read: node 0's pod "
                                          "is gone")
+                    whole = False
                 continue
             complete, why = output.finish(max(1.0, deadline - time.monotonic()))
             output.sink.close()  # type: ignore[attr-defined]
             lost = output.lost()
             if not complete:
-                _warn(record.job_id, f"its output files may be incomplete: {why}")
+                _warn(record.job_id, f"its output files may be incomplete: {why}"
+                                     + (f" ({lost} bytes missing before it)" if lost else ""))
             elif lost:
                 _warn(record.job_id, f"{lost} bytes of its output files were lost (the "
                                      "kubelet rotated node 0's log before they were read)")
+            whole = whole and complete and not lost
+        return whole
 
 
 def _warn(job_id: int, message: str) -> None:
@@ -145,7 +152,8 @@ def wait_for_jobs(client: KubeClient, namespace: str, job_ids: Sequence[int],
                 seen[record.job_id] = record
         fetcher.follow([r for r in seen.values() if not is_final(r)])
         if len(seen) == len(wanted) and all(is_final(r) for r in seen.values()):
-            fetcher.finish(sorted(seen.values(), key=lambda r: r.job_id))
-            return exit_code_of(list(seen.values()))
+            whole = fetcher.finish(sorted(seen.values(), key=lambda r: r.job_id))
+            code = exit_code_of(list(seen.values()))
+            return code if whole else max(code, 1)
         time.sleep(interval)
         interval = min(interval * 1.5, LONGEST_INTERVAL_S)
