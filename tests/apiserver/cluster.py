@@ -54,6 +54,7 @@ class EmulatedCluster:
         self._backend = Backend(self.api, self.access, self.faults)
         self._namespaces = tuple(dict.fromkeys(tuple(namespaces) + SYSTEM_NAMESPACES))
         self._port = port
+        self._tls_context: Any = None
         self._want_controllers = controllers
         self._scheduler_names = tuple(scheduler_names)
         self._kubeconfig_path = kubeconfig_path
@@ -71,42 +72,80 @@ class EmulatedCluster:
     def start(self) -> "EmulatedCluster":
         """Create the namespaces, bind the port, start serving and the control loops."""
         self._tmpdir = tempfile.TemporaryDirectory(prefix="emulated-kube-")
-        context = None
         if self._tls:
             self.certificates = make_certificates(self._tmpdir.name)
             self.api.root_ca_pem = self.certificates.ca_pem
-            context = server_context(self.certificates)
+            self._tls_context = server_context(self.certificates)
+        self._create_namespaces()
+        self._serve(self._port)
+        self.kubeconfig = self._write_kubeconfig()
+        self._start_controllers()
+        return self
+
+    def _create_namespaces(self) -> None:
         ns = self.resources.lookup("", "v1", "namespaces")
         assert ns is not None
         for name in self._namespaces:
             self.api.create(ns, "", {"metadata": {"name": name}})
-        self._server = serve(self._backend, self._port, context)
-        host, port = self._server.server_address[:2]
-        self.url = f"{'https' if self._tls else 'http'}://{host}:{port}"
+
+    def _serve(self, port: int) -> None:
+        self._server = serve(self._backend, port, self._tls_context)
+        host, bound = self._server.server_address[:2]
+        self.url = f"{'https' if self._tls else 'http'}://{host}:{bound}"
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.1},
                                         name="emulated-apiserver", daemon=True)
         self._thread.start()
-        self.kubeconfig = self._write_kubeconfig()
+
+    def _start_controllers(self) -> None:
         if self._want_controllers:
             from tests.apiserver.controllers import start_controllers
             self.controllers = start_controllers(self.api, self._scheduler_names)
-        return self
 
-    def stop(self) -> None:
-        """Stop the loops and the server; end open watches."""
+    def _stop_serving(self) -> None:
+        """Stop the loops, the watches, the listener and every open connection."""
         for controller in self.controllers:
             controller.stop()
         self.store.close()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+        self._backend.break_connections()
         if self._thread is not None:
             self._thread.join(timeout=5)
         for controller in self.controllers:
             controller.join(timeout=5)
+        self.controllers = []
+
+    def stop(self) -> None:
+        """Stop the loops and the server; end open watches."""
+        self._stop_serving()
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
+
+    def restart_empty(self, down_s: float = 0.5) -> None:
+        """Restart as an API server whose etcd was lost: every connection broken (watches
+        end without their terminator), ``down_s`` with nothing listening, then the same
+        port, users and certificates over a fresh store — only the system namespaces and
+        those of the constructor, and a revision counter that starts again (a new etcd's)."""
+        import time
+
+        from tests.apiserver import watch_stream
+
+        port = int(self.url.rsplit(":", 1)[1])
+        watch_stream.drop_watches(self.store)
+        self._stop_serving()
+        time.sleep(down_s)
+        root_ca = self.api.root_ca_pem
+        self.store = Store(first_rv=1)
+        self.api = Api(self.store, self.resources)
+        self.api.root_ca_pem = root_ca
+        self._backend.api = self.api
+        if self.access.rbac is not None:
+            self.access.rbac = Rbac(self.store)
+        self._create_namespaces()
+        self._serve(port)
+        self._start_controllers()
 
     def __enter__(self) -> "EmulatedCluster":
         return self.start()

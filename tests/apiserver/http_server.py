@@ -15,7 +15,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional, Set
 
 from tests.apiserver import discovery, errors, pod_logs, routing, verbs, watch_stream
 from tests.apiserver.auth import Access
@@ -39,12 +39,24 @@ class Request(NamedTuple):
 
 @dataclass
 class Backend:
-    """What the handler threads share: the API, access rules, faults and the request log."""
+    """What the handler threads share: the API, access rules, faults, the request log, and
+    the open connections (what a restart breaks)."""
 
     api: Api
     access: Access
     faults: Faults
     requests: List[Request] = field(default_factory=list)
+    connections: Set[socket.socket] = field(default_factory=set)
+
+    def break_connections(self) -> int:
+        """Reset every open connection, as a server that goes away does; how many."""
+        open_now = list(self.connections)
+        for connection in open_now:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        return len(open_now)
 
 
 def _truthy(text: Optional[str]) -> bool:
@@ -71,6 +83,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.handshake_failed = True
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.backend.connections.add(self.connection)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib name)
         """Silence the per-request log lines."""
@@ -215,6 +228,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def finish(self) -> None:
         """Tolerate connections the client (or a reset fault) already closed."""
+        self.backend.connections.discard(self.connection)
         try:
             super().finish()
         except OSError:

@@ -2,11 +2,14 @@
 
 Semantics of the real server: no ``resourceVersion`` (or ``0``) starts with a synthetic
 ``ADDED`` per existing object; a revision resumes after it (410 ``Expired`` as an ``ERROR``
-event when it is older than the kept history). Selectors apply to both the old and the new
-state, so an object that starts matching arrives as ``ADDED`` and one that stops matching as
-``DELETED`` (carrying its previous content at the new resourceVersion). ``timeoutSeconds``
-ends the stream; ``allowWatchBookmarks`` adds ``BOOKMARK`` events while idle. The stream
-also ends when the cluster stops.
+event when it is older than the kept history). A revision the server never reached (a
+client's from before the server restarted on an empty store) is served as the real watch
+cache serves it: only events newer than it, and no bookmark before it — silence, until the
+store's counter passes it (seen on a real v1.28 API server). Selectors apply to both the old
+and the new state, so an object that starts matching arrives as ``ADDED`` and one that stops
+matching as ``DELETED`` (carrying its previous content at the new resourceVersion).
+``timeoutSeconds`` ends the stream; ``allowWatchBookmarks`` adds ``BOOKMARK`` events while
+idle. The stream also ends when the cluster stops.
 
 :func:`drop_watches` breaks every open stream of a store as a network failure or an API
 server restart would: the connection closes mid-stream, without the chunked terminator, so
@@ -114,6 +117,7 @@ def serve(store: Store, res: Resource, namespace: Optional[str], query: Dict[str
         write(json.dumps({"type": "ERROR", "object": error.status()}).encode() + b"\n")
         return
     _track(store, sub, True)
+    floor = since or 0          # nothing at or before the revision asked for
     try:
         for obj in initial:
             if matches(obj):
@@ -132,8 +136,10 @@ def serve(store: Store, res: Resource, namespace: Optional[str], query: Dict[str
                 raise ConnectionResetError("watch dropped")
             if event is None:
                 if bookmarks and time.monotonic() - last_sent >= BOOKMARK_EVERY_S:
-                    write(_bookmark(store, res, sub))
+                    write(_bookmark(store, res, sub, floor))
                     last_sent = time.monotonic()
+                continue
+            if event.rv <= floor:
                 continue
             kind = translate(event, matches)
             if kind:
@@ -144,12 +150,13 @@ def serve(store: Store, res: Resource, namespace: Optional[str], query: Dict[str
         _track(store, sub, False)
 
 
-def _bookmark(store: Store, res: Resource, sub: object) -> bytes:
-    """A BOOKMARK at the current revision (taken under the lock, so no event is skipped)."""
+def _bookmark(store: Store, res: Resource, sub: object, floor: int) -> bytes:
+    """A BOOKMARK at the current revision (taken under the lock, so no event is skipped);
+    none before the revision the watch began at."""
     with store.lock:
         queue_empty = getattr(sub, "events").empty()
         rv = store.rv
-    if not queue_empty:
+    if not queue_empty or rv < floor:
         return b""
     return json.dumps({"type": "BOOKMARK", "object": {
         "kind": res.kind, "apiVersion": res.api_version,

@@ -149,3 +149,24 @@ def test_commands_work_cold_when_the_server_is_killed(emulated: Any, kube: KubeS
     assert kube.run("scancel", str(job_id)).returncode == 0
     listing, _ = counted(emulated, kube, "squeue", "-h", "-t", "all", "-o", "%i %T")
     assert listing.stdout == f"{job_id} CANCELLED\n"
+
+
+def test_jobs_of_an_api_server_restarted_empty_leave_the_cache(emulated: Any,
+                                                               kube: KubeSlurm) -> None:
+    """Issue 15, item 12: the server's new history never issued the mirrors' resourceVersion,
+    and a watch resumed from it is silent: the mirrors must list afresh, not serve the jobs
+    the server no longer has."""
+    warm(emulated, kube)
+    kube.script("held.sh", "#!/bin/sh\n#SBATCH -J held\ntrue\n")
+    job_id = submitted_id(kube.run("sbatch", "--hold", "held.sh").stdout)
+    listing, calls = counted(emulated, kube, "squeue", "-h", "-o", "%i %T")
+    assert (listing.stdout, calls) == (f"{job_id} PENDING\n", 0)
+    emulated.restart_empty()
+    warm(emulated, kube)       # the mirrors answer again, from the new server's history
+    listing, calls = counted(emulated, kube, "squeue", "-h", "-t", "all", "-o", "%i %T")
+    assert (listing.stdout, calls) == ("", 0)
+    shown = kube.run("scontrol", "show", "job", str(job_id))
+    assert (shown.returncode, shown.stderr) == (1, "slurm_load_jobs error: Invalid job id "
+                                                   "specified\n")
+    accounting, calls = counted(emulated, kube, "sacct", "-X", "-n", "-P", "-o", "JobID,State")
+    assert (accounting.stdout, calls) == ("", 0)

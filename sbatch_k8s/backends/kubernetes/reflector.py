@@ -4,10 +4,20 @@ thread of the warm command server (:mod:`.watch_cache`).
 The loop is client-go's reflector, reduced: LIST (its ``resourceVersion`` is where the mirror
 stands), then WATCH from there with ``allowWatchBookmarks``; every event and bookmark moves
 :attr:`Reflector.rv` forward. A watch that ends by its ``timeoutSeconds`` is resumed from
-:attr:`rv` at once; one that fails (connection lost, 5xx) is resumed with exponential backoff,
-and the mirror is not :attr:`live` meanwhile (readers then ask the API server); 410 Gone (the
-history behind :attr:`rv` was compacted) means a fresh LIST. A kind the server does not serve
-(404 on LIST) is mirrored as empty, and asked again every :data:`ABSENT_RECHECK_S`.
+:attr:`rv` at once. A kind the server does not serve (404 on LIST) is mirrored as empty, and
+asked again every :data:`ABSENT_RECHECK_S`.
+
+Unlike client-go, the mirror does not trust that the server's history still holds what it
+holds. An API server restarted on an empty (or restored) etcd has a history that never
+issued :attr:`rv`: a real one answers a watch from such a resourceVersion with silence (it
+sends only events newer than it), so a mirror resumed there would serve vanished jobs for
+ever. So after a failed watch (connection lost, 5xx: what a restart looks like; the mirror is
+not :attr:`live` meanwhile, and readers ask the API server) the mirror first asks for the
+server's current resourceVersion (a LIST of one object); one below :attr:`rv` means another
+history, and a fresh LIST (which replaces the mirror whole, even with an older
+resourceVersion). A fresh LIST also comes after 410 Gone, when an event or bookmark goes
+back in resourceVersion, and at the latest :func:`relist_after_s` after the last one
+(bounded staleness, whatever the server did unseen).
 
 Every change to the mirror's fields happens under the shared lock and ends with
 ``notify_all`` on the shared condition: the server forks commands while holding that lock,
@@ -17,10 +27,11 @@ so a command always sees a whole mirror (see :mod:`.watch_cache`).
 from __future__ import annotations
 
 import json
+import os
 import random
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 
 from sbatch_k8s.backends.kubernetes.client import CONNECT_TIMEOUT_S, KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import Kind
@@ -34,6 +45,16 @@ BACKOFF_MAX_S = 15.0
 ABSENT_RECHECK_S = 30.0
 #: A watch the server ends this soon, having sent nothing, counts as a failure (no busy loop).
 SHORTEST_WATCH_S = 1.0
+#: The longest a mirror goes without a fresh LIST (``$SBATCH_K8S_CACHE_RELIST_S`` changes it).
+RELIST_S = 300.0
+
+
+def relist_after_s(environ: Mapping[str, str]) -> float:
+    """How long a mirror may go on from one LIST (at least a second)."""
+    try:
+        return max(1.0, float(environ.get("SBATCH_K8S_CACHE_RELIST_S", RELIST_S)))
+    except ValueError:
+        return RELIST_S
 
 
 def rv_number(text: Any) -> Optional[int]:
@@ -43,7 +64,8 @@ def rv_number(text: Any) -> Optional[int]:
 
 
 class Gone(Exception):
-    """The watch's resourceVersion is too old (410): a fresh LIST is needed."""
+    """The server's history does not hold the watch's resourceVersion (410 Gone, or events
+    going back): a fresh LIST is needed."""
 
 
 class Reflector:
@@ -74,6 +96,8 @@ class Reflector:
         self.last_error = ""
         self.lists = 0
         self.watches = 0
+        self.listed_at = 0.0
+        self.relist_s = relist_after_s(os.environ)
         self._stop = threading.Event()
         self._response: Any = None
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -112,10 +136,14 @@ class Reflector:
         backoff = BACKOFF_FIRST_S
         client: Optional[KubeClient] = None
         need_list = True
+        failed = False
         while not self._stop.is_set():
             try:
                 if client is None:
                     client = self.connect()
+                if failed and not need_list:
+                    need_list = self._history_changed(client)
+                failed = False
                 if need_list:
                     self._list(client)
                     need_list = False
@@ -125,10 +153,12 @@ class Reflector:
                         continue
                 self._watch(client)
                 backoff = BACKOFF_FIRST_S
+                need_list = time.monotonic() - self.listed_at >= self.relist_s
             except Gone:
                 need_list = True
-            except Exception as e:  # any failure: not live, back off, resume
+            except Exception as e:  # any failure: not live, back off, check the history
                 self._set(live=False, last_error=str(e) or type(e).__name__)
+                failed = True
                 if isinstance(e, KubeError) and e.status in (401, 403):
                     client = None  # credentials may have been renewed in the kubeconfig
                 self._stop.wait(backoff * (0.5 + random.random()))
@@ -142,8 +172,11 @@ class Reflector:
             self.condition.notify_all()
 
     def _list(self, client: KubeClient) -> None:
+        """The mirror replaced by a LIST; its resourceVersion is the server's now, even an
+        older one (a history that went back: what our commands wrote before is gone too)."""
         items, rv_text = client.list(self.kind, self.namespace, self.selector)
         self.lists += 1
+        self.listed_at = time.monotonic()
         if rv_text == "":  # 404: the kind is not served
             self._set(objects={}, absent=True, synced=True, live=True, rv=0)
             return
@@ -155,8 +188,19 @@ class Reflector:
             item.setdefault("kind", self.kind.kind)
             item.setdefault("apiVersion", self.kind.api_version)
             objects[item["metadata"]["name"]] = self._entry(item)
-        self._set(objects=objects, rv=max(rv, self.rv if self.synced else 0), synced=True,
-                  live=True, absent=False, last_error="")
+        went_back = self.synced and rv < self.rv
+        self._set(objects=objects, rv=rv, synced=True, live=True, absent=False, last_error="",
+                  required_rv=min(self.required_rv, rv) if went_back else self.required_rv)
+
+    def _history_changed(self, client: KubeClient) -> bool:
+        """Whether the server's resourceVersion is now below the mirror's (its history is not
+        the one the mirror followed): a LIST of at most one object, read from etcd."""
+        query = {"limit": "1"}
+        if self.selector:
+            query["labelSelector"] = self.selector
+        answer = client.request("GET", self.kind.collection_path(self.namespace), query)
+        current = rv_number((answer.get("metadata") or {}).get("resourceVersion"))
+        return current is None or current < self.rv
 
     def _entry(self, obj: Dict[str, Any]) -> Tuple[Dict[str, Any], Any]:
         """What the mirror holds for ``obj``: (the object or what ``keep`` keeps, memo)."""
@@ -169,7 +213,8 @@ class Reflector:
         return (self.keep(obj, memo) if self.keep is not None else obj), memo
 
     def _watch(self, client: KubeClient) -> None:
-        timeout_s = int(WATCH_TIMEOUT_S * (1 + random.random() * 0.2))
+        due_s = self.listed_at + self.relist_s - time.monotonic()
+        timeout_s = max(2, int(min(WATCH_TIMEOUT_S * (1 + random.random() * 0.2), due_s)))
         query = {"watch": "true", "resourceVersion": str(self.rv),
                  "allowWatchBookmarks": "true", "timeoutSeconds": str(timeout_s)}
         if self.selector:
@@ -202,6 +247,8 @@ class Reflector:
         rv = rv_number((obj.get("metadata") or {}).get("resourceVersion"))
         if rv is None:
             raise KubeError("watch event without a numeric resourceVersion")
+        if rv < self.rv:
+            raise Gone(f"the watch went back from resourceVersion {self.rv} to {rv}")
         if kind == "BOOKMARK":
             self._set(rv=max(self.rv, rv))
             return

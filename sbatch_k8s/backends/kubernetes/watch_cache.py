@@ -27,6 +27,10 @@ read would record as final is confirmed by a LIST before it is shown or written 
 (:mod:`.cluster_jobs`): a mirror that lags never shows a job as finished or gone wrongly.
 Writes made elsewhere (another machine, a command run with ``SBATCH_K8S_SERVER=0``) reach
 the cache through its watch, within the watch's latency, as they would reach a later LIST.
+What the server's history lost (an API server restarted on an empty or restored etcd) leaves
+the cache by a fresh LIST once the mirror sees the server's resourceVersion below its own,
+and whatever else happened unseen within :func:`.reflector.relist_after_s` (a LIST at least
+that often).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ not serve, and stopping."""
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Dict, Iterator, Optional
 
@@ -147,5 +148,62 @@ def test_an_unreachable_server_leaves_the_mirror_unusable() -> None:
         cluster.stop()
         wait_until(lambda: not mirror.live, 10, "the watch seen broken")
         assert not mirror.usable() and mirror.last_error
+    finally:
+        mirror.stop()
+
+
+def test_a_server_restarted_on_an_empty_store_is_listed_afresh(cluster: EmulatedCluster) -> None:
+    """Its history never issued the mirror's resourceVersion: a watch resumed from it would
+    be silent for ever (the server sends only newer events), the vanished object kept."""
+    _client(cluster).create(_config_map("vanishes"), "default")
+    mirror = _mirror(cluster)
+    try:
+        before = mirror.rv
+        cluster.restart_empty()
+        _client(cluster).create(_config_map("after"), "default")
+        wait_until(lambda: mirror.live and sorted(mirror.objects) == ["after"], 30,
+                   f"the new server's objects only; have {sorted(mirror.objects)}")
+        assert mirror.rv < before and mirror.lists == 2
+        assert mirror.usable()
+    finally:
+        mirror.stop()
+
+
+def test_a_watch_from_a_revision_the_server_never_reached_is_silent(
+        cluster: EmulatedCluster) -> None:
+    """What the emulated server now does as the real one (the mirror must not rely on it)."""
+    client = _client(cluster)
+    future = cluster.store.rv + 4
+    response = client.stream(kinds.CONFIG_MAP.collection_path("default"),
+                             {"watch": "true", "resourceVersion": str(future),
+                              "allowWatchBookmarks": "true", "timeoutSeconds": "4"})
+    got: list = []
+    reading = threading.Thread(target=lambda: got.extend(response.chunks()), daemon=True)
+    reading.start()
+    for i in range(4):
+        client.create(_config_map(f"early-{i}"), "default")    # at or before `future`
+    for i in range(2):
+        client.create(_config_map(f"late-{i}"), "default")      # past it
+    reading.join(10)
+    names = [json.loads(line)["object"]["metadata"].get("name")
+             for line in b"".join(got).splitlines() if line.strip()]
+    assert [n for n in names if n] == ["late-0", "late-1"], names
+
+
+def test_a_mirror_lists_again_within_its_staleness_bound(cluster: EmulatedCluster) -> None:
+    """Whatever the server did unseen (here: an object removed with no event), the mirror
+    is corrected by the next LIST, due at most ``relist_s`` after the last."""
+    client = _client(cluster)
+    client.create(_config_map("unseen"), "default")
+    mirror = Reflector(lambda: _client(cluster), kinds.CONFIG_MAP, "default", RECORD,
+                       threading.Condition())
+    mirror.relist_s = 2.0
+    mirror.start()
+    try:
+        wait_until(lambda: mirror.synced and "unseen" in mirror.objects, 10, "the first LIST")
+        with cluster.store.lock:       # gone without a watch event
+            cluster.store._objects["/configmaps"].pop(("default", "unseen"))
+        wait_until(lambda: "unseen" not in mirror.objects, 15, "a LIST within the bound")
+        assert mirror.lists >= 2
     finally:
         mirror.stop()
