@@ -139,7 +139,8 @@ class PartitionConfig:
         "request it and tasks see `SLURM_MEM_PER_CPU`")
     max_time_min: Optional[int] = _key("longest `--time` accepted, in minutes")
     default_time_min: Optional[int] = _key("time limit of jobs without `--time`, in minutes")
-    shm_size: Optional[str] = _key("size of the `/dev/shm` emptyDir", "1Gi")
+    shm_size: Optional[str] = _key("size of the `/dev/shm` emptyDir (a kubelet caps it at the "
+                                   "pod's memory limit, and it counts against it)", "1Gi")
     volumes: Tuple[VolumeConfig, ...] = _key(
         "shared volumes (`[[partitions.NAME.volumes]]`, see below)", ())
     service_account: Optional[str] = _key("ServiceAccount of the pods")

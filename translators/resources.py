@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
@@ -104,4 +104,26 @@ def allocation_to_resources(
     for resource, count in gres_to_extended_resources(job, partition).items():
         requests[resource] = limits[resource] = count
     selector, warnings = gpu_type_to_node_selector(job, partition)
-    return PodResources(requests, limits, selector, warnings)
+    limit_mb = allocation.mem_per_node_mb if "memory" in limits else None
+    return PodResources(requests, limits, selector, warnings + shm_cap_warnings(limit_mb,
+                                                                               partition))
+
+
+def shm_cap_warnings(memory_limit_mb: Optional[int], partition: PartitionConfig
+                     ) -> Tuple[str, ...]:
+    """``/dev/shm`` as the kubelet sizes a memory-backed emptyDir: the least of its
+    ``sizeLimit`` (the partition's ``shm_size``) and the pod's memory limit (kubelet
+    ``calculateEmptyDirMemorySize``); and what it holds counts against that limit. A warning
+    when the limit is what caps it."""
+    from translators.exports import quantity_mb
+
+    if not memory_limit_mb:
+        return ()
+    shm_mb = quantity_mb(partition.shm_size) if partition.shm_size else None
+    if shm_mb is not None and shm_mb <= memory_limit_mb:
+        return ()
+    size = f"the partition's shm_size, {partition.shm_size}" if partition.shm_size else \
+        "the node's memory"
+    return (f"/dev/shm holds at most {memory_limit_mb}Mi, the pod's memory limit, not "
+            f"{size}: the kubelet caps a memory-backed volume at the pod's limit, and what "
+            "/dev/shm holds counts against the job's memory",)

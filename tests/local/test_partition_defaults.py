@@ -52,3 +52,19 @@ def test_pods_request_the_default_memory(args, per_cpu, per_node):
     job = with_partition_defaults(job_for(args), config)
     assert job.mem_per_cpu_mb == per_cpu
     assert plan(job, config)[1].mem_per_node_mb == per_node
+
+
+def test_scontrol_and_sacct_show_the_default_per_cpu_as_slurm(
+        slurm_with_default: LocalSlurm) -> None:
+    """Issue 15, item 7 (real Slurm 22.05, DefMemPerCPU=256, ``-N2 --ntasks-per-node=2``):
+    ``MinMemoryCPU=256M``, ``TRES=cpu=4,mem=1G,…``, sacct ``ReqMem 1G`` (was 512M per CPU,
+    2G in all: the per-node amount taken for a per-CPU one)."""
+    done = slurm_with_default.run("sbatch", "--hold", "-N2", "--ntasks-per-node=2", "--wrap",
+                                  "true")
+    job_id = done.stdout.split()[-1]
+    shown = slurm_with_default.run("scontrol", "show", "job", job_id).stdout
+    assert "MinMemoryCPU=256M " in shown and "TRES=cpu=4,mem=1G,node=2,billing=4" in shown, \
+        shown
+    accounting = slurm_with_default.run("sacct", "-j", job_id, "-X", "-n", "-P", "-o",
+                                        "ReqMem,ReqTRES").stdout
+    assert accounting == "1G|billing=4,cpu=4,mem=1G,node=2\n", accounting

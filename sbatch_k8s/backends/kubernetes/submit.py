@@ -77,7 +77,11 @@ def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContex
                      submit_time: int, begin_time: Optional[int] = None,
                      batch: bool = True) -> JobRecord:
     """The job as sacct knows it at submission (PENDING); ``begin_time``: ``--begin``
-    resolved (epoch seconds); ``batch`` False for the job of an ``srun`` outside a job."""
+    resolved (epoch seconds); ``batch`` False for the job of an ``srun`` outside a job. Its
+    time limit is the one the job runs with (the partition's default without ``--time``),
+    its memory Slurm's MinMemoryCPU or MinMemoryNode."""
+    from translators.plan import effective_time_limit_min
+
     workdir = os.path.normpath(os.path.join(context.cwd, job.chdir)) if job.chdir else \
         context.cwd
     gpus = allocation.gpus_per_node
@@ -93,11 +97,13 @@ def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContex
             submit_time),
         dependency=job.dependency.format() if job.dependency else "",
         begin_time=begin_time, kill_on_invalid_dep=bool(job.kill_on_invalid_dep),
-        time_limit_min=job.time_limit_min, node_count=allocation.node_count,
+        time_limit_min=effective_time_limit_min(job, partition),
+        node_count=allocation.node_count,
         cpus=sum(allocation.cpus_per_node), batch_cpus=allocation.cpus_per_node[0],
         ntasks=allocation.ntasks, cpus_per_task=job.cpus_per_task or 1,
         ntasks_per_node=job.ntasks_per_node,
-        min_memory_mb=allocation.mem_per_node_mb or job.mem_per_cpu_mb,
+        min_memory_mb=job.mem_per_cpu_mb if job.mem_per_cpu_mb is not None
+        else allocation.mem_per_node_mb,
         memory_per_cpu=job.mem_per_cpu_mb is not None, gres=f"gpu:{gpus}" if gpus else "",
         nice=job.nice or 0, requeue=job.requeue is not False, work_dir=workdir,
         command=os.path.abspath(job.script.path) if job.script.path else "",

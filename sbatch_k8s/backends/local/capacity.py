@@ -34,10 +34,11 @@ def local_shape(config: LocalConfig) -> NodeShape:
 
 
 def job_memory_mb(row: Mapping[str, Any]) -> int:
-    """Memory a job holds on this machine: its memory per node (the ``mem_mb`` column, which
-    :mod:`~sbatch_k8s.backends.local.submit` fills from the allocation's per-node amount)
-    times its nodes; 0 when it asked for none (not counted)."""
-    return int(row["mem_mb"] or 0) * int(row["node_count"] or 1)
+    """Memory a job holds on this machine: the ``mem_mb`` column (Slurm's MinMemoryCPU or
+    MinMemoryNode, as ``mem_per_cpu`` says) times its CPUs or its nodes; 0 when it asked for
+    none (not counted)."""
+    count = row["cpus"] if row["mem_per_cpu"] else row["node_count"]
+    return int(row["mem_mb"] or 0) * int(count or 1)
 
 
 class Capacity:

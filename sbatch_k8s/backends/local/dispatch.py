@@ -27,10 +27,10 @@ from translators.config import LocalConfig
 
 RESOURCES = "Resources"
 #: Columns a look needs of the running jobs, and of the pending ones.
-RUNNING_COLUMNS = "job_id, array_job_id, cpus, gpu_ids, mem_mb, node_count"
+RUNNING_COLUMNS = "job_id, array_job_id, cpus, gpu_ids, mem_mb, mem_per_cpu, node_count"
 PENDING_COLUMNS = ("job_id, array_job_id, array_task_id, array_max_running, hold, begin_time, "
                    "dependency, kill_on_invalid_dep, reason, cpus, gpus, node_count, mem_mb, "
-                   "name, uid, restarts")
+                   "mem_per_cpu, name, uid, restarts")
 #: The pending jobs a look considers, in priority order. Left out in SQL (so that 10,000
 #: jobs waiting for resources cost milliseconds, not a Python loop): those already known to
 #: wait for resources, with nothing else to wait for, that do not fit in what is free now —
@@ -38,7 +38,8 @@ PENDING_COLUMNS = ("job_id, array_job_id, array_task_id, array_max_running, hold
 PENDING_SQL = (f"SELECT {PENDING_COLUMNS} FROM jobs WHERE state='PENDING' AND hold=0 AND NOT ("
                "reason='Resources' AND COALESCE(dependency, '')='' AND (begin_time IS NULL OR "
                "begin_time <= :now) AND (cpus > :cpus OR COALESCE(gpus, 0) * node_count > :gpus "
-               "OR (:mem >= 0 AND COALESCE(mem_mb, 0) * node_count > :mem))) ORDER BY job_id")
+               "OR (:mem >= 0 AND COALESCE(mem_mb, 0) * (CASE WHEN mem_per_cpu = 1 THEN cpus "
+               "ELSE node_count END) > :mem))) ORDER BY job_id")
 
 
 @dataclass

@@ -104,7 +104,9 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
         "batch_cpus": allocation.cpus_per_node[0],
         "gpus": allocation.gpus_per_node, "gpu_ids": "", "ntasks": allocation.ntasks,
         "cpus_per_task": job.cpus_per_task or 1, "ntasks_per_node": job.ntasks_per_node,
-        "mem_mb": allocation.mem_per_node_mb or job.mem_per_cpu_mb,
+        # Slurm's MinMemoryCPU or MinMemoryNode: per CPU when asked (or defaulted) so
+        "mem_mb": job.mem_per_cpu_mb if job.mem_per_cpu_mb is not None
+        else allocation.mem_per_node_mb,
         "mem_per_cpu": 1 if job.mem_per_cpu_mb is not None else 0,
         "dependency": desc.get("dependency") or "", "hold": 1 if job.hold else 0,
         "kill_on_invalid_dep": 1 if job.kill_on_invalid_dep else 0,
