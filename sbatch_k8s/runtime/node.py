@@ -15,7 +15,7 @@ import signal
 import socket
 import sys
 import time
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sbatch_k8s.runtime import job_end
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
@@ -57,11 +57,14 @@ __all__ = ["ENVIRONMENT_FILE", "NodeSettings", "load_description", "platform_env
            "run_node", "settings_from", "write_result", "main"]
 
 
-def write_result(settings: NodeSettings, result: JobResult) -> None:
+def write_result(settings: NodeSettings, result: JobResult, names: Sequence[str] = ()
+                 ) -> None:
     """Leave the job's result where the backends look for it: state, exit code, signal,
-    reason, start and end time, and the steps of ``steps.jsonl`` (capped to what
-    Kubernetes keeps of a termination message; :mod:`sbatch_k8s.runtime.step_log`). The
-    start is when node 0 staged the batch script (``slurm_script``'s mtime)."""
+    reason, start and end time, the job's nodes (``names``), and the steps of
+    ``steps.jsonl`` (capped to what Kubernetes keeps of a termination message;
+    :mod:`sbatch_k8s.runtime.step_log`). The start is when node 0 staged the batch script
+    (``slurm_script``'s mtime)."""
+    from parsers.values.hostlist import compress_hostlist
     from sbatch_k8s.runtime.step_log import result_message, step_entries
 
     end = int(time.time())
@@ -71,7 +74,8 @@ def write_result(settings: NodeSettings, result: JobResult) -> None:
     except OSError:
         start = None
     steps = step_entries(os.path.join(settings.spool, "steps.jsonl"), end)
-    text = result_message(result.as_dict(), start, end, steps)
+    text = result_message(result.as_dict(), start, end, steps,
+                          node_list=compress_hostlist(list(names)) if names else "")
     try:
         with open(os.path.join(settings.spool, "result.json"), "w") as f:
             f.write(text + "\n")
@@ -167,7 +171,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     result = await _run_batch(batch, desc, identity, settings, env, token, notes)
     if watch is not None:
         watch.cancel()
-    write_result(settings, result)
+    write_result(settings, result, identity.names)
     if publisher is not None:
         publisher.close()
     job_end.job_ended(environ, desc, identity.names, _written_result(settings), log)

@@ -4,7 +4,8 @@
 per step. :func:`read_step_log` is the one reader. :func:`result_message` is what node 0
 leaves as the job's result (``result.json``, and in pods ``/dev/termination-log``, which
 Kubernetes copies into the pod's status and the login side turns into the job's record): the
-job's state, exit code, signal and reason, its start and end, and its steps as compact entries
+job's state, exit code, signal and reason, its start and end, its nodes (``node_list``: the
+login side may find some of their pods gone already), and its steps as compact entries
 (keys ``id name state exit_code exit_signal start end node_list node_count ntasks cpus``,
 zero values left out). Kubernetes keeps at most :data:`TERMINATION_LIMIT` bytes of it, so
 the ``batch`` step and the *last* numbered steps are kept and ``steps_dropped`` says how many
@@ -83,11 +84,14 @@ def _text(message: Mapping[str, Any]) -> str:
 
 
 def result_message(result: Mapping[str, Any], start: Optional[int], end: int,
-                   steps: List[Dict[str, Any]], limit: int = TERMINATION_LIMIT) -> str:
+                   steps: List[Dict[str, Any]], limit: int = TERMINATION_LIMIT,
+                   node_list: str = "") -> str:
     """The job's result as JSON of at most ``limit`` bytes: ``result``'s keys, ``start_time``,
-    ``end_time`` and ``steps`` (``batch`` first, then the last numbered steps that fit, with
-    ``steps_dropped`` counting the others)."""
+    ``end_time``, ``node_list`` (when given) and ``steps`` (``batch`` first, then the last
+    numbered steps that fit, with ``steps_dropped`` counting the others)."""
     head = dict(result, start_time=start, end_time=end)
+    if node_list:
+        head["node_list"] = node_list
     batch = batch_entry(result, start, end)
     room = limit - len(_text(dict(head, steps=[batch], steps_dropped=len(steps))))
     kept = len(steps) - _count_over(steps, room)

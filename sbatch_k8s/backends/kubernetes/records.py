@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.records import (
     BOOT_FAIL,
@@ -204,14 +204,31 @@ def _first_index(stored: JobRecord, pods: Sequence[Pod]) -> int:
     return 0
 
 
-def _node_list(stored: JobRecord, nodes: Mapping[int, Pod]) -> str:
-    """The pods' hostnames in node order, compressed Slurm-style (``llm-1234-[0-3]``); what
-    the record had when not every node's pod is there any more."""
+def _node_list(stored: JobRecord, nodes: Mapping[int, Pod],
+               report: Optional[Mapping[str, Any]]) -> str:
+    """The pods' hostnames in node order, compressed Slurm-style (``llm-1234-[0-3]``). When
+    not every node's pod is there any more (a job the cluster ended: its pods go one by one),
+    the nodes node 0 reported, else what the record had, else the pods left."""
     from parsers.values.hostlist import compress_hostlist
 
-    if len(nodes) < stored.node_count and stored.node_list:
-        return stored.node_list
+    if len(nodes) < stored.node_count:
+        known = str((report or {}).get("node_list") or "") or stored.node_list
+        if known:
+            return known
+        return compress_hostlist(_indexed_hostnames(nodes, stored.node_count))
     return compress_hostlist([hostname(nodes[i]) for i in sorted(nodes)])
+
+
+def _indexed_hostnames(nodes: Mapping[int, Pod], count: int) -> List[str]:
+    """Every node's hostname when the pods left are named ``<prefix>-<node index>`` alike (an
+    Indexed Job's: the missing ones are named so too); else those of the pods left."""
+    names = {i: hostname(pod) for i, pod in nodes.items()}
+    prefixes = {name[:-len(f"-{i}")] for i, name in names.items() if name.endswith(f"-{i}")}
+    if len(prefixes) == 1 and len(names) == sum(1 for i, n in names.items()
+                                                 if n.endswith(f"-{i}")):
+        prefix = prefixes.pop()
+        return [f"{prefix}-{i}" for i in range(count)]
+    return [names[i] for i in sorted(names)]
 
 
 def _times(stored: JobRecord, node0: Optional[Pod], report: Optional[Mapping[str, Any]],
@@ -277,7 +294,7 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
     code, signal = exit_status(nodes.get(0), report) \
         if end is not None and state not in NO_EXIT_STATUS else (0, 0)
     live = with_changes(
-        stored, state=state, reason=reason, node_list=_node_list(stored, nodes),
+        stored, state=state, reason=reason, node_list=_node_list(stored, nodes, report),
         batch_host=hostname(nodes[0]) if 0 in nodes else stored.batch_host,
         start_time=start, end_time=end, exit_code=code, exit_signal=signal,
         restarts=stored.restarts + restarted_in_place(nodes.get(0)),

@@ -241,3 +241,29 @@ def test_the_job_of_an_srun_outside_a_job_is_no_batch_job() -> None:
     stored, _ = record_from_config_map(record_config_map(record, REF))
     assert stored.batch_flag is False and stored.requeue is True
     assert requeue_job(None, stored, REF, "team-a") == BATCH_ONLY  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_job_whose_pods_go_one_by_one_keeps_all_its_nodes(kind: str) -> None:
+    """Issue 15, item 15: a 2-node job that timed out, node 1's pod already deleted when a
+    command first looked, listed only node 0 while its step showed both. Node 0's report
+    names every node; without it, an Indexed Job's names follow its pods'."""
+    both = {"Job": "llm-1234-[0-1]", "JobSet": "llm-1234-node-0-[0-1]",
+            "PyTorchJob": "llm-1234-master-0,llm-1234-worker-0",
+            "MPIJob": "llm-1234-launcher,llm-1234-worker-0"}[kind]
+    steps = [{"id": "0", "name": "python", "state": "CANCELLED", "exit_signal": 15,
+              "start": T0_EPOCH + 9, "end": T1_EPOCH - 6, "node_list": both,
+              "node_count": 2, "ntasks": 2, "cpus": 2}]
+    message = dict(report("TIMEOUT", 0, 15, "TimeLimit", steps), node_list=both)
+    node0 = pod(kind, 0, "Failed", terminated(143, report=message), deleting=True)
+    stored = submitted(node_count=2, cpus=16)
+    record = live_record(stored, workload(kind), [node0], NOW)
+    assert (record.state, record.node_list) == ("TIMEOUT", both)
+    assert [(s.step_id, s.node_list) for s in record.steps if s.step_id != "batch"] == [
+        ("extern", both), ("0", both)]
+    # an older runtime's report without its nodes: an Indexed Job's pods are named by index
+    older = pod(kind, 0, "Failed", terminated(143, report=report("TIMEOUT", 0, 15,
+                                                                  "TimeLimit", steps)))
+    record = live_record(stored, workload(kind), [older], NOW)
+    if kind in ("Job", "JobSet"):
+        assert record.node_list == both

@@ -71,8 +71,10 @@ def test_write_result_leaves_the_message_in_the_spool(tmp_path: Path) -> None:
     (tmp_path / "slurm_script").write_text("#!/bin/sh\n")
     os.utime(tmp_path / "slurm_script", (1234, 1234))
     settings = NodeSettings("local", str(tmp_path), "", 0, str(tmp_path), 0, 1.0, 1.0)
-    write_result(settings, JobResult("FAILED", 3, 0, "NonZeroExitCode"))
+    write_result(settings, JobResult("FAILED", 3, 0, "NonZeroExitCode"),
+                 ["llm-1234-0", "llm-1234-1"])
     message = json.loads((tmp_path / "result.json").read_text())
+    assert message["node_list"] == "llm-1234-[0-1]"   # the login side may miss some pods
     assert (message["state"], message["exit_code"], message["signal"], message["reason"]) == \
         ("FAILED", 3, 0, "NonZeroExitCode")
     assert message["start_time"] == 1234 and message["end_time"] >= 1234
