@@ -153,6 +153,13 @@ def derived_exit_code(step_exit_codes: Iterable[Tuple[str, int]]) -> int:
                 if step_id not in ("batch", "extern")), default=0)
 
 
+def missing_steps(steps: Iterable[StepRecord]) -> int:
+    """How many numbered steps a record lacks: every id up to the highest was a step (a
+    cluster job's node 0 without API access reports only the last ones it has room for)."""
+    numbered = {int(s.step_id) for s in steps if s.step_id.isdigit()}
+    return max(numbered) + 1 - len(numbered) if numbered else 0
+
+
 def build(kind: Type[Record], **values: Any) -> Record:
     """``kind(**values)`` for a frozen record without running its ``__init__`` (which sets
     every field through ``object.__setattr__``): the reports build one per job."""

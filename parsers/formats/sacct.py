@@ -8,7 +8,8 @@ ends the list. As in Slurm, a width given to a field applies to every occurrence
 
 :func:`format_sacct` prints the title and dashes lines, then each job followed by its steps
 (``batch``, ``extern``, then numbered steps, as the database orders them) unless
-``allocations_only`` (``-X``).
+``allocations_only`` (``-X``). :func:`unrecorded_steps_notes` says, for the warnings on stderr,
+which jobs' records lack some of their steps (the listing itself stays what Slurm prints).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from parsers.formats.cnumbers import atoi
 from parsers.formats.sacct_fields import SACCT_FIELDS, SacctField
 from parsers.formats.squeue_fields import JobContext
 from parsers.formats.squeue_steps import step_number
-from parsers.records import JobRecord, StepRecord
+from parsers.records import JobRecord, StepRecord, missing_steps
+from parsers.values.array import format_indices
 
 DEFAULT_FIELDS = "jobid,jobname,partition,account,alloccpus,state,exitcode"
 BRIEF_FIELDS = "jobid,state,exitcode"
@@ -130,3 +132,19 @@ def format_sacct(
             lines.append(_line(fields, job, step, ctx, parsable, delimiter))
     return "".join(line + "\n" for line in lines)
 
+
+
+def unrecorded_steps_notes(records: Sequence[JobRecord]) -> List[str]:
+    """One note per job whose record lacks some of its numbered steps: every id below the
+    highest was a step (``job 12: 4 of its 30 steps were not recorded (steps 0-3)``)."""
+    notes = []
+    for job in records:
+        missing = missing_steps(job.steps)
+        if not missing:
+            continue
+        numbered = {int(s.step_id) for s in job.steps if s.step_id.isdigit()}
+        count = max(numbered) + 1
+        absent = [i for i in range(count) if i not in numbered]
+        notes.append(f"job {job.job_id_text}: {missing} of its {count} steps were not "
+                     f"recorded (steps {format_indices(absent, None)})")
+    return notes

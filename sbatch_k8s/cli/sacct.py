@@ -12,7 +12,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
-from sbatch_k8s.cli.common import exit_with, run_command
+from sbatch_k8s.cli.common import exit_with, print_warning, run_command
 
 if TYPE_CHECKING:
     from parsers.records import JobRecord
@@ -33,7 +33,7 @@ def _texts(backend: "Backend", query: "SacctQuery", records: Sequence["JobRecord
 
 
 def _main(argv: List[str]) -> int:
-    from parsers.formats.sacct import format_sacct
+    from parsers.formats.sacct import format_sacct, unrecorded_steps_notes
     from parsers.job_filters import hosts_of, sacct_selects, truncated_to
     from parsers.report_options.sacct import parse_sacct_args
     from sbatch_k8s.backends import open_backend
@@ -64,6 +64,10 @@ def _main(argv: List[str]) -> int:
         chosen = [truncated_to(r, query.start_time, query.end_time) for r in chosen]
     sys.stdout.write(format_sacct(chosen, query.fields, now, query.parsable, query.header,
                                   query.delimiter or "|", query.allocations_only))
+    if not query.allocations_only:
+        sys.stdout.flush()
+        for note in unrecorded_steps_notes(chosen):
+            print_warning(COMMAND, note)
     return 0
 
 

@@ -7,14 +7,18 @@ Kubernetes copies into the pod's status and the login side turns into the job's 
 job's state, exit code, signal and reason, its start and end, its nodes (``node_list``: the
 login side may find some of their pods gone already), and its steps as compact entries
 (keys ``id name state exit_code exit_signal start end node_list node_count ntasks cpus``,
-zero values left out). Kubernetes keeps at most :data:`TERMINATION_LIMIT` bytes of it, so
-the ``batch`` step and the *last* numbered steps are kept and ``steps_dropped`` says how many
-earlier ones did not fit.
+zero values left out). Kubernetes keeps at most :data:`TERMINATION_LIMIT` bytes of it: when
+the steps do not fit as they are, the numbered ones go packed (``steps_packed``: their JSON
+list, zlib-compressed, base64 — a few hundred similar steps fit), and when even that is too
+much, the ``batch`` step and the *last* numbered steps are kept and ``steps_dropped`` says how
+many earlier ones did not fit. :func:`reported_steps` reads the steps back, packed or not.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import zlib
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from sbatch_k8s.runtime.oom import OUT_OF_MEMORY
@@ -87,31 +91,64 @@ def result_message(result: Mapping[str, Any], start: Optional[int], end: int,
                    steps: List[Dict[str, Any]], limit: int = TERMINATION_LIMIT,
                    node_list: str = "") -> str:
     """The job's result as JSON of at most ``limit`` bytes: ``result``'s keys, ``start_time``,
-    ``end_time``, ``node_list`` (when given) and ``steps`` (``batch`` first, then the last
-    numbered steps that fit, with ``steps_dropped`` counting the others)."""
+    ``end_time``, ``node_list`` (when given) and ``steps`` (``batch`` first, then the
+    numbered steps: all of them, as they are or packed, else the last that fit packed, with
+    ``steps_dropped`` counting the others)."""
     head = dict(result, start_time=start, end_time=end)
     if node_list:
         head["node_list"] = node_list
     batch = batch_entry(result, start, end)
-    room = limit - len(_text(dict(head, steps=[batch], steps_dropped=len(steps))))
-    kept = len(steps) - _count_over(steps, room)
-    while True:
-        dropped = len(steps) - kept
-        message = dict(head, steps=[batch] + steps[dropped:])
-        if dropped:
-            message["steps_dropped"] = dropped
-        text = _text(message)
-        if len(text.encode()) <= limit or kept == 0:
-            return text
-        kept -= 1
+    text = _text(dict(head, steps=[batch] + steps))
+    if len(text.encode()) <= limit:
+        return text
+    kept = _most_that_fit(head, batch, steps, limit)
+    message = dict(head, steps=[batch])
+    if kept:
+        message["steps_packed"] = pack_steps(steps[len(steps) - kept:])
+    if kept < len(steps):
+        message["steps_dropped"] = len(steps) - kept
+    return _text(message)
 
 
-def _count_over(steps: List[Dict[str, Any]], room: int) -> int:
-    """How many of the first ``steps`` must go so that the rest fit in ``room`` bytes."""
-    fitting = 0
-    for step in reversed(steps):
-        room -= len(_text(step)) + 1
-        if room < 0:
-            break
-        fitting += 1
-    return len(steps) - fitting
+def _most_that_fit(head: Mapping[str, Any], batch: Mapping[str, Any],
+                   steps: List[Dict[str, Any]], limit: int) -> int:
+    """How many of the last ``steps``, packed, fit in the message (a binary search: the
+    packed size grows with the count)."""
+    def fits(count: int) -> bool:
+        message = dict(head, steps=[batch], steps_dropped=len(steps))
+        if count:
+            message["steps_packed"] = pack_steps(steps[len(steps) - count:])
+        return len(_text(message).encode()) <= limit
+
+    low, high = 0, len(steps)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def pack_steps(steps: List[Dict[str, Any]]) -> str:
+    """Steps as ``steps_packed`` holds them: their JSON list, zlib-compressed, base64."""
+    return base64.b64encode(zlib.compress(_text_list(steps).encode(), 9)).decode("ascii")
+
+
+def _text_list(steps: List[Dict[str, Any]]) -> str:
+    return json.dumps(steps, sort_keys=True, separators=(",", ":"))
+
+
+def reported_steps(report: Mapping[str, Any]) -> List[Mapping[str, Any]]:
+    """The steps of node 0's result: those of ``steps`` and the packed ones (empty when the
+    packed text cannot be read: a result must stay readable whatever a key holds)."""
+    entries: List[Mapping[str, Any]] = [e for e in report.get("steps") or []
+                                        if isinstance(e, dict)]
+    packed = report.get("steps_packed")
+    if isinstance(packed, str) and packed:
+        try:
+            unpacked = json.loads(zlib.decompress(base64.b64decode(packed)).decode())
+        except (ValueError, zlib.error, UnicodeDecodeError):
+            unpacked = []
+        entries += [e for e in unpacked if isinstance(e, dict)]
+    return entries

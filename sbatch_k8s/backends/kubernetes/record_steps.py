@@ -2,7 +2,9 @@
 
 Node 0's runtime writes its steps into its termination message (compact entries, keys
 ``id name state exit_code exit_signal start end node_list node_count ntasks cpus``, zero
-values left out; see :mod:`sbatch_k8s.runtime.step_log`). When it has not (the job still
+values left out, the numbered ones packed when they do not fit as they are; see
+:mod:`sbatch_k8s.runtime.step_log`, whose :func:`~sbatch_k8s.runtime.step_log.reported_steps`
+reads them). When it has not (the job still
 runs, or node 0 died without a word) the ``batch`` and ``extern`` steps are made from the job,
 as slurmctld has them: running while the job runs, then ended with the job. While it runs,
 node 0 with API access publishes its numbered steps in the record
@@ -33,6 +35,7 @@ from parsers.records import (
     build,
     with_changes,
 )
+from sbatch_k8s.runtime.step_log import reported_steps
 
 #: The batch step's state when the job ended in a given state (slurmstepd's view: a job
 #: ended by the cluster had its batch script killed, which Slurm records as CANCELLED).
@@ -125,7 +128,7 @@ def job_steps(job: JobRecord, final: bool, report: Optional[Mapping[str, Any]],
     ``published`` ones of this run it left out (module docstring)."""
     if job.state == PENDING or job.start_time is None:
         return ()
-    entries: Sequence[Mapping[str, Any]] = (report or {}).get("steps") or []
+    entries: Sequence[Mapping[str, Any]] = reported_steps(report or {})
     batch = next((e for e in entries if str(e.get("id")) == "batch"), None)
     numbered = [step_from_entry(e) for e in entries
                 if str(e.get("id")) not in ("batch", "extern")]
@@ -137,14 +140,6 @@ def job_steps(job: JobRecord, final: bool, report: Optional[Mapping[str, Any]],
                         if s.state != RUNNING and s.step_id not in reported)
     numbered.sort(key=lambda s: int(s.step_id) if s.step_id.isdigit() else -1)
     return (_batch(job, final, batch), _extern(job, final)) + tuple(numbered)
-
-
-def dropped_steps(steps: Sequence[StepRecord]) -> int:
-    """How many numbered steps are missing from ``steps`` (node 0's report keeps the last
-    ones, the ended ones it published may fill in some before them): every id up to the
-    highest one was a step."""
-    numbered = {int(s.step_id) for s in steps if s.step_id.isdigit()}
-    return max(numbered) + 1 - len(numbered) if numbered else 0
 
 
 def cancelled_steps(steps: Sequence[StepRecord], now: int) -> Tuple[StepRecord, ...]:

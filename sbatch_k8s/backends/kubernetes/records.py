@@ -47,6 +47,7 @@ from parsers.records import (
     StepRecord,
     build,
     derived_exit_code,
+    missing_steps,
     with_changes,
 )
 from sbatch_k8s.backends.kubernetes.pod_view import (
@@ -61,11 +62,7 @@ from sbatch_k8s.backends.kubernetes.pod_view import (
     status_of,
     terminated,
 )
-from sbatch_k8s.backends.kubernetes.record_steps import (
-    dropped_steps,
-    job_steps,
-    published_steps,
-)
+from sbatch_k8s.backends.kubernetes.record_steps import job_steps, published_steps
 from sbatch_k8s.backends.kubernetes.state import exit_status, job_facts, job_state, node0_report
 from sbatch_k8s.backends.kubernetes.workload_view import workload_end, workload_facts
 from translators.metadata import JOB_ID, common_labels
@@ -112,7 +109,7 @@ def _record_data(record: JobRecord) -> Dict[str, Any]:
     data: Dict[str, Any] = {name: getattr(record, name) for name in _JOB_FIELDS}
     data["steps"] = [{name: getattr(s, name) for name in _STEP_FIELDS} for s in record.steps]
     data["requeued_runs"] = [_record_data(run) for run in record.requeued_runs]
-    dropped = dropped_steps(record.steps)
+    dropped = missing_steps(record.steps)
     if dropped:
         data["steps_dropped"] = dropped
     return data

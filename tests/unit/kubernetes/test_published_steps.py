@@ -9,15 +9,15 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from parsers.records import JobRecord, StepRecord, build
-from sbatch_k8s.backends.kubernetes.record_steps import dropped_steps, published_steps
+from parsers.records import JobRecord, StepRecord, build, missing_steps
+from sbatch_k8s.backends.kubernetes.record_steps import published_steps
 from sbatch_k8s.backends.kubernetes.records import (
     final_patch,
     live_record,
     record_config_map,
     record_from_config_map,
 )
-from sbatch_k8s.runtime.step_log import result_message, step_entries
+from sbatch_k8s.runtime.step_log import reported_steps, result_message, step_entries
 from sbatch_k8s.runtime.step_publisher import ENDED_LIMIT, EndedSteps, key_value
 from tests.unit.kubernetes.cluster_objects import (
     T0_EPOCH,
@@ -113,26 +113,29 @@ def test_the_report_is_authoritative_once_the_job_ended(tmp_path: Path) -> None:
 
 
 def test_what_sacct_listed_while_the_job_ran_is_still_listed_after(tmp_path: Path) -> None:
-    """300 steps: the report keeps some 20, the published document the last 100 ended; the
-    final record keeps the 100 (the report's for the ids it has) and counts 200 dropped."""
+    """1,000 steps: the report keeps the last few hundred (packed), the published document
+    the last 100 ended; the final record keeps them all (the report's for the ids it has)
+    and counts the rest dropped."""
+    count = 1000
     log = tmp_path / "steps.jsonl"
-    _log(log, 300, running=1)
-    published = _published(log, range(299, 300))
+    _log(log, count, running=1)
+    published = _published(log, range(count - 1, count))
     while_running = live_record(_record(published), workload("Job"), all_running("Job", 1),
                                 T0_EPOCH + 400)
     listed = [s.step_id for s in while_running.steps if s.step_id.isdigit()]
-    assert listed == [str(i) for i in range(299 - ENDED_LIMIT, 300)]
-    _log(log, 300)
+    assert listed == [str(i) for i in range(count - 1 - ENDED_LIMIT, count)]
+    _log(log, count)
     text = result_message(RESULT, T0_EPOCH + 5, T1_EPOCH - 5,
                           step_entries(str(log), T1_EPOCH - 5))
-    reported = json.loads(text)
-    assert 0 < len(reported["steps"]) - 1 < ENDED_LIMIT
+    reported = [e["id"] for e in reported_steps(json.loads(text)) if e["id"] != "batch"]
+    assert ENDED_LIMIT < len(reported) < count and reported[-1] == str(count - 1)
     final = _record(published, text)
     kept = [s for s in final.steps if s.step_id.isdigit()]
-    assert [s.step_id for s in kept] == [str(i) for i in range(299 - ENDED_LIMIT, 300)]
+    first = min(int(reported[0]), count - 1 - ENDED_LIMIT)
+    assert [s.step_id for s in kept] == [str(i) for i in range(first, count)]
     assert kept[-1].state == "COMPLETED" and kept[-1].end_time is not None
     written = json.loads(final_patch(final)["data"]["record.json"])
-    assert written["steps_dropped"] == 299 - ENDED_LIMIT
+    assert written["steps_dropped"] == first
     assert "running-steps.json" in final_patch(final)["data"]  # removed (set to None)
 
 
@@ -143,4 +146,4 @@ def test_published_steps_tolerates_any_text_and_dropped_steps_counts_gaps() -> N
         ("0", "FAILED"), ("1", "RUNNING")]
     steps = [build(StepRecord, step_id=i, name="", state="COMPLETED")
              for i in ("batch", "0", "1", "5", "6")]
-    assert dropped_steps(steps) == 3 and dropped_steps(steps[:1]) == 0
+    assert missing_steps(steps) == 3 and missing_steps(steps[:1]) == 0

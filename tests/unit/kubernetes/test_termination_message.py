@@ -12,7 +12,12 @@ from parsers.records import JobRecord, build
 from sbatch_k8s.backends.kubernetes.records import final_patch, live_record
 from sbatch_k8s.runtime.batch import JobResult
 from sbatch_k8s.runtime.node import NodeSettings, write_result
-from sbatch_k8s.runtime.step_log import TERMINATION_LIMIT, result_message, step_entries
+from sbatch_k8s.runtime.step_log import (
+    TERMINATION_LIMIT,
+    reported_steps,
+    result_message,
+    step_entries,
+)
 from tests.unit.kubernetes.cluster_objects import pod, terminated, workload
 
 RESULT = {"state": "COMPLETED", "exit_code": 0, "signal": 0, "reason": "None"}
@@ -47,14 +52,25 @@ def test_steps_become_compact_entries(tmp_path: Path) -> None:
 
 def test_message_keeps_batch_and_last_steps_under_the_limit(tmp_path: Path) -> None:
     log = tmp_path / "steps.jsonl"
-    write_log(log, 500)
+    write_log(log, 1000)
     text = result_message(RESULT, 990, 3000, step_entries(str(log), 3000))
     assert len(text.encode()) <= TERMINATION_LIMIT
     message = json.loads(text)
-    ids = [s["id"] for s in message["steps"]]
-    assert ids[0] == "batch" and ids[-1] == "499"
+    ids = [s["id"] for s in reported_steps(message)]
+    assert ids[0] == "batch" and ids[-1] == "999"
     assert message["steps_dropped"] == int(ids[1]) > 0
-    assert ids[1:] == [str(i) for i in range(int(ids[1]), 500)]
+    assert ids[1:] == [str(i) for i in range(int(ids[1]), 1000)]
+    assert len(ids) > 250            # packed: hundreds of steps where 26 fitted as they are
+
+
+def test_thirty_steps_are_all_kept(tmp_path: Path) -> None:
+    """Issue 15, item 14: a 30-step job without API access kept its last 26."""
+    log = tmp_path / "steps.jsonl"
+    write_log(log, 30)
+    message = json.loads(result_message(RESULT, 990, 3000, step_entries(str(log), 3000)))
+    assert [s["id"] for s in reported_steps(message)] == ["batch"] + [str(i) for i in
+                                                                      range(30)]
+    assert "steps_dropped" not in message
     assert {k: message[k] for k in RESULT} == RESULT
     assert (message["start_time"], message["end_time"]) == (990, 3000)
 
@@ -83,7 +99,7 @@ def test_write_result_leaves_the_message_in_the_spool(tmp_path: Path) -> None:
 
 def test_login_side_reads_a_capped_message_back(tmp_path: Path) -> None:
     log = tmp_path / "steps.jsonl"
-    write_log(log, 300)
+    write_log(log, 1000)
     text = result_message(RESULT, 990, 3000, step_entries(str(log), 3000))
     node0 = pod("Job", 0, "Succeeded", terminated(0, message=text))
     stored = build(JobRecord, job_id=1234, name="llm", user="alice", uid=1000,
@@ -91,8 +107,8 @@ def test_login_side_reads_a_capped_message_back(tmp_path: Path) -> None:
     others = [pod("Job", 1, "Succeeded", terminated(0))]
     record = live_record(stored, workload("Job"), [node0] + others, 4000)
     assert (record.state, record.start_time, record.end_time) == ("COMPLETED", 990, 3000)
-    assert record.steps[0].step_id == "batch" and record.steps[-1].step_id == "299"
+    assert record.steps[0].step_id == "batch" and record.steps[-1].step_id == "999"
     kept = [s for s in record.steps if s.step_id.isdigit()]
     assert record.derived_exit_code == 0
     written = json.loads(final_patch(record)["data"]["record.json"])
-    assert written["steps_dropped"] == 300 - len(kept) == json.loads(text)["steps_dropped"]
+    assert written["steps_dropped"] == 1000 - len(kept) == json.loads(text)["steps_dropped"]
