@@ -33,13 +33,31 @@ def _show_jobs(value: Optional[str], environ: Mapping[str, str], oneliner: bool)
     records = open_backend(environ).job_records(True, now)
     wanted = show_job_id(value) if value else None
     if wanted is not None:
-        records = [r for r in records if wanted.job_id in (r.job_id, r.array_job_id) and
-                   wanted.array_task_id in (None, r.array_task_id)]
+        records = _shown(records, wanted.job_id, wanted.array_task_id)
         if not records:
             raise invalid_job_id_error()  # a valid id the controller does not know
     if not records:
         return "No jobs in the system\n"
     return format_show_jobs(records, now, oneliner)
+
+
+def _shown(records: List["JobRecord"], job_id: int, task: Optional[int]
+           ) -> List["JobRecord"]:
+    """The records ``scontrol show job <job_id>[_<task>]`` shows: a task still waiting on
+    its array's line is shown on its own, as slurmctld shows it (the array's id, that task)."""
+    from parsers.formats.array_fold import pending_element
+
+    shown = []
+    for record in records:
+        if job_id not in (record.job_id, record.array_job_id):
+            continue
+        if task is None or task == record.array_task_id:
+            shown.append(record)
+        elif record.array_pending is not None:
+            element = pending_element(record, task)
+            if element is not None:
+                shown.append(element)
+    return shown
 
 
 def _show_nodes_or_partitions(entity: str, value: Optional[str], environ: Mapping[str, str],

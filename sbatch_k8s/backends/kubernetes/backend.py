@@ -55,6 +55,13 @@ class KubernetesBackend(Backend):
 
     def job_records(self, include_finished: bool, now: int,
                     job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
+        from parsers.formats.array_fold import fold_pending_arrays
+
+        return fold_pending_arrays(self._elements(include_finished, now, job_ids))
+
+    def _elements(self, include_finished: bool, now: int,
+                  job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
+        """What squeue sees, each array element on its own (the records are per element)."""
         from sbatch_k8s.backends.kubernetes.cluster_jobs import cluster_records
 
         records = cluster_records(self.client, self.namespaces(), now,
@@ -66,6 +73,7 @@ class KubernetesBackend(Backend):
 
     def accounting_records(self, start: int, end: int,
                            job_ids: Optional[List[int]]) -> List[JobRecord]:
+        from parsers.formats.array_fold import fold_pending_arrays
         from sbatch_k8s.backends.kubernetes.cluster_jobs import cluster_records
 
         now = int(time.time())
@@ -73,9 +81,12 @@ class KubernetesBackend(Backend):
         self._purge(records, now)
         if job_ids is not None:
             wanted = set(job_ids)
-            return [r for r in records if r.job_id in wanted or r.array_job_id in wanted]
-        return [r for r in records if (r.end_time is None or r.end_time >= start)
-                and (r.submit_time or 0) < end]
+            return fold_pending_arrays([r for r in records
+                                        if r.job_id in wanted or r.array_job_id in wanted],
+                                       waiting_last=True)
+        return fold_pending_arrays([r for r in records
+                                    if (r.end_time is None or r.end_time >= start)
+                                    and (r.submit_time or 0) < end], waiting_last=True)
 
     def _purge(self, records: List[JobRecord], now: int) -> None:
         """Delete records older than the retention (Slurm's purge), a few per command."""
@@ -150,7 +161,7 @@ class KubernetesBackend(Backend):
     def active_elements(self) -> List[JobRecord]:
         from sbatch_k8s.backends.kubernetes.records import is_final
 
-        return [r for r in self.job_records(False, int(time.time())) if not is_final(r)]
+        return [r for r in self._elements(False, int(time.time())) if not is_final(r)]
 
     def expand_id(self, job_id: int, task: Optional[int]) -> List[int]:
         from sbatch_k8s.backends.kubernetes.cluster_jobs import records_of

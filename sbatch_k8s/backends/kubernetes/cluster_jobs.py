@@ -144,10 +144,10 @@ def joined_records(client: KubeClient, view: ClusterView, now: int,
         shared = workload is not None and _labels(workload).get(JOB_ID_LABEL) != \
             str(stored.job_id)
         if shared:
-            pods = _element_pods(stored, view.pods.get(_labels(workload).get(JOB_ID_LABEL, ""),
-                                                       []), True)
+            array_pods = view.pods.get(_labels(workload).get(JOB_ID_LABEL, ""), [])
+            pods = _element_pods(stored, array_pods, True)
             if not pods and not _workload_finished(workload):
-                out.append(with_changes(stored, state=PENDING, reason="JobArrayTaskLimit"))
+                out.append(_waiting_element(stored, workload, array_pods, now))
                 continue
             record = live_record(stored, None, pods, now)
         else:
@@ -168,6 +168,26 @@ def joined_records(client: KubeClient, view: ClusterView, now: int,
             record = write_end(client, cm, record, final_patch(record))
         out.append(record)
     return out
+
+
+def _waiting_element(stored: JobRecord, workload: Mapping[str, Any],
+                     array_pods: Sequence[Dict[str, Any]], now: int) -> JobRecord:
+    """An element of an array run as one Indexed Job that has no pod yet: it waits as the
+    whole array does (held, suspended, its begin time: the workload's state, as element 0
+    shows it), or — the workload running — for its ``%`` limit when that many elements run
+    (JobArrayTaskLimit, as slurmctld says only then), else for its pod."""
+    from sbatch_k8s.backends.kubernetes.pod_view import is_alive
+    from sbatch_k8s.backends.kubernetes.records import HELD_REASONS, live_record
+
+    waiting = live_record(stored, workload, [], now)
+    if waiting.state != PENDING:
+        waiting = with_changes(stored, state=PENDING)
+    limit = stored.array_throttle
+    running = {((p.get("metadata") or {}).get("annotations") or {}).get(COMPLETION_INDEX)
+               for p in array_pods if is_alive(p)}
+    if limit and len(running) >= limit and waiting.reason not in HELD_REASONS:
+        return with_changes(waiting, reason="JobArrayTaskLimit")
+    return waiting
 
 
 def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping[str, str],

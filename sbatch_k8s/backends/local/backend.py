@@ -43,6 +43,7 @@ class LocalBackend(Backend):
 
     def accounting_records(self, start: int, end: int,
                            job_ids: Optional[List[int]]) -> List[JobRecord]:
+        from parsers.formats.array_fold import fold_pending_arrays
         from sbatch_k8s import jobdb
         from sbatch_k8s.backends.local.layout import job_dir_of
         from sbatch_k8s.backends.local.records import accounting_records
@@ -56,9 +57,9 @@ class LocalBackend(Backend):
             params += list(job_ids) + list(job_ids)
         conn = jobdb.connect(self.environ)
         ensure_scheduler(self.environ, nudge=False, conn=conn)
-        return accounting_records(conn, " AND ".join(clauses), params,
-                                  self.config.cluster_name,
-                                  lambda job_id: job_dir_of(self.environ, job_id))
+        return fold_pending_arrays(accounting_records(
+            conn, " AND ".join(clauses), params, self.config.cluster_name,
+            lambda job_id: job_dir_of(self.environ, job_id)), waiting_last=True)
 
     def cancel(self, job_id: int, uid: int, signum: Optional[int] = None,
                batch: bool = False, full: bool = False, step: Optional[int] = None) -> str:
