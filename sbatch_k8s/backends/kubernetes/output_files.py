@@ -152,6 +152,7 @@ class DecodingReader:
     """A :class:`~sbatch_k8s.backends.kubernetes.pod_log.LogReader` feeding a decoder (the
     stream has a heartbeat: silence past :data:`STALL_S` is a stalled follow)."""
 
+    framed = True
     quiet_limit_s: Optional[float] = STALL_S
 
     def __init__(self, decoder: StreamDecoder) -> None:

@@ -56,6 +56,9 @@ class LogReader(Protocol):
 
     #: True once everything expected has arrived (following may stop).
     complete: bool
+    #: Whether the log ends with a frame of its own (a stream that ended short of it, with
+    #: the container, is read once more).
+    framed: bool
     #: The longest a healthy stream stays silent (None: as long as it likes).
     quiet_limit_s: Optional[float]
 
@@ -73,6 +76,7 @@ class RawCopy:
     """Copies the log to ``fd`` as it is, skipping what a reconnect serves again."""
 
     complete = False
+    framed = False
     quiet_limit_s: Optional[float] = None
 
     def __init__(self, fd: int = 1) -> None:
@@ -151,7 +155,8 @@ class LogFollower:
         try:
             while not self._stopping.is_set():
                 if self._follow_once(follow=True) and (self.reader.complete or self.ended()):
-                    if not self.reader.complete and not self._stopping.is_set():
+                    if self.reader.framed and not self.reader.complete and \
+                            not self._stopping.is_set():
                         # a follow stalled at a rotation ends with the container, short of
                         # the end: the newest file, read once more, holds the rest
                         self._follow_once(follow=False)
