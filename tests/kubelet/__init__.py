@@ -14,8 +14,10 @@ namespace (``unshare``), with the pod's hostname, volumes bind-mounted at their 
 Modules: ``kubelet`` (watch, dispatch), ``worker`` (one pod's life), ``lifecycle`` (prepared
 pod, status), ``runner`` + ``podinit`` (the process in its namespaces), ``env``, ``fields``,
 ``volumes``, ``podspec`` (from manifest to process), ``addresses`` (addresses, hosts files),
-``nodes`` (registration, heartbeats), ``log_server`` (the containers' logs over HTTPS, for the
-API server's ``pods/log``), ``api`` (the calls made).
+``nodes`` (registration, heartbeats), ``cri_log`` (containers' output written as containerd
+writes it, CRI format and all, and rotated as a kubelet rotates it), ``log_reading`` +
+``log_server`` (the logs served over HTTPS for the API server's ``pods/log``, followed across
+rotations as a 1.28 kubelet follows them), ``api`` (the calls made).
 """
 
 from tests.kubelet.kubelet import TestKubelet

@@ -9,6 +9,7 @@ import sys
 import threading
 from typing import List, Optional
 
+from tests.kubelet.cri_log import LogPolicy
 from tests.kubelet.kubelet import TestKubelet
 
 
@@ -31,6 +32,13 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                              "directory (without it, pods using them fail)")
     parser.add_argument("--root-dir", help="keep pod files and logs here (default: a "
                         "temporary directory removed on exit)")
+    parser.add_argument("--container-log-max-size", type=int, default=10 << 20,
+                        help="rotate a container's log at this many bytes (default 10 Mi)")
+    parser.add_argument("--container-log-max-files", type=int, default=5,
+                        help="log files kept per container, the current one included "
+                             "(default 5)")
+    parser.add_argument("--container-log-monitor-s", type=float, default=10.0,
+                        help="how often logs are looked at for rotation (default 10 s)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     return parser.parse_args(argv)
 
@@ -43,9 +51,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     done = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: done.set())
+    policy = LogPolicy(args.container_log_max_size, args.container_log_max_files,
+                       args.container_log_monitor_s)
     kubelet = TestKubelet(args.kubeconfig, nodes=args.nodes, name_prefix=args.name_prefix,
                           cpus=args.cpus, memory=args.memory, gpus=args.gpus,
-                          volume_dir=args.volume_dir, root_dir=args.root_dir)
+                          volume_dir=args.volume_dir, root_dir=args.root_dir,
+                          log_policy=policy)
     with kubelet:
         print(f"test kubelet: nodes {', '.join(kubelet.node_names)}; files in "
               f"{kubelet.root_dir}", flush=True)
