@@ -15,6 +15,7 @@ from typing import Any, Iterator, Optional
 
 import pytest
 
+from tests.apiserver.support import wait_until
 from tests.kubelet.cri_log import CriLog, LogPolicy, cri_lines, decode_lines, read_log
 from tests.kubelet.log_reading import LogReading
 
@@ -190,7 +191,7 @@ def test_a_stalled_follow_jumps_to_the_newest_file_once_the_old_is_compressed(
 def test_a_follow_still_reading_at_a_rotation_goes_on_seamlessly(run: Run) -> None:
     reading = LogReading(run, True, None, threading.Event())    # opens the current file
     run.say(b"a" * 150 + b"\n")
-    _wait_for(lambda: read_log(run.log.path))
+    wait_until(lambda: read_log(run.log.path), 10, "the log")
     assert run.log.rotate_if_needed()       # before the follow read that file to its end
     run.say(b"b\n")
     follow = Follow(reading)
@@ -200,20 +201,10 @@ def test_a_follow_still_reading_at_a_rotation_goes_on_seamlessly(run: Run) -> No
 
 def test_a_plain_read_serves_the_newest_file_only(run: Run) -> None:
     run.say(b"old\n")
-    _wait_for(lambda: read_log(run.log.path))
+    wait_until(lambda: read_log(run.log.path), 10, "the log")
     run.log.policy = run.log.policy._replace(max_size=1)
     assert run.log.rotate_if_needed()
     run.say(b"new\n")
-    assert _wait_for(lambda: read_log(run.log.path)) == b"new\n"
+    assert wait_until(lambda: read_log(run.log.path), 10, "the log") == b"new\n"
     served = b"".join(LogReading(run, False, None, threading.Event()).chunks())
     assert served == b"new\n"
-
-
-def _wait_for(value: Any, timeout_s: float = 10) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = value()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise AssertionError("not within the time")

@@ -21,6 +21,7 @@ from typing import Iterator, List
 
 import pytest
 
+from tests.kube.test_watch_cache import _server_pids
 from tests.local.harness import REPO, LocalSlurm
 
 #: A fork server whose command, ``probe``, does what its arguments say: ``exit N``, ``sleep``
@@ -145,25 +146,11 @@ def _children(pid: int) -> List[int]:
     return [int(e) for e in os.listdir("/proc") if e.isdigit() and _parent(int(e)) == pid]
 
 
-def _server_pid(slurm: LocalSlurm) -> int:
-    marker = str(slurm.state / "server.sock").encode()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    argv = f.read().split(b"\0")
-            except OSError:
-                continue
-            if marker in argv and any(b"sbatch_k8s.server" in a for a in argv):
-                return int(entry)
-    raise AssertionError("no command server")
-
-
 def test_sbatch_wait_ends_when_its_served_process_is_killed(slurm: LocalSlurm) -> None:
     slurm.run("squeue")                       # starts the command server
     slurm.wait_for(lambda: (slurm.state / "server.sock").exists())
     time.sleep(0.5)
-    server_pid = _server_pid(slurm)
+    server_pid, = _server_pids(slurm)   # type: ignore[arg-type]  # it reads .state only
     before = set(_children(server_pid))
     waiting = slurm.start("sbatch", "--wait", "--wrap", "sleep 60")
     assert waiting.stdout is not None
