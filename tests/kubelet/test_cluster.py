@@ -218,8 +218,12 @@ INDEXED_JOB = {
              "backoffLimit": 0, "template": {"spec": {
                  "restartPolicy": "Never", "subdomain": "hello",
                  "containers": [{"name": "main", "image": "none", "command": ["sh", "-c", (
+                     # The peer's name resolves once the DNS has it (a short delay, as
+                     # on a real cluster): ask until it does.
                      "hostname; cat /etc/sbatch-k8s/job/x; echo; "
-                     "getent hosts hello-$((1 - JOB_COMPLETION_INDEX)).hello")],
+                     "peer=hello-$((1 - JOB_COMPLETION_INDEX)).hello; "
+                     "for i in $(seq 100); do getent hosts $peer && exit 0; sleep 0.1; done; "
+                     "exit 1")],
                      "volumeMounts": [{"name": "job", "mountPath": "/etc/sbatch-k8s/job"}]}],
                  "volumes": [{"name": "job", "configMap": {"name": "hello"}}]}}}}
 
