@@ -184,21 +184,24 @@ def run_case(case: Case, env: Dict[str, str], work: str) -> Case:
     if job_id is None:
         case.problems.append(f"no job id: {first} {stderr.strip()}")
         return case
-    _check(case, env, directory, stderr)
+    try:
+        _check(case, env, directory, stderr)
+    except Exception as e:          # a soak reports, never stops
+        case.problems.append(f"the check failed: {e!r}")
     return case
 
 
 def _check(case: Case, env: Dict[str, str], directory: str, stderr: str) -> None:
     job_id = case.job_id
     rows = _run(["sacct", "-j", str(job_id), "-X", "-n", "-P", "-o", "State,ExitCode"],
-                env, directory).stdout.split()
-    state = rows[0].split("|") if rows else ["?", "?"]
+                env, directory).stdout.splitlines()
+    state = (rows[0].split("|") + ["?"])[:2] if rows else ["?", "?"]
     if not state[0].startswith(case.expect_state) or state[1] != case.expect_exit:
         case.problems.append(f"ended {'|'.join(state)}, expected {case.expect_state}|"
                              f"{case.expect_exit}")
     if case.kind == "delete":
         runs = _run(["sacct", "-j", str(job_id), "-X", "-D", "-n", "-P", "-o", "State"],
-                    env, directory).stdout.split()
+                    env, directory).stdout.splitlines()
         if not runs or runs[0] != "NODE_FAIL":
             case.problems.append(f"the deleted run reads {runs[:1]}, expected NODE_FAIL")
     path = os.path.join(directory, f"soak-{job_id}.out")

@@ -240,6 +240,12 @@ class JobOutput:
         placeable (the sink counts every hole it was left with, whatever made it)."""
         return int(getattr(self.sink, "lost", 0))
 
+    def stop(self) -> None:
+        """Stop following (a later run of the job is followed instead)."""
+        if self.follower is not None:
+            self.follower.stop()
+            self.follower.join(5.0)
+
     def finish(self, timeout_s: Optional[float]) -> Tuple[bool, str]:
         """Wait up to ``timeout_s`` (None: as long as it takes) for the log's end;
         (complete, why not)."""

@@ -64,6 +64,8 @@ class OutputFetcher:
         self.config = config
         self.not_before = not_before
         self.outputs: Dict[int, "JobOutput"] = {}
+        #: The node-0 pod each output follows (a requeued job's next run has another).
+        self.pods: Dict[int, str] = {}
 
     def follow(self, records: Sequence[JobRecord]) -> None:
         """Start following node 0 of every streamed job that has started."""
@@ -76,8 +78,7 @@ class OutputFetcher:
         )
 
         for record in records:
-            if record.job_id in self.outputs or record.state == PENDING or \
-                    not files_streamed(self.config, record):
+            if record.state == PENDING or not files_streamed(self.config, record):
                 continue
             try:
                 pod = node0_pod(self.client, self.namespace, record)
@@ -85,10 +86,20 @@ class OutputFetcher:
                 continue
             if pod is None or not container_started(pod):
                 continue
+            uid = str((pod.get("metadata") or {}).get("uid") or "")
+            earlier = self.outputs.get(record.job_id)
+            if earlier is not None:
+                if self.pods.get(record.job_id) == uid:
+                    continue
+                # A new run (the job was requeued): its files are written afresh, as the
+                # new run's batch step truncates them.
+                earlier.stop()
+                earlier.sink.close()  # type: ignore[attr-defined]
             sink = FileSink(allowed_roots(record), self.not_before, COMMAND, record.job_id)
             output = JobOutput(self.client, self.namespace, record, sink)
             output.start(pod)
             self.outputs[record.job_id] = output
+            self.pods[record.job_id] = uid
 
     def finish(self, records: Sequence[JobRecord]) -> bool:
         """Wait for the rest of every log; one warning per job whose files are not whole;
