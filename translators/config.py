@@ -201,7 +201,9 @@ class ClusterConfig:
         "Without it an unknown partition is refused, as Slurm does", ())
     context: Optional[str] = _key("kubeconfig context (absent: the current one)")
     state_namespace: Optional[str] = _key(
-        "namespace of the job-id counter (absent: the kubeconfig context's)")
+        "namespace of the cluster's one job-id counter, the same for every user and context "
+        "(absent: `default`; users need the `sbatch-k8s-ids` Role of `deploy/rbac.yaml` "
+        "there)")
     record_retention_days: int = _key(
         "days sacct keeps a finished job's record in the cluster (Slurm's purge)", 30)
     partitions: Tuple[PartitionConfig, ...] = _key(

@@ -34,12 +34,20 @@ from translators.config import ClusterConfig, PartitionConfig
 class Submission:
     """What one ``sbatch`` created so far, so that a failure can take it back."""
 
-    def __init__(self, client: KubeClient, namespace: str) -> None:
+    def __init__(self, client: KubeClient, namespace: str, mark: str = "") -> None:
         self.client = client
         self.namespace = namespace
+        self.mark = mark or secrets.token_hex(8)
         self.created: List[Tuple[Kind, str]] = []
 
     def create(self, manifest: Mapping[str, Any]) -> Dict[str, Any]:
+        """Create one object, marked as this submission's (a retried create then knows its
+        own object from another job's)."""
+        from sbatch_k8s.backends.kubernetes.client import SUBMISSION_ANNOTATION
+
+        manifest = dict(manifest, metadata=dict(manifest["metadata"]))
+        manifest["metadata"]["annotations"] = dict(
+            manifest["metadata"].get("annotations") or {}, **{SUBMISSION_ANNOTATION: self.mark})
         made = self.client.create(manifest, self.namespace)
         self.created.append((kind_of(manifest), manifest["metadata"]["name"]))
         return made
@@ -168,88 +176,135 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
                       ) -> Optional[Tuple[str, List[int]]]:
     """Create the job's objects: their namespace and the job ids (None with
     ``--test-only``, which has the server check them and prints where the job would run).
-    ``command`` names who warns (``srun`` creating a job for a step)."""
-    from sbatch_k8s.backends.kubernetes.ids import COUNTER_NAME, allocate_job_ids
+    ``command`` names who warns (``srun`` creating a job for a step). A name another job
+    holds is never taken over: that attempt is taken back and the job gets a new id
+    (:mod:`.ids`)."""
+    from sbatch_k8s.backends.kubernetes.ids import (
+        allocate_job_ids,
+        peek_next_id,
+        raise_above,
+        state_namespace,
+    )
     from sbatch_k8s.backends.kubernetes.node_shape import plan_on_cluster
-    from sbatch_k8s.backends.kubernetes.records import record_config_map
-    from sbatch_k8s.backends.kubernetes.dependencies import check_targets, release_new
-    from sbatch_k8s.runtime.release import WAITING_LABEL
-    from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
-    from sbatch_k8s.submit import now_iso, submit_context
-    from translators import RenderInputs, render
-    from translators.gates import begin_moment, gate_annotations
+    from sbatch_k8s.backends.kubernetes.dependencies import check_targets
 
     check_backend_support(job, submit, command)
     partition, allocation = plan_on_cluster(job, config, client, environ)
+    known = {p.namespace or client.target.namespace for p in config.partitions}
     if not submit.test_only:
-        check_targets(job, client, {p.namespace or client.target.namespace
-                                    for p in config.partitions})
+        check_targets(job, client, known)
     if not submit.quiet:
         for note in allocation.warnings:
             print_warning(command, note)
     namespace = partition.namespace or client.target.namespace
-    state_namespace = config.state_namespace or client.target.namespace
-    context = submit_context(environ)
-    count = job.array.count() if job.array else 1
-    minor = submit_minor(submit, client)
-    target = submit.k8s_target or partition.target
-    bundle = build_bundle()
-    runtime_hash = bundle_hash(bundle)
-    submit_iso = now_iso()
+    ids = state_namespace(config.state_namespace)
+    plan = _Plan(job, submit, config, environ, client, command, partition, allocation,
+                 namespace)
     try:
         if submit.test_only:
-            counter = client.get(CONFIG_MAP, COUNTER_NAME, state_namespace)
-            base_id = int(((counter or {}).get("data") or {}).get("next", 1))
-        else:
-            base_id = allocate_job_ids(client, state_namespace, count)
+            units = plan.render(peek_next_id(client, ids), warn=True)
+            _dry_run(client, namespace, units, job, allocation, partition.name,
+                     plan.base_id, submit)
+            return None
+        for attempt in range(CONFLICT_ATTEMPTS):
+            base_id = allocate_job_ids(client, ids, plan.count, known)
+            units = plan.render(base_id, warn=attempt == 0)
+            try:
+                return namespace, plan.create(units)
+            except KubeError as e:
+                if e.status != 409 or e.reason != "AlreadyExists":
+                    raise
+                raise_above(client, ids, base_id + plan.count - 1, known | {namespace})
     except KubeError as e:
         raise submission_failed(str(e)) from e
-    result = render(RenderInputs(
-        job=job, allocation=allocation, context=context, partition=partition,
-        cluster_name=config.cluster_name, job_id=base_id, token=secrets.token_hex(32),
-        runtime_hash=runtime_hash, submit_time=submit_iso, target=target,
-        kubernetes_minor=minor))
-    if not submit.quiet:
-        for note in result.warnings:
-            print_warning(command, note)
-    units = _units(result.manifests)
-    if partition.service_account:  # the commands inside the job use the same configuration
-        from sbatch_k8s.backends.kubernetes.carried_config import carry_configuration
+    raise submission_failed(f"the names of job ids up to {base_id + plan.count - 1} are "
+                            f"held by other objects in namespace {namespace} "
+                            f"({CONFLICT_ATTEMPTS} ids tried)")
 
-        carry_configuration(units, environ)
-    if submit.test_only:
-        _dry_run(client, namespace, units, job, allocation, partition.name, base_id, submit)
-        return None
-    submission = Submission(client, namespace)
-    now = int(time.time())
-    indices: Sequence[Optional[int]] = job.array.indices() if job.array else (None,)
-    gates = gate_annotations(job, submit_iso)
-    begin = begin_moment(job, submit_iso)
-    try:
-        ensure_runtime(client, namespace, runtime_hash, bundle)
-        workload_refs = _workload_refs(units, namespace, indices, base_id)
-        for k, index in enumerate(indices):
-            record = submitted_record(job, allocation, context, partition,
-                                      config.cluster_name, base_id + k,
-                                      base_id if job.array else None, index, now,
-                                      int(begin.timestamp()) if begin else None,
-                                      batch=command != SRUN_COMMAND)
-            manifest = record_config_map(record, workload_refs[k])
-            if gates:
-                manifest["metadata"]["labels"][WAITING_LABEL] = "true"
-            submission.create(manifest)
-        for unit in units:
-            create_unit(submission, unit)
-    except KubeError as e:
-        submission.roll_back()
-        raise submission_failed(str(e)) from e
-    except BaseException:
-        submission.roll_back()
-        raise
-    job_ids = [base_id + k for k in range(len(indices))]
-    if gates:
-        release_new(client, namespace, job_ids, int(time.time()))
-    return namespace, job_ids
+
+#: How many new ids a submission tries when the names of its id are held by other objects.
+CONFLICT_ATTEMPTS = 5
+
+
+class _Plan:
+    """One submission's fixed inputs; :meth:`render` and :meth:`create` per attempted id."""
+
+    def __init__(self, job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
+                 environ: Mapping[str, str], client: KubeClient, command: str,
+                 partition: PartitionConfig, allocation: Allocation, namespace: str) -> None:
+        from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
+        from sbatch_k8s.submit import now_iso, submit_context
+
+        self.job, self.submit, self.config, self.environ = job, submit, config, environ
+        self.client, self.command, self.partition = client, command, partition
+        self.allocation, self.namespace = allocation, namespace
+        self.context = submit_context(environ)
+        self.count = job.array.count() if job.array else 1
+        self.minor = submit_minor(submit, client)
+        self.target = submit.k8s_target or partition.target
+        self.bundle = build_bundle()
+        self.runtime_hash = bundle_hash(self.bundle)
+        self.submit_iso = now_iso()
+        #: The submission mark every object carries (:data:`.client.SUBMISSION_ANNOTATION`).
+        self.mark = secrets.token_hex(8)
+        self.base_id = 0
+
+    def render(self, base_id: int, warn: bool) -> List[List[Dict[str, Any]]]:
+        """The objects of the job under ``base_id``, unit by unit."""
+        from translators import RenderInputs, render
+
+        self.base_id = base_id
+        result = render(RenderInputs(
+            job=self.job, allocation=self.allocation, context=self.context,
+            partition=self.partition, cluster_name=self.config.cluster_name, job_id=base_id,
+            token=secrets.token_hex(32), runtime_hash=self.runtime_hash,
+            submit_time=self.submit_iso, target=self.target, kubernetes_minor=self.minor))
+        if warn and not self.submit.quiet:
+            for note in result.warnings:
+                print_warning(self.command, note)
+        units = _units(result.manifests)
+        if self.partition.service_account:  # the commands inside the job use the same config
+            from sbatch_k8s.backends.kubernetes.carried_config import carry_configuration
+
+            carry_configuration(units, self.environ)
+        return units
+
+    def create(self, units: List[List[Dict[str, Any]]]) -> List[int]:
+        """Create the records and the units under :attr:`base_id`, or take back everything
+        this attempt created and raise; the job ids."""
+        from sbatch_k8s.backends.kubernetes.dependencies import release_new
+        from sbatch_k8s.backends.kubernetes.records import record_config_map
+        from sbatch_k8s.runtime.release import WAITING_LABEL
+        from translators.gates import begin_moment, gate_annotations
+
+        job, base_id, client = self.job, self.base_id, self.client
+        submission = Submission(client, self.namespace, self.mark)
+        now = int(time.time())
+        indices: Sequence[Optional[int]] = job.array.indices() if job.array else (None,)
+        gates = gate_annotations(job, self.submit_iso)
+        begin = begin_moment(job, self.submit_iso)
+        try:
+            ensure_runtime(client, self.namespace, self.runtime_hash, self.bundle)
+            workload_refs = _workload_refs(units, self.namespace, indices, base_id)
+            for k, index in enumerate(indices):
+                record = submitted_record(job, self.allocation, self.context, self.partition,
+                                          self.config.cluster_name, base_id + k,
+                                          base_id if job.array else None, index, now,
+                                          int(begin.timestamp()) if begin else None,
+                                          batch=self.command != SRUN_COMMAND)
+                manifest = record_config_map(record, workload_refs[k])
+                if gates:
+                    manifest["metadata"]["labels"][WAITING_LABEL] = "true"
+                submission.create(manifest)
+            for unit in units:
+                create_unit(submission, unit)
+        except BaseException:
+            submission.roll_back()
+            raise
+        job_ids = [base_id + k for k in range(len(indices))]
+        if gates:
+            release_new(client, self.namespace, job_ids, int(time.time()))
+        return job_ids
 
 
 def check_backend_support(job: JobSpec, submit: SubmitOptions, command: str = "sbatch"
