@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from parsers.allocation import Allocation
 from parsers.jobspec import JobSpec, SubmitContext
 from translators.config import PartitionConfig
+from translators.ownership import Ownership
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,9 @@ class RenderInputs:
     target: str = "indexed-job"
     kubernetes_minor: int = 29
     array_job_id: Optional[int] = None
+    #: Whose the job is (annotations the cluster's admission policy checks); the default
+    #: writes none (:mod:`translators.ownership`).
+    ownership: Ownership = Ownership()
 
 
 @dataclass(frozen=True)

@@ -153,8 +153,11 @@ def pod_template(
     if mode:
         labels[metadata.EXCLUSIVE] = mode
     meta: Dict[str, Any] = {"labels": labels}
+    annotations = plan.annotations(unit)
     if pod_group:
-        meta["annotations"] = {metadata.VOLCANO_GROUP: pod_group}
+        annotations[metadata.VOLCANO_GROUP] = pod_group
+    if annotations:
+        meta["annotations"] = annotations
     spec: Dict[str, Any] = {}
     if restart_policy:
         spec["restartPolicy"] = restart_policy

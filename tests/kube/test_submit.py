@@ -34,9 +34,13 @@ def test_sbatch_creates_the_job_objects_with_owners(kube: KubeSlurm) -> None:
                n["metadata"]["name"].startswith("sbatch-k8s-runtime-")]
     assert len(runtime) == 1 and runtime[0].get("binaryData")
     job = kube.api().get(kinds.JOB, name, kube.namespace)
-    for kind in (kinds.CONFIG_MAP, kinds.SECRET, kinds.SERVICE):
+    files = kube.api().get(kinds.CONFIG_MAP, name, kube.namespace)
+    assert files["metadata"]["ownerReferences"][0]["uid"] == job["metadata"]["uid"]
+    for kind in (kinds.SECRET, kinds.SERVICE):   # hung on the workload through the ConfigMap
         owners = kube.api().get(kind, name, kube.namespace)["metadata"]["ownerReferences"]
-        assert owners[0]["uid"] == job["metadata"]["uid"]
+        assert owners[0]["uid"] == files["metadata"]["uid"]
+    for kind in (kinds.CONFIG_MAP, kinds.SECRET):
+        assert kube.api().get(kind, name, kube.namespace)["immutable"] is True
     record = kube.api().get(kinds.CONFIG_MAP, f"sbatch-k8s-job-{job_id}", kube.namespace)
     assert not record["metadata"].get("ownerReferences")  # it outlives the workload
 

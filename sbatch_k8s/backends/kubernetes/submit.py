@@ -4,7 +4,8 @@ Order of work: plan (partition, allocation — Slurm's refusals first, nothing c
 ids from the cluster-wide counter, rendering (:func:`translators.render`), then the objects:
 the shared runtime ConfigMap when missing, each job's record (what sacct reads after the
 workload is gone), and each unit's ConfigMap, Secret, Service, PodGroup and workload. The
-companions then get ownerReferences to their workload, so deleting it deletes them. If any
+companions hang on the workload through the ConfigMap (:func:`create_unit`), so deleting
+it deletes them. If any
 step fails, everything this submission created is deleted again and sbatch prints
 ``Batch job submission failed: <the API server's message>``.
 """
@@ -133,15 +134,20 @@ def _owner(workload: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def create_unit(submission: Submission, unit: Sequence[Dict[str, Any]]) -> None:
-    """Create one unit's objects, workload last, then hang the companions on it."""
-    *companions, workload = unit
-    for manifest in companions:
-        submission.create(manifest)
+    """Create one unit's objects: its ConfigMap first, the other companions (Secret,
+    Service, PodGroup) owned by that ConfigMap from their creation, the workload last, and
+    then the ConfigMap hung on the workload. Deleting the workload deletes them all (the
+    garbage collector follows the chain), and a requeue keeps them by detaching the
+    ConfigMap alone: nobody ever reads or patches the job's Secret."""
+    files, *others, workload = unit
+    made_files = submission.create(files)
+    for manifest in others:
+        meta = dict(manifest["metadata"], ownerReferences=[_owner(made_files)])
+        submission.create(dict(manifest, metadata=meta))
     made = submission.create(workload)
-    owner = {"metadata": {"ownerReferences": [_owner(made)]}}
-    for manifest in companions:
-        submission.client.merge_patch(kind_of(manifest), manifest["metadata"]["name"],
-                                      submission.namespace, owner)
+    submission.client.merge_patch(kind_of(files), files["metadata"]["name"],
+                                  submission.namespace,
+                                  {"metadata": {"ownerReferences": [_owner(made)]}})
 
 
 def _test_only_line(job_id: int, allocation: Allocation, names: Sequence[str],
