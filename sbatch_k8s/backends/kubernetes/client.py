@@ -33,6 +33,9 @@ SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: One random value per submission on every object it creates: what tells a create retried
 #: after a timeout (its object is there: ours) from a name another job holds (a conflict).
 SUBMISSION_ANNOTATION = "sbatch-k8s.io/submission"
+#: How the API server names a refusal of an admission policy (``deploy/policy.yaml``): no
+#: permission is missing, the write is not the caller's to make.
+ADMISSION_POLICY = "ValidatingAdmissionPolicy"
 #: Called as ``observe(client, method, path, query, answer)`` after every successful write:
 #: how the command server's watch cache learns which resourceVersion a command wrote.
 WRITE_OBSERVERS: List[Any] = []
@@ -73,7 +76,7 @@ def _explain(status: int, message: str, target: Target) -> str:
     if status == 401:
         return (f"the API server at {target.server} refused the credentials of kubeconfig "
                 f"context {target.context} (Unauthorized: expired or wrong token?)")
-    if status == 403:
+    if status == 403 and ADMISSION_POLICY not in message:
         return (f"{message} (ask the cluster administrator for this permission; "
                 "deploy/rbac.yaml lists every permission sbatch-k8s needs)")
     return message
