@@ -65,6 +65,7 @@ from sbatch_k8s.backends.kubernetes.record_steps import (
     job_steps,
     published_steps,
 )
+from sbatch_k8s.backends.kubernetes.owners import ownership_fields
 from sbatch_k8s.backends.kubernetes.state import exit_status, job_facts, job_state, node0_report
 from sbatch_k8s.backends.kubernetes.workload_view import workload_end, workload_facts
 from translators.metadata import JOB_ID, common_labels
@@ -145,11 +146,13 @@ def _final_annotations(record: JobRecord) -> Dict[str, str]:
     return {END_TIME_ANNOTATION: str(end)} if is_final(record) and end is not None else {}
 
 
-def record_config_map(record: JobRecord, workload_ref: Mapping[str, str]) -> Dict[str, Any]:
-    """The record's manifest, created with the job (namespace: where the client creates it)."""
+def record_config_map(record: JobRecord, workload_ref: Mapping[str, str],
+                      ownership: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+    """The record's manifest, created with the job (namespace: where the client creates it),
+    with the ``ownership`` annotations of the job's objects (:mod:`translators.ownership`)."""
     metadata: Dict[str, Any] = {"name": record_name(record.job_id),
                                 "labels": record_labels(record)}
-    annotations = _final_annotations(record)
+    annotations = dict(ownership or {}, **_final_annotations(record))
     if annotations:
         metadata["annotations"] = annotations
     ref = {k: str(workload_ref[k]) for k in WORKLOAD_REF_KEYS if workload_ref.get(k)}
@@ -173,6 +176,7 @@ def record_from_config_map(cm: Mapping[str, Any]) -> Tuple[JobRecord, Dict[str, 
             record = with_changes(record, steps=published_steps(data[RUNNING_STEPS_KEY]))
         if REPORT_KEY in data and not is_final(record):
             record = reported_record(record, json.loads(data[REPORT_KEY]))
+        record = with_changes(record, **ownership_fields(cm))
     except (KeyError, ValueError, TypeError, AttributeError) as e:
         raise ValueError(f"ConfigMap {name} holds no readable job record: {e}") from e
     return record, {k: str(v) for k, v in ref.items()}

@@ -12,6 +12,7 @@ step fails, everything this submission created is deleted again and sbatch print
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import sys
@@ -23,6 +24,7 @@ from parsers.errors import submission_failed
 from parsers.formats.job_stdio import recorded_stdio
 from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
+from translators.ownership import Ownership
 from parsers.records import PENDING, JobRecord, build
 from sbatch_k8s.backends.base import SRUN_COMMAND
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
@@ -193,19 +195,33 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     )
     from sbatch_k8s.backends.kubernetes.node_shape import plan_on_cluster
     from sbatch_k8s.backends.kubernetes.dependencies import check_targets
+    from sbatch_k8s.backends.kubernetes.submitter import (
+        cluster_submitter,
+        partition_namespace,
+        released_by,
+        user_namespaces,
+    )
+    from sbatch_k8s.submit import submit_context
 
     check_backend_support(job, submit, command)
     partition, allocation = plan_on_cluster(job, config, client, environ)
-    known = {p.namespace or client.target.namespace for p in config.partitions}
-    if not submit.test_only:
-        check_targets(job, client, known)
+    try:
+        context, ownership, _ = cluster_submitter(client, config, environ,
+                                                  submit_context(environ))
+        known = user_namespaces(config, client, context.user)
+        if not submit.test_only:
+            check_targets(job, client, known)
+            ownership = dataclasses.replace(ownership,
+                                            released_by=released_by(client, job, known))
+    except KubeError as e:
+        raise submission_failed(str(e)) from e
     if not submit.quiet:
         for note in allocation.warnings:
             print_warning(command, note)
-    namespace = partition.namespace or client.target.namespace
+    namespace = partition_namespace(partition, client, context.user)
     ids = state_namespace(config.state_namespace)
     plan = _Plan(job, submit, config, environ, client, command, partition, allocation,
-                 namespace)
+                 namespace, context, ownership)
     try:
         if submit.test_only:
             units = plan.render(peek_next_id(client, ids), warn=True)
@@ -237,14 +253,16 @@ class _Plan:
 
     def __init__(self, job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
                  environ: Mapping[str, str], client: KubeClient, command: str,
-                 partition: PartitionConfig, allocation: Allocation, namespace: str) -> None:
+                 partition: PartitionConfig, allocation: Allocation, namespace: str,
+                 context: SubmitContext, ownership: Ownership) -> None:
         from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
-        from sbatch_k8s.submit import now_iso, submit_context
+        from sbatch_k8s.submit import now_iso
 
         self.job, self.submit, self.config, self.environ = job, submit, config, environ
         self.client, self.command, self.partition = client, command, partition
         self.allocation, self.namespace = allocation, namespace
-        self.context = submit_context(environ)
+        self.context = context
+        self.ownership = ownership
         self.count = job.array.count() if job.array else 1
         self.minor = submit_minor(submit, client)
         self.target = submit.k8s_target or partition.target
@@ -264,7 +282,8 @@ class _Plan:
             job=self.job, allocation=self.allocation, context=self.context,
             partition=self.partition, cluster_name=self.config.cluster_name, job_id=base_id,
             token=secrets.token_hex(32), runtime_hash=self.runtime_hash,
-            submit_time=self.submit_iso, target=self.target, kubernetes_minor=self.minor))
+            submit_time=self.submit_iso, target=self.target, kubernetes_minor=self.minor,
+            ownership=self.ownership))
         if warn and not self.submit.quiet:
             for note in result.warnings:
                 print_warning(self.command, note)
@@ -292,13 +311,14 @@ class _Plan:
         try:
             ensure_runtime(client, self.namespace, self.runtime_hash, self.bundle)
             workload_refs = _workload_refs(units, self.namespace, indices, base_id)
+            owned = _ownership_of(units, indices, base_id)
             for k, index in enumerate(indices):
                 record = submitted_record(job, self.allocation, self.context, self.partition,
                                           self.config.cluster_name, base_id + k,
                                           base_id if job.array else None, index, now,
                                           int(begin.timestamp()) if begin else None,
                                           batch=self.command != SRUN_COMMAND)
-                manifest = record_config_map(record, workload_refs[k])
+                manifest = record_config_map(record, workload_refs[k], owned[k])
                 if gates:
                     manifest["metadata"]["labels"][WAITING_LABEL] = "true"
                 submission.create(manifest)
@@ -350,6 +370,22 @@ def _workload_refs(units: Sequence[Sequence[Dict[str, Any]]], namespace: str,
         ref = {"apiVersion": workload["apiVersion"], "kind": workload["kind"],
                "name": workload["metadata"]["name"], "namespace": namespace}
         by_id[workload["metadata"]["labels"]["sbatch-k8s.io/job-id"]] = ref
+    first = next(iter(by_id.values()))
+    return [by_id.get(str(base_id + k), first) for k in range(len(indices))]
+
+
+def _ownership_of(units: Sequence[Sequence[Dict[str, Any]]],
+                  indices: Sequence[Optional[int]], base_id: int) -> List[Dict[str, str]]:
+    """For each job id of the submission, the ownership annotations of the workload that
+    runs it (what its record carries too)."""
+    from translators.ownership import OWNERSHIP_KEYS
+
+    by_id: Dict[str, Dict[str, str]] = {}
+    for unit in units:
+        meta = unit[-1]["metadata"]
+        annotations = meta.get("annotations") or {}
+        by_id[meta["labels"]["sbatch-k8s.io/job-id"]] = {
+            k: v for k, v in annotations.items() if k in OWNERSHIP_KEYS}
     first = next(iter(by_id.values()))
     return [by_id.get(str(base_id + k), first) for k in range(len(indices))]
 
