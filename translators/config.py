@@ -144,7 +144,9 @@ class PartitionConfig:
     shm_size: Optional[str] = _key("size of the `/dev/shm` emptyDir", "1Gi")
     volumes: Tuple[VolumeConfig, ...] = _key(
         "shared volumes (`[[partitions.NAME.volumes]]`, see below)", ())
-    service_account: Optional[str] = _key("ServiceAccount of the pods")
+    service_account: Optional[str] = _key(
+        "ServiceAccount of the pods (absent: `sbatch-k8s-job` when it exists in the "
+        "namespace, `deploy/rbac.yaml`; `\"\"`: none)")
     scheduler_name: Optional[str] = _key("`schedulerName` of the pods")
     gang: Optional[str] = _key("gang scheduling: `volcano` (PodGroup) or `kueue` (queue)",
                                choices=GANGS)

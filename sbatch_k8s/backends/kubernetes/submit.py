@@ -200,6 +200,7 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
         partition_namespace,
         released_by,
         user_namespaces,
+        with_job_account,
     )
     from sbatch_k8s.submit import submit_context
 
@@ -219,6 +220,10 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
         for note in allocation.warnings:
             print_warning(command, note)
     namespace = partition_namespace(partition, client, context.user)
+    try:
+        partition = with_job_account(partition, client, namespace)
+    except KubeError as e:
+        raise submission_failed(str(e)) from e
     ids = state_namespace(config.state_namespace)
     plan = _Plan(job, submit, config, environ, client, command, partition, allocation,
                  namespace, context, ownership)

@@ -105,6 +105,28 @@ def released_by(client: KubeClient, job: JobSpec, namespaces: Iterable[str]) -> 
     return any_of(tuple(patterns))
 
 
+def with_job_account(partition: PartitionConfig, client: KubeClient,
+                     namespace: str) -> PartitionConfig:
+    """``partition`` running its pods as the job ServiceAccount when it names none and the
+    account exists in ``namespace`` (``deploy/rbac.yaml`` applied): node 0 then records
+    its end, publishes its steps and releases the jobs waiting for it with nothing else
+    configured. ``service_account = ""`` keeps pods without one."""
+    from sbatch_k8s.backends.kubernetes.identity import JOB_SERVICE_ACCOUNT
+    from sbatch_k8s.backends.kubernetes.kinds import SERVICE_ACCOUNT
+
+    if partition.service_account is not None:
+        return partition
+    try:
+        found = client.get(SERVICE_ACCOUNT, JOB_SERVICE_ACCOUNT, namespace)
+    except KubeError as e:
+        if e.status != 403:
+            raise
+        found = None
+    if found is None:
+        return partition
+    return dataclasses.replace(partition, service_account=JOB_SERVICE_ACCOUNT)
+
+
 def cluster_submitter(client: KubeClient, config: ClusterConfig, environ: Mapping[str, str],
                       context: SubmitContext) -> Tuple[SubmitContext, Ownership, ClusterUser]:
     """The submission's context as the cluster knows its user, the ownership its objects
