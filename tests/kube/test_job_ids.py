@@ -16,7 +16,7 @@ import pytest
 from sbatch_k8s.backends.kubernetes import kinds
 from sbatch_k8s.backends.kubernetes.ids import COUNTER_NAME
 from tests.apiserver.support import wait_until
-from tests.kube.harness import CONFIG, KubeSlurm, submit
+from tests.kube.harness import KubeSlurm, submit
 
 SLEEP = "#!/bin/sh\n#SBATCH --job-name=ids\nsrun true\nsrun true\nsleep 30\n"
 
