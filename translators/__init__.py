@@ -60,6 +60,9 @@ class RenderInputs:
     #: Whose the job is (annotations the cluster's admission policy checks); the default
     #: writes none (:mod:`translators.ownership`).
     ownership: Ownership = Ownership()
+    #: The runtime zipapp's full SHA-256: every pod checks the runtime it mounts against it
+    #: before running it ("": no check; :func:`translators.pod.runtime_command`).
+    runtime_digest: str = ""
 
 
 @dataclass(frozen=True)

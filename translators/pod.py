@@ -40,13 +40,50 @@ def _double_quoted(text: str) -> str:
     return f'"{escaped}"'
 
 
-def runtime_command(target: str, image: str) -> List[str]:
+#: Exit status of a pod whose runtime is not the one its job was submitted with.
+RUNTIME_MISMATCH_EXIT = 126
+#: What checks the runtime before it runs: Python code carried in the pod's own command
+#: (never in the shared ConfigMap it checks), for any python3 (2.7 syntax too: an old one
+#: then reaches the runtime's own "needs Python >= 3.8" line). A mismatch writes one line
+#: on stderr and the runtime's termination message (state FAILED, reason
+#: JobLaunchFailure, the line as ``error``: scontrol's Comment, sbatch --wait), exit 126.
+VERIFY_RUNTIME = """\
+import hashlib, json, sys
+path, want = sys.argv[1], sys.argv[2]
+got = hashlib.sha256(open(path, "rb").read()).hexdigest()
+if got != want:
+    line = ("sbatch-k8s: error: the runtime in %s is not the one this job was submitted with "
+            "(SHA-256 %s, expected %s): it was not run" % (path, got[:16], want[:16]))
+    sys.stderr.write(line + "\\n")
+    try:
+        open("/dev/termination-log", "w").write(json.dumps({
+            "state": "FAILED", "reason": "JobLaunchFailure", "exit_code": 126,
+            "error": line}))
+    except (IOError, OSError):
+        pass
+    sys.exit(126)
+"""
+
+
+def _single_quoted(text: str) -> str:
+    """``text`` inside single quotes for ``/bin/sh``."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def runtime_command(target: str, image: str, runtime_digest: str = "") -> List[str]:
     """The container command: fail with one clear line when the image has no python3,
-    else exec the runtime as a node of ``target``'s contract."""
+    else, with ``runtime_digest`` (the runtime zipapp's full SHA-256), check the mounted
+    runtime against it (:data:`VERIFY_RUNTIME`), then exec the runtime as a node of
+    ``target``'s contract."""
     message = (f"sbatch-k8s: error: image {image} has no python3; the sbatch-k8s runtime "
                f"needs Python >= {MIN_PYTHON}")
+    runtime = f"{RUNTIME_DIR}/{RUNTIME_KEY}"
+    check = ""
+    if runtime_digest:
+        check = (f"python3 -c {_single_quoted(VERIFY_RUNTIME)} {runtime} {runtime_digest} || "
+                 f"exit {RUNTIME_MISMATCH_EXIT}; ")
     script = (f"command -v python3 >/dev/null 2>&1 || {{ echo {_double_quoted(message)} >&2; "
-              f"exit 127; }}; exec python3 {RUNTIME_DIR}/{RUNTIME_KEY} node --contract {target}")
+              f"exit 127; }}; {check}exec python3 {runtime} node --contract {target}")
     return ["/bin/sh", "-c", script]
 
 
@@ -107,7 +144,8 @@ def main_container(plan: "JobPlan", unit: "Unit", name: str,
     container: Dict[str, Any] = {"name": name, "image": plan.image}
     if partition.image_pull_policy:
         container["imagePullPolicy"] = partition.image_pull_policy
-    container["command"] = runtime_command(plan.traits.name, plan.image)
+    container["command"] = runtime_command(plan.traits.name, plan.image,
+                                           plan.inputs.runtime_digest)
     if plan.working_dir:
         container["workingDir"] = plan.working_dir
     container["env"] = runtime_env(unit.job_id, partition.runtime_port, node_index_env,

@@ -251,8 +251,8 @@ def reported_record(stored: JobRecord, report: Mapping[str, Any]) -> JobRecord:
         exit_signal=signal,
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
     steps = job_steps(ended, True, report, stored.steps)
-    return with_changes(ended, steps=steps,
-                        derived_exit_code=_derived(steps))
+    return with_changes(ended, steps=steps, derived_exit_code=_derived(steps),
+                        comment=_launch_error(report) or stored.comment)
 
 
 def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
@@ -287,4 +287,11 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
     steps = job_steps(live, final, report, stored.steps)
     derived = _derived(steps) if final else 0
-    return with_changes(live, steps=steps, derived_exit_code=derived)
+    return with_changes(live, steps=steps, derived_exit_code=derived,
+                        comment=_launch_error(report) or stored.comment)
+
+
+def _launch_error(report: Optional[Mapping[str, Any]]) -> str:
+    """The one line a node 0 that could not start the job left in its report (a runtime
+    that failed its check): the job's Comment, as scontrol shows it."""
+    return str((report or {}).get("error") or "")

@@ -68,18 +68,31 @@ class Submission:
 
 def ensure_runtime(client: KubeClient, namespace: str, runtime_hash: str, bundle: bytes) -> None:
     """Create the shared runtime ConfigMap of this version when it is missing (another
-    submitter creating it at the same time is fine: 409 means it exists)."""
+    submitter creating it at the same time is fine: 409 means it exists), and refuse to
+    submit when the one there holds other bytes (whoever created it first could have put
+    anything under the name; every pod also checks it before running it)."""
     from translators.objects import runtime_config_map
-    from translators.storage import runtime_config_map_name
+    from translators.storage import RUNTIME_KEY, runtime_config_map_name
 
     name = runtime_config_map_name(runtime_hash)
-    if client.get(CONFIG_MAP, name, namespace) is not None:
-        return
-    try:
-        client.create(runtime_config_map(runtime_hash, bundle), namespace)
-    except KubeError as e:
-        if e.status != 409:
-            raise
+    found = client.get(CONFIG_MAP, name, namespace)
+    if found is None:
+        try:
+            client.create(runtime_config_map(runtime_hash, bundle), namespace)
+            return
+        except KubeError as e:
+            if e.status != 409:
+                raise
+        found = client.get(CONFIG_MAP, name, namespace) or {}
+    import base64
+    import hashlib
+
+    held = base64.b64decode(((found.get("binaryData") or {}).get(RUNTIME_KEY) or "").encode())
+    if hashlib.sha256(held).digest() != hashlib.sha256(bundle).digest():
+        raise submission_failed(
+            f"the shared runtime ConfigMap {name} in namespace {namespace} does not hold "
+            f"this runtime (SHA-256 {hashlib.sha256(held).hexdigest()[:16]}, expected "
+            f"{hashlib.sha256(bundle).hexdigest()[:16]}): an operator must delete it")
 
 
 def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContext,
@@ -280,6 +293,7 @@ class _Plan:
 
     def render(self, base_id: int, warn: bool) -> List[List[Dict[str, Any]]]:
         """The objects of the job under ``base_id``, unit by unit."""
+        from sbatch_k8s.runtime_bundle import bundle_digest
         from translators import RenderInputs, render
 
         self.base_id = base_id
@@ -287,6 +301,7 @@ class _Plan:
             job=self.job, allocation=self.allocation, context=self.context,
             partition=self.partition, cluster_name=self.config.cluster_name, job_id=base_id,
             token=secrets.token_hex(32), runtime_hash=self.runtime_hash,
+            runtime_digest=bundle_digest(self.bundle),
             submit_time=self.submit_iso, target=self.target, kubernetes_minor=self.minor,
             ownership=self.ownership))
         if warn and not self.submit.quiet:

@@ -29,6 +29,9 @@ LONGEST_INTERVAL_S = 2.0
 #: How long the rest of a streamed log may take to arrive once the job has ended.
 DRAIN_S = 60.0
 COMMAND = "sbatch"
+#: The reason of a job whose node 0 could not start it; its one line is the record's
+#: Comment (a runtime that failed its check, :func:`translators.pod.runtime_command`).
+LAUNCH_FAILURE = "JobLaunchFailure"
 
 
 def exit_code_of(records: Sequence[JobRecord]) -> int:
@@ -143,6 +146,10 @@ def wait_for_jobs(client: KubeClient, namespace: str, job_ids: Sequence[int],
         fetcher.follow([r for r in seen.values() if not is_final(r)])
         if len(seen) == len(wanted) and all(is_final(r) for r in seen.values()):
             fetcher.finish(sorted(seen.values(), key=lambda r: r.job_id))
+            for record in sorted(seen.values(), key=lambda r: r.job_id):
+                if record.reason == LAUNCH_FAILURE and record.comment:
+                    sys.stderr.write(f"{COMMAND}: error: job {record.job_id}: "
+                                     f"{record.comment}\n")
             return exit_code_of(list(seen.values()))
         time.sleep(interval)
         interval = min(interval * 1.5, LONGEST_INTERVAL_S)
