@@ -106,6 +106,8 @@ class OutputFetcher:
             complete, why = output.finish(max(1.0, deadline - time.monotonic()))
             output.sink.close()  # type: ignore[attr-defined]
             lost = output.lost()
+            if record.reason == LAUNCH_FAILURE and record.comment:
+                continue   # node 0 never ran the job: its one line says so (wait_for_jobs)
             if not complete:
                 _warn(record.job_id, f"its output files may be incomplete: {why}")
             elif lost:
