@@ -49,7 +49,7 @@ def test_a_runtime_with_other_bytes_never_runs(kube: KubeSlurm, kubelet: Any) ->
     done = kube.run("scontrol", "release", str(job_id))
     assert done.returncode == 0, done.stderr
     out, err = waiting.communicate(timeout=180)
-    line = (f"sbatch-k8s: error: the runtime in /opt/sbatch-k8s/runtime.pyz is not the one "
+    line = ("sbatch-k8s: error: the runtime in /opt/sbatch-k8s/runtime.pyz is not the one "
             "this job was submitted with")
     assert waiting.returncode != 0
     assert out == ""                                          # -Q
