@@ -107,7 +107,9 @@ PRINT_KUBERNETES_MINOR = 29
 
 
 def print_manifests(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, str]) -> str:
-    """``sbatch --k8s-print``: the manifests as YAML, complete for ``kubectl apply -f -``: the
+    """``sbatch --k8s-print``: the manifests as YAML, complete for ``kubectl apply
+    --server-side -f -`` (a client-side apply cannot keep the runtime ConfigMap in its
+    256 kB ``last-applied-configuration`` annotation): the
     shared runtime ConfigMap first (left out with ``--k8s-print=objects``, for namespaces
     that have it), then the job's objects. Nothing is contacted or created."""
     from parsers.option_values import K8S_PRINT_OBJECTS, kubernetes_minor
