@@ -25,7 +25,8 @@ from tests.local.harness import REPO
 RBAC = "rbac.authorization.k8s.io"
 OPERATORS = "sbatch-k8s:operators"
 USERS = {"alice": (), "bob": (), "carol": (OPERATORS,)}
-PLURALS = {"ConfigMap": "configmaps", "ServiceAccount": "serviceaccounts", "Role": "roles", "RoleBinding": "rolebindings",
+PLURALS = {"ConfigMap": "configmaps", "ServiceAccount": "serviceaccounts", "Role": "roles",
+           "RoleBinding": "rolebindings",
            "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
            "ValidatingAdmissionPolicy": "validatingadmissionpolicies",
            "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings"}
