@@ -10,7 +10,7 @@ from parsers.jobspec import JobSpec, SubmitOptions
 from parsers.records import PENDING, RUNNING, JobRecord, StepRecord
 from sbatch_k8s.backends.base import FINISHED, REFUSED, UNKNOWN, Backend
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
-from translators.config import ClusterConfig
+from translators.config import ClusterConfig, PartitionConfig
 
 if TYPE_CHECKING:
     from sbatch_k8s.backends.kubernetes.identity import ClusterUser
@@ -240,13 +240,31 @@ class KubernetesBackend(Backend):
         from sbatch_k8s.cli.common import print_warning
 
         partition = self.config.partition(record.partition)
-        if partition is not None and not partition.service_account and \
+        if partition is not None and not self._publishes_steps(partition) and \
                 record.partition not in self._steps_hidden:
             self._steps_hidden.add(record.partition)
             print_warning("squeue", f"the srun steps of jobs in partition {record.partition} "
                                     "are not visible (only batch and extern): its pods need "
                                     "the partition's service_account to publish them")
         return [s for s in record.steps if s.state == RUNNING]
+
+    def _publishes_steps(self, partition: PartitionConfig) -> bool:
+        """Whether the partition's pods have API access (its ServiceAccount, or the job
+        ServiceAccount present in its namespace) and so publish their steps."""
+        from sbatch_k8s.backends.kubernetes.submitter import (
+            partition_namespace,
+            with_job_account,
+        )
+
+        if partition.service_account is not None:
+            return bool(partition.service_account)
+        try:
+            namespace = partition_namespace(partition, self.client, self.caller_ids()[0]) \
+                if partition.namespace and "{user}" in partition.namespace else \
+                partition.namespace or self.client.target.namespace
+            return bool(with_job_account(partition, self.client, namespace).service_account)
+        except KubeError:
+            return False
 
     def job_texts(self, record: JobRecord) -> Tuple[Optional[str], Optional[Dict[str, str]]]:
         """The script from the job's ConfigMap while it exists; the start environment is in
