@@ -31,7 +31,8 @@ from translators.users import (
     slurm_user_name,
 )
 
-REVIEW_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+#: ``SelfSubjectReview``: GA (``v1``) from Kubernetes 1.28, ``v1beta1`` in 1.27.
+REVIEW_VERSIONS = ("v1", "v1beta1")
 POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name"
 #: How long one answer stands for the same credentials.
 CACHE_S = 600.0
@@ -131,10 +132,24 @@ def who_am_i(client: KubeClient, environ: Dict[str, str]) -> ClusterUser:
     found = _cached(path)
     if found is not None and found.username:
         return found
-    answer = client.request("POST", REVIEW_PATH, body={
-        "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
-    _store(path, answer)
-    return _from_review(answer)
+    from sbatch_k8s.backends.kubernetes.client import KubeError
+    from sbatch_k8s.errors import BackendError
+
+    for version in REVIEW_VERSIONS:
+        try:
+            answer = client.request(
+                "POST", f"/apis/authentication.k8s.io/{version}/selfsubjectreviews",
+                body={"apiVersion": f"authentication.k8s.io/{version}",
+                      "kind": "SelfSubjectReview"})
+        except KubeError as e:
+            if e.status == 404:
+                continue
+            raise
+        _store(path, answer)
+        return _from_review(answer)
+    raise BackendError(f"the API server at {client.target.server} cannot say who these "
+                       "credentials are (no SelfSubjectReview: Kubernetes 1.27 or later is "
+                       "needed)")
 
 
 def local_ids(name: str) -> Optional[Tuple[int, int]]:
