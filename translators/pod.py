@@ -43,23 +43,28 @@ def _double_quoted(text: str) -> str:
 #: Exit status of a pod whose runtime is not the one its job was submitted with.
 RUNTIME_MISMATCH_EXIT = 126
 #: What checks the runtime before it runs: Python code carried in the pod's own command
-#: (never in the shared ConfigMap it checks), for any python3 (2.7 syntax too: an old one
-#: then reaches the runtime's own "needs Python >= 3.8" line). A mismatch writes one line
-#: on stderr and the runtime's termination message (state FAILED, reason
-#: JobLaunchFailure, the line as ``error``: scontrol's Comment, sbatch --wait), exit 126.
+#: (never in the shared ConfigMap it checks), parsed by any python3 (2.7 syntax too; one older
+#: than 3.8 gets the runtime's own "needs Python >= 3.8" line). A mismatch writes one line on
+#: stderr and the runtime's termination message (state FAILED, reason JobLaunchFailure, the
+#: line as ``error``: scontrol's Comment, sbatch --wait), exit 126.
 VERIFY_RUNTIME = """\
 import hashlib, json, sys
+if sys.version_info < (3, 8):
+    sys.stderr.write("sbatch-k8s: error: python3 in this image is %d.%d; the sbatch-k8s "
+                     "runtime needs Python >= 3.8\\n" % sys.version_info[:2])
+    sys.exit(127)
+from pathlib import Path
 path, want = sys.argv[1], sys.argv[2]
-got = hashlib.sha256(open(path, "rb").read()).hexdigest()
+got = hashlib.sha256(Path(path).read_bytes()).hexdigest()
 if got != want:
     line = ("sbatch-k8s: error: the runtime in %s is not the one this job was submitted with "
             "(SHA-256 %s, expected %s): it was not run" % (path, got[:16], want[:16]))
     sys.stderr.write(line + "\\n")
     try:
-        open("/dev/termination-log", "w").write(json.dumps({
+        Path("/dev/termination-log").write_text(json.dumps({
             "state": "FAILED", "reason": "JobLaunchFailure", "exit_code": 126,
             "error": line}))
-    except (IOError, OSError):
+    except OSError:
         pass
     sys.exit(126)
 """
@@ -81,7 +86,7 @@ def runtime_command(target: str, image: str, runtime_digest: str = "") -> List[s
     check = ""
     if runtime_digest:
         check = (f"python3 -c {_single_quoted(VERIFY_RUNTIME)} {runtime} {runtime_digest} || "
-                 f"exit {RUNTIME_MISMATCH_EXIT}; ")
+                 "exit $?; ")
     script = (f"command -v python3 >/dev/null 2>&1 || {{ echo {_double_quoted(message)} >&2; "
               f"exit 127; }}; {check}exec python3 {runtime} node --contract {target}")
     return ["/bin/sh", "-c", script]
