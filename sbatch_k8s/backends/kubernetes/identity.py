@@ -181,3 +181,25 @@ def slurm_identity(user: ClusterUser, users: UsersConfig) -> Tuple[str, int, int
     name = slurm_user_name(user.username, users)
     uid, gid = slurm_ids(name, users)
     return name, uid, gid
+
+
+def group_name(gid: int, fallback: str) -> str:
+    """The name of group ``gid`` on this machine, else ``fallback`` (the user's name: a
+    user's own group)."""
+    import grp
+
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return fallback
+
+
+def slurm_groups(slurm_name: str, gid: int, users: UsersConfig) -> Tuple[int, ...]:
+    """The user's supplementary gids: this machine's, with ``local_passwd`` when it has the
+    account (a partition's ``run_as = "submitter"`` gives them to the tasks); else none."""
+    if not users.local_passwd or local_ids(slurm_name) is None:
+        return ()
+    try:
+        return tuple(sorted(set(os.getgrouplist(slurm_name, gid))))
+    except OSError:
+        return ()

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from parsers.records import JobRecord, with_changes
-from sbatch_k8s.backends.kubernetes.identity import ClusterUser, slurm_identity
+from sbatch_k8s.backends.kubernetes.identity import ClusterUser, group_name, slurm_identity
 from translators.config import UsersConfig
 from translators.ownership import OWNER, OWNER_PODS, PARENT_JOB, PODS, SUBMITTED_FROM
 
@@ -86,7 +86,7 @@ def attributed(records: Sequence[JobRecord], users: UsersConfig,
         else:
             (name, uid), gid = NOBODY, NOBODY[1]
         out.append(with_changes(record, owner=owner, owner_claim="", user=name, uid=uid,
-                                gid=gid, group=name))
+                                gid=gid, group=group_name(gid, name)))
     return out
 
 

@@ -24,7 +24,13 @@ from typing import Iterable, List, Mapping, Optional, Set, Tuple
 
 from parsers.jobspec import JobSpec, SubmitContext
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
-from sbatch_k8s.backends.kubernetes.identity import ClusterUser, slurm_identity, who_am_i
+from sbatch_k8s.backends.kubernetes.identity import (
+    ClusterUser,
+    group_name,
+    slurm_groups,
+    slurm_identity,
+    who_am_i,
+)
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP
 from sbatch_k8s.errors import BackendError
 from translators.config import ClusterConfig, PartitionConfig
@@ -148,6 +154,6 @@ def cluster_submitter(client: KubeClient, config: ClusterConfig, environ: Mappin
         ownership = Ownership(owner=found[0], submitted_from=caller.pod_name,
                               owner_pods=found[1], parent_job=str(parent))
     name, uid, gid = slurm_identity(ClusterUser(ownership.owner), config.users)
-    context = dataclasses.replace(context, user=name, uid=uid, gid=gid, group=name,
-                                  groups=())
+    context = dataclasses.replace(context, user=name, uid=uid, gid=gid, group=group_name(gid, name),
+                                  groups=slurm_groups(name, gid, config.users))
     return context, ownership, caller
