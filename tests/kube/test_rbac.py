@@ -152,7 +152,8 @@ def _controller(cluster: Any, kube: KubeSlurm) -> "subprocess.Popen[str]":
                         "controller", token)
     return subprocess.Popen([sys.executable, "-m", "sbatch_k8s.tool", "controller",
                              "--interval", "0.5", "-v"], cwd=kube.work,
-                            env=dict(kube.env, KUBECONFIG=config), text=True,
+                            env=dict(kube.env, KUBECONFIG=config,
+                                     PYTHONPATH=str(REPO)), text=True,  # this checkout
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
