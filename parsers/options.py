@@ -499,7 +499,9 @@ OPTIONS: Tuple[Option, ...] = (
     # sbatch-k8s's own extensions.
     _row("k8s-print", "?", "k8s_print", "k8s_print", "H-",
          "print the Kubernetes manifests and submit nothing: the shared runtime ConfigMap, "
-         "then the job's objects (=objects: the job's objects only)"),
+         "then the job's objects (=objects: the job's objects only); create them with "
+         "kubectl apply --server-side -f - (the runtime ConfigMap is too big for a "
+         "client-side apply)"),
     _row("k8s-lint", "0", "flag", "k8s_lint", "H-",
          "print how each directive maps to Kubernetes and submit nothing"),
     _row("k8s-target", "1", "k8s_target", "k8s_target", "H-", targets_in_words(),

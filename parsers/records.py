@@ -134,6 +134,16 @@ class JobRecord:
     #: What the system says of the job (scontrol ``SystemComment=``, sacct ``SystemComment``):
     #: why its batch step could not be launched, in slurmstepd's words.
     system_comment: str = ""
+    #: Where a cluster authenticates its users (Kubernetes backend): the owner's cluster user
+    #: name, as the job's objects name it and the cluster checked ("" elsewhere: the uid
+    #: decides); ``user`` and ``uid`` are that name's Slurm name and uid.
+    owner: str = ""
+    #: A job submitted from inside another job: ``"<parent id> <claimed owner>"``, until the
+    #: parent's record confirms it (``owner`` is then the claimed owner).
+    owner_claim: str = ""
+    #: The pattern of the names of the job's own processes' hosts (its pods): they act for
+    #: the job. With ``owner_claim``: that of the submitting job's, after a tab.
+    acting_hosts: str = ""
 
     @property
     def job_id_text(self) -> str:

@@ -16,6 +16,7 @@ from translators.config import (
     REQUIRED,
     ClusterConfig,
     LocalConfig,
+    UsersConfig,
     PartitionConfig,
     VolumeConfig,
 )
@@ -46,6 +47,18 @@ SECTIONS = (
      "`nfs` or `host_path`. The submit directory must lie under one of them."),
     ("The local backend: `[local]`", LocalConfig,
      "What this machine offers to jobs when they run here (no Kubernetes)."),
+    ("Users on a cluster: `[users]`", UsersConfig,
+     "On the Kubernetes backend a user is whom the API server says the credentials are "
+     "(`SelfSubjectReview`), whatever the local uid or `$USER`: that name is what "
+     "`squeue -u`, `--me`, `sacct`'s `User`, the owner checks of `scancel` and `scontrol` "
+     "and the job records use, and what the admission policy of `deploy/policy.yaml` "
+     "compares. Its Slurm user name is the `names` entry, else the cluster name made "
+     "Slurm-safe: lower case, characters other than letters, digits, `.`, `-` and `_` "
+     "become `_` (`alice@example.com` → `alice_example.com`), a ServiceAccount "
+     "`system:serviceaccount:NS:NAME` is `sa_NS_NAME`. Its uid and gid: the `uids` entry, "
+     "else with `local_passwd` this machine's account of that name, else a stable hash of "
+     "the name (SHA-256) into `uid_min`…`uid_max`. Members of `operators_group` are Slurm's "
+     "operators (they act on any job, their holds are `JobHeldAdmin`)."),
 )
 
 

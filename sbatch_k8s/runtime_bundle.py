@@ -99,4 +99,9 @@ def build_bundle() -> bytes:
 
 def bundle_hash(data: bytes) -> str:
     """12 hex digits of the bundle's SHA-256: the ConfigMap name suffix."""
-    return hashlib.sha256(data).hexdigest()[:12]
+    return bundle_digest(data)[:12]
+
+
+def bundle_digest(data: bytes) -> str:
+    """The bundle's whole SHA-256 (hex): what every pod checks its runtime against."""
+    return hashlib.sha256(data).hexdigest()

@@ -107,12 +107,14 @@ PRINT_KUBERNETES_MINOR = 29
 
 
 def print_manifests(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, str]) -> str:
-    """``sbatch --k8s-print``: the manifests as YAML, complete for ``kubectl apply -f -``: the
+    """``sbatch --k8s-print``: the manifests as YAML, complete for ``kubectl apply
+    --server-side -f -`` (a client-side apply cannot keep the runtime ConfigMap in its
+    256 kB ``last-applied-configuration`` annotation): the
     shared runtime ConfigMap first (left out with ``--k8s-print=objects``, for namespaces
     that have it), then the job's objects. Nothing is contacted or created."""
     from parsers.option_values import K8S_PRINT_OBJECTS, kubernetes_minor
     from sbatch_k8s.manifest_yaml import dump_manifests
-    from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
+    from sbatch_k8s.runtime_bundle import build_bundle, bundle_digest, bundle_hash
     from translators import RenderInputs, render
     from translators.objects import runtime_config_map
 
@@ -125,6 +127,7 @@ def print_manifests(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, s
         job=job, allocation=allocation, context=submit_context(environ), partition=partition,
         cluster_name=config.cluster_name, job_id=submit.k8s_job_id or 1,
         token=secrets.token_hex(16), runtime_hash=runtime_hash,
+        runtime_digest=bundle_digest(bundle),
         submit_time=now_iso(), target=submit.k8s_target or partition.target,
         kubernetes_minor=kubernetes_minor(version) if version else PRINT_KUBERNETES_MINOR)
     result = render(inputs)

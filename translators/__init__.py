@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from parsers.allocation import Allocation
 from parsers.jobspec import JobSpec, SubmitContext
 from translators.config import PartitionConfig
+from translators.ownership import Ownership
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,12 @@ class RenderInputs:
     target: str = "indexed-job"
     kubernetes_minor: int = 29
     array_job_id: Optional[int] = None
+    #: Whose the job is (annotations the cluster's admission policy checks); the default
+    #: writes none (:mod:`translators.ownership`).
+    ownership: Ownership = Ownership()
+    #: The runtime zipapp's full SHA-256: every pod checks the runtime it mounts against it
+    #: before running it ("": no check; :func:`translators.pod.runtime_command`).
+    runtime_digest: str = ""
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,9 @@ class PartitionConfig:
 
     name: str = field(metadata={"doc": "", "internal": True})
     namespace: Optional[str] = _key(
-        "namespace of the jobs' objects (absent: the kubeconfig context's, or the pod's)")
+        "namespace of the jobs' objects (absent: the kubeconfig context's, or the pod's); "
+        "`{user}` in it is the submitting user's Slurm name as a DNS label (`u-{user}`: a "
+        "namespace per user, the strongest isolation)")
     queue: Optional[str] = _key("Kueue LocalQueue (label `kueue.x-k8s.io/queue-name`)")
     priority_class: Optional[str] = _key("PriorityClass of the pods")
     qos_priority_classes: Tuple[Tuple[str, str], ...] = _key(
@@ -143,7 +145,9 @@ class PartitionConfig:
                                    "pod's memory limit, and it counts against it)", "1Gi")
     volumes: Tuple[VolumeConfig, ...] = _key(
         "shared volumes (`[[partitions.NAME.volumes]]`, see below)", ())
-    service_account: Optional[str] = _key("ServiceAccount of the pods")
+    service_account: Optional[str] = _key(
+        "ServiceAccount of the pods (absent: `sbatch-k8s-job` when it exists in the "
+        "namespace, `deploy/rbac.yaml`; `\"\"`: none)")
     scheduler_name: Optional[str] = _key("`schedulerName` of the pods")
     gang: Optional[str] = _key("gang scheduling: `volcano` (PodGroup) or `kueue` (queue)",
                                choices=GANGS)
@@ -185,6 +189,41 @@ class LocalConfig:
     runtime_port: int = _key("port of the node agents", 6818)
 
 
+#: Where cluster user names get their uid when nothing else says (a stable hash of the Slurm
+#: user name into ``[uid_min, uid_max]``: above the uids of ordinary local accounts).
+HASHED_UID_MIN = 2000000
+HASHED_UID_MAX = 2999999
+#: The group of Slurm's operators and administrators (they may act on any job); the
+#: admission policy of ``deploy/policy.yaml`` names the same group.
+OPERATORS_GROUP = "sbatch-k8s:operators"
+
+
+@dataclass(frozen=True)
+class UsersConfig:
+    """Who the cluster's users are in Slurm's terms (the Kubernetes backend).
+
+    On a cluster the user is whom the API server authenticates (``SelfSubjectReview``), never
+    the local uid or ``$USER``. Its Slurm user name is ``names``' entry, else the cluster
+    name made Slurm-safe (lower case; characters other than letters, digits, ``.``, ``-``
+    and ``_`` become ``_``; a ServiceAccount ``system:serviceaccount:NS:NAME`` becomes
+    ``sa_NS_NAME``). Its uid (and gid) is ``uids``' entry, else with ``local_passwd`` the
+    local account of that name's, else a stable hash of the name into ``[uid_min, uid_max]``.
+    """
+
+    names: Tuple[Tuple[str, str], ...] = _key(
+        "cluster user name → Slurm user name (`{ \"alice@example.com\" = \"alice\" }`)", ())
+    uids: Tuple[Tuple[str, int], ...] = _key("Slurm user name → uid (and gid)", ())
+    local_passwd: bool = _key(
+        "Slurm user names are this machine's user names: uid and gid from its passwd "
+        "database when it has the name", False)
+    uid_min: int = _key("lowest uid of the hashed range", HASHED_UID_MIN)
+    uid_max: int = _key("highest uid of the hashed range", HASHED_UID_MAX)
+    operators_group: str = _key(
+        "cluster group of Slurm's operators: they may cancel, hold, release and requeue any "
+        "job, and list every user's (the admission policy's bindings name the same group)",
+        OPERATORS_GROUP)
+
+
 @dataclass(frozen=True)
 class ClusterConfig:
     """The whole configuration file."""
@@ -202,7 +241,9 @@ class ClusterConfig:
         "Without it an unknown partition is refused, as Slurm does", ())
     context: Optional[str] = _key("kubeconfig context (absent: the current one)")
     state_namespace: Optional[str] = _key(
-        "namespace of the job-id counter (absent: the kubeconfig context's)")
+        "namespace of the cluster's one job-id counter, the same for every user and context "
+        "(absent: `default`; users need the `sbatch-k8s-ids` Role of `deploy/rbac.yaml` "
+        "there)")
     record_retention_days: int = _key(
         "days sacct keeps a finished job's record in the cluster (Slurm's purge)", 30)
     partitions: Tuple[PartitionConfig, ...] = _key(
@@ -210,6 +251,8 @@ class ClusterConfig:
         (PartitionConfig(name="debug", image=DEFAULT_IMAGE),))
     local: LocalConfig = _key("the local backend (`[local]`, see below)",
                               factory=LocalConfig)
+    users: UsersConfig = _key("cluster users in Slurm's terms (`[users]`, see below)",
+                              factory=UsersConfig)
 
     def partition(self, name: Optional[str]) -> Optional[PartitionConfig]:
         """The named partition (the default when ``name`` is None), or None if unknown."""

@@ -18,6 +18,7 @@ from translators.config import (
     ConfigError,
     LocalConfig,
     PartitionConfig,
+    UsersConfig,
     VolumeConfig,
 )
 from translators.security import partition_security_problems
@@ -95,6 +96,16 @@ def _local(value: Any, where: str) -> LocalConfig:
     return LocalConfig(**_fields_from(LocalConfig, value, where))
 
 
+def _users(value: Any, where: str) -> UsersConfig:
+    return UsersConfig(**_fields_from(UsersConfig, value, where))
+
+
+def _integer_pairs(value: Any, where: str) -> Tuple[Tuple[str, int], ...]:
+    if not isinstance(value, Mapping):
+        raise _wrong(where, "a table of integers", value)
+    return tuple(sorted((str(k), _integer(v, f"{where}.{k}")) for k, v in value.items()))
+
+
 def _partitions(value: Any, where: str) -> Tuple[PartitionConfig, ...]:
     if not isinstance(value, Mapping) or not value:
         raise ConfigError(f"{where} must be a table of partition tables")
@@ -111,6 +122,8 @@ VALUE_TYPES: Dict[Any, ValueType] = {
     Tuple[VolumeConfig, ...]: ValueType("array of tables", _volumes),
     Tuple[PartitionConfig, ...]: ValueType("table of tables", _partitions),
     LocalConfig: ValueType("table", _local),
+    UsersConfig: ValueType("table", _users),
+    Tuple[Tuple[str, int], ...]: ValueType("table of integers", _integer_pairs),
 }
 
 

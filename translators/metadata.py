@@ -46,6 +46,10 @@ INDEX_IGNORED_FAILURES = "batch.kubernetes.io/job-index-ignored-failure-count"
 #: runtime reads them from a downward-API file, ``sbatch_k8s.runtime.cancel_requests``).
 SCANCEL_REQUESTS = "sbatch-k8s.io/scancel-requests"
 
+#: What an object is when its kind alone does not say: ``record`` (the job's record),
+#: ``job-files``/``job-secret`` (its ConfigMap and Secret), ``job-id-counter``.
+KIND = "sbatch-k8s.io/kind"
+
 LABEL = "label"
 ANNOTATION = "annotation"
 
@@ -82,6 +86,20 @@ METADATA_KEYS: Tuple[Tuple[str, str, str, str], ...] = (
      "the disruptions of this element's earlier pods: added to SLURM_RESTART_COUNT"),
     (SCANCEL_REQUESTS, ANNOTATION, "node 0's pod, after scancel -s/-b/-f or of a step",
      "scancel's requests, oldest first, as JSON"),
+    (KIND, LABEL, "records, job ConfigMaps and Secrets, the id counter",
+     "record, job-files, job-secret, job-id-counter"),
+    ("sbatch-k8s.io/owner", ANNOTATION, "every object and pod of a job submitted to a cluster",
+     "the owner's cluster user name (translators.ownership)"),
+    ("sbatch-k8s.io/pods", ANNOTATION, "every object and pod, with an owner",
+     "the pattern of the job's pod names (translators.ownership)"),
+    ("sbatch-k8s.io/released-by", ANNOTATION, "every object of a job with --dependency",
+     "the pattern of the pod names of the jobs it waits for"),
+    ("sbatch-k8s.io/submitted-from", ANNOTATION, "objects of a job submitted inside a job",
+     "the submitting pod's name"),
+    ("sbatch-k8s.io/owner-pods", ANNOTATION, "objects of a job submitted inside a job",
+     "the submitting job's pod name pattern"),
+    ("sbatch-k8s.io/parent-job", ANNOTATION, "objects of a job submitted inside a job",
+     "the submitting job's id"),
 )
 
 _LABEL_VALUE_MAX = 63

@@ -30,8 +30,21 @@ if TYPE_CHECKING:
     from translators.plan import JobPlan, Unit
 
 
-def _meta(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
-    return {"name": unit.name, "labels": plan.labels(unit)}
+#: ``sbatch-k8s.io/kind`` of a job's ConfigMap and Secret: the admission policy finds the
+#: job Secrets by it (no pod of another user may mount one), and both are immutable.
+JOB_FILES_KIND = "job-files"
+JOB_SECRET_KIND = "job-secret"
+
+
+def _meta(plan: "JobPlan", unit: "Unit", kind: str = "") -> Dict[str, Any]:
+    labels = plan.labels(unit)
+    if kind:
+        labels[metadata.KIND] = kind
+    meta: Dict[str, Any] = {"name": unit.name, "labels": labels}
+    annotations = plan.annotations(unit)
+    if annotations:
+        meta["annotations"] = annotations
+    return meta
 
 
 def description_parts(plan: "JobPlan", unit: "Unit") -> Tuple[Dict[str, Any], Dict[str, Any]]:
@@ -55,7 +68,8 @@ def script_bytes(text: str) -> bytes:
 
 def job_config_map(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
     """ConfigMap ``<name>``: the batch script and ``job.json`` (nothing exported: see
-    :mod:`parsers.job_description`).
+    :mod:`parsers.job_description`). Immutable: what must change later (a requeue's
+    restart count) rides in the workload's copy instead.
 
     A ConfigMap's ``data`` holds UTF-8 text only, so a script with other bytes (a Latin-1
     comment, a payload after ``exit``) goes into ``binaryData``, base64-encoded; the mounted
@@ -70,7 +84,8 @@ def job_config_map(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
         binary[SCRIPT_KEY] = base64.b64encode(raw).decode("ascii")
     data[DESCRIPTION_KEY] = description_to_json(public)
     manifest: Dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
-                                "metadata": _meta(plan, unit), "data": data}
+                                "metadata": _meta(plan, unit, JOB_FILES_KIND),
+                                "immutable": True, "data": data}
     if binary:
         manifest["binaryData"] = binary
     return manifest
@@ -82,11 +97,13 @@ def _base64(text: str) -> str:
 
 def token_secret(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
     """Secret ``<name>``: the token node agents require of step launches, and the job's
-    exported environment (``environment.json``), both mounted at ``/etc/sbatch-k8s/token``."""
+    exported environment (``environment.json``), both mounted at ``/etc/sbatch-k8s/token``.
+    Immutable; only the job's own pods read it (through their volume)."""
     _, private = description_parts(plan, unit)
     data = {TOKEN_KEY: _base64(plan.inputs.token),
             ENVIRONMENT_KEY: _base64(description_to_json(private))}
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(plan, unit),
+    return {"apiVersion": "v1", "kind": "Secret",
+            "metadata": _meta(plan, unit, JOB_SECRET_KIND), "immutable": True,
             "type": "Opaque", "data": data}
 
 
@@ -145,4 +162,5 @@ def workload_metadata(plan: "JobPlan", unit: "Unit") -> Dict[str, Any]:
         job.job_name, plan.inputs.submit_time, job.given, job.comment, held=bool(job.hold),
         gates=gate_annotations(job, plan.inputs.submit_time))
     annotations.update(kueue_annotations)
+    annotations.update(plan.annotations(unit))
     return {"name": unit.name, "labels": labels, "annotations": annotations}

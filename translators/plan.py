@@ -28,6 +28,7 @@ from translators.features import BACKOFF_LIMIT_PER_INDEX, supports
 from translators.image import choose_image
 from parsers.job_description import LOGIN_ONLY_VARIABLES, job_environment
 from translators.naming import unit_names
+from translators.ownership import pod_name_pattern
 from translators.pod import TERMINATION_GRACE_S
 from translators.placement import (
     exclusivity_warnings,
@@ -104,6 +105,12 @@ class JobPlan:
         """``activeDeadlineSeconds`` of every pod (None: no time limit)."""
         limit = self.job.time_limit_min
         return limit * 60 + DEADLINE_MARGIN_S if limit else None
+
+    def annotations(self, unit: Unit) -> Dict[str, str]:
+        """The ownership annotations of every object and pod of ``unit``
+        (:mod:`translators.ownership`)."""
+        pods = pod_name_pattern(self.traits.name, unit.name)
+        return self.inputs.ownership.annotations(pods)
 
     def labels(self, unit: Unit) -> Dict[str, str]:
         """The labels of every object and pod of ``unit``."""

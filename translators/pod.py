@@ -40,13 +40,55 @@ def _double_quoted(text: str) -> str:
     return f'"{escaped}"'
 
 
-def runtime_command(target: str, image: str) -> List[str]:
+#: Exit status of a pod whose runtime is not the one its job was submitted with.
+RUNTIME_MISMATCH_EXIT = 126
+#: What checks the runtime before it runs: Python code carried in the pod's own command
+#: (never in the shared ConfigMap it checks), parsed by any python3 (2.7 syntax too; one older
+#: than 3.8 gets the runtime's own "needs Python >= 3.8" line). A mismatch writes one line on
+#: stderr and the runtime's termination message (state FAILED, reason JobLaunchFailure, the
+#: line as ``system_comment``: scontrol's SystemComment=, sbatch --wait's error), exit 126.
+VERIFY_RUNTIME = """\
+import hashlib, json, sys
+if sys.version_info < (3, 8):
+    sys.stderr.write("sbatch-k8s: error: python3 in this image is %d.%d; the sbatch-k8s "
+                     "runtime needs Python >= 3.8\\n" % sys.version_info[:2])
+    sys.exit(127)
+from pathlib import Path
+path, want = sys.argv[1], sys.argv[2]
+got = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+if got != want:
+    why = ("the runtime in %s is not the one this job was submitted with "
+           "(SHA-256 %s, expected %s): it was not run" % (path, got[:16], want[:16]))
+    sys.stderr.write("sbatch-k8s: error: " + why + "\\n")
+    try:
+        Path("/dev/termination-log").write_text(json.dumps({
+            "state": "FAILED", "reason": "JobLaunchFailure", "exit_code": 126,
+            "system_comment": why}))
+    except OSError:
+        pass
+    sys.exit(126)
+"""
+
+
+def _single_quoted(text: str) -> str:
+    """``text`` inside single quotes for ``/bin/sh``."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def runtime_command(target: str, image: str, runtime_digest: str = "") -> List[str]:
     """The container command: fail with one clear line when the image has no python3,
-    else exec the runtime as a node of ``target``'s contract."""
+    else, with ``runtime_digest`` (the runtime zipapp's full SHA-256), check the mounted
+    runtime against it (:data:`VERIFY_RUNTIME`), then exec the runtime as a node of
+    ``target``'s contract."""
     message = (f"sbatch-k8s: error: image {image} has no python3; the sbatch-k8s runtime "
                f"needs Python >= {MIN_PYTHON}")
+    runtime = f"{RUNTIME_DIR}/{RUNTIME_KEY}"
+    check = ""
+    if runtime_digest:
+        check = (f"python3 -c {_single_quoted(VERIFY_RUNTIME)} {runtime} {runtime_digest} || "
+                 "exit $?; ")
     script = (f"command -v python3 >/dev/null 2>&1 || {{ echo {_double_quoted(message)} >&2; "
-              f"exit 127; }}; exec python3 {RUNTIME_DIR}/{RUNTIME_KEY} node --contract {target}")
+              f"exit 127; }}; {check}exec python3 {runtime} node --contract {target}")
     return ["/bin/sh", "-c", script]
 
 
@@ -107,7 +149,8 @@ def main_container(plan: "JobPlan", unit: "Unit", name: str,
     container: Dict[str, Any] = {"name": name, "image": plan.image}
     if partition.image_pull_policy:
         container["imagePullPolicy"] = partition.image_pull_policy
-    container["command"] = runtime_command(plan.traits.name, plan.image)
+    container["command"] = runtime_command(plan.traits.name, plan.image,
+                                           plan.inputs.runtime_digest)
     if plan.working_dir:
         container["workingDir"] = plan.working_dir
     container["env"] = runtime_env(unit.job_id, partition.runtime_port, node_index_env,
@@ -153,8 +196,11 @@ def pod_template(
     if mode:
         labels[metadata.EXCLUSIVE] = mode
     meta: Dict[str, Any] = {"labels": labels}
+    annotations = plan.annotations(unit)
     if pod_group:
-        meta["annotations"] = {metadata.VOLCANO_GROUP: pod_group}
+        annotations[metadata.VOLCANO_GROUP] = pod_group
+    if annotations:
+        meta["annotations"] = annotations
     spec: Dict[str, Any] = {}
     if restart_policy:
         spec["restartPolicy"] = restart_policy

@@ -35,6 +35,29 @@ class Backend(abc.ABC):
     name: str = ""
     #: The configuration the backend was opened with.
     config: ClusterConfig
+    #: Whether ``sacct`` without ``-u``/``-a`` lists every user's jobs for an operator, as
+    #: slurmdbd answers root and SlurmUser (the local backend keeps listing the caller's).
+    operators_see_all: bool = False
+
+    def caller_uid(self) -> int:
+        """The uid of whoever runs the command, as this backend knows users (here: the
+        process's; a cluster says whom its credentials are)."""
+        import os
+
+        return os.getuid()
+
+    def caller_is_operator(self) -> bool:
+        """Whether the caller is Slurm's operator (acts on any job; holds are admin's)."""
+        return self.caller_uid() == 0
+
+    def uid_of_user(self, name: str) -> Optional[int]:
+        """The uid of a user name (``squeue -u alice``), None when there is no such user."""
+        import pwd
+
+        try:
+            return pwd.getpwnam(name).pw_uid
+        except KeyError:
+            return None
 
     @abc.abstractmethod
     def describe(self) -> str:

@@ -53,8 +53,10 @@ def _main(argv: List[str]) -> int:
         records = [run for r in records for run in (*r.requeued_runs, r)]
     if query.clusters is not None and backend.config.cluster_name not in query.clusters:
         records = []
-    uids = None if query.all_users or query.jobs is not None else resolve_users(
-        COMMAND, query.users, not query.users)
+    everyone = query.all_users or query.jobs is not None or (
+        not query.users and backend.operators_see_all and backend.caller_is_operator())
+    uids = None if everyone else resolve_users(COMMAND, query.users, not query.users,
+                                               backend)
     hosts = hosts_of(query.nodelist) if query.nodelist is not None else None
     chosen = [r for r in records if sacct_selects(r, query, uids, hosts)]
     if query.batch_script or query.env_vars:

@@ -45,7 +45,7 @@ def _cancel_one(backend: "Backend", request: "ScancelRequest", targets: List[int
         return EXIT_NOT_FEDERATED
     batch = request.batch or step == "batch"
     number = int(step) if step is not None and step.isdecimal() else None
-    outcomes = [backend.cancel(target, os.getuid(), request.signal, batch, request.full,
+    outcomes = [backend.cancel(target, backend.caller_uid(), request.signal, batch, request.full,
                                number) for target in targets]
     if outcomes and all(o == "done" for o in outcomes):
         return 0
@@ -96,7 +96,7 @@ def _filtered(backend: "Backend", request: "ScancelRequest"
                              "Invalid job id specified\n")
             code = 1
     users = resolve_users(COMMAND, [request.user] if request.user is not None else None,
-                          request.me)
+                          request.me, backend)
     uid = next(iter(users)) if users else None
     hosts = node_filter_hosts(request.nodelist) if request.nodelist is not None else None
     named = [r for r in records if not request.jobs or

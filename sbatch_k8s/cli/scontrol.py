@@ -101,6 +101,7 @@ def _show_nodes_or_partitions(entity: str, value: Optional[str], environ: Mappin
 def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int:
     from parsers.records import PENDING
     from sbatch_k8s.backends import open_backend
+    from sbatch_k8s.backends.base import REFUSED
 
     backend = open_backend(environ)
     active = backend.active_elements()
@@ -121,9 +122,14 @@ def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int
             code = 1
             continue
         reason = None if command == "release" else (
-            "JobHeldUser" if command == "uhold" or os.getuid() != 0 else "JobHeldAdmin")
-        for record in pending:
-            backend.set_hold(record.job_id, reason, os.getuid())
+            "JobHeldUser" if command == "uhold" or not backend.caller_is_operator()
+            else "JobHeldAdmin")
+        outcomes = [backend.set_hold(record.job_id, reason, backend.caller_uid())
+                    for record in pending]
+        if REFUSED in outcomes:   # another user's job: slurmctld's answer, as 22.05 prints it
+            sys.stderr.write(f"Invalid user id for job {word}\n"
+                             "slurm_suspend error: Invalid user id\n")
+            code = 1
     return code
 
 
@@ -149,7 +155,7 @@ def _requeue_array(backend: "Backend", elements: Sequence["JobRecord"], task: Op
                      if task in (None, t)]
             outcomes.setdefault(NOT_STARTED, []).extend(tasks)
         elif task in (None, record.array_task_id):
-            outcome = backend.requeue(record.job_id, os.getuid(), hold)
+            outcome = backend.requeue(record.job_id, backend.caller_uid(), hold)
             outcomes.setdefault(outcome, []).append(int(record.array_task_id or 0))
     return {k: sorted(v) for k, v in outcomes.items() if v}
 
@@ -170,7 +176,7 @@ def _requeue_one(backend: "Backend", value: str, hold: bool, now: int) -> List[s
         if task is not None:
             return [f"{value}: {REQUEUE_MESSAGES[UNKNOWN]}" if backend.known(job_id)
                     else f"{REQUEUE_MESSAGES[UNKNOWN]} for job {value}"]
-        outcome = backend.requeue(job_id, os.getuid(), hold)
+        outcome = backend.requeue(job_id, backend.caller_uid(), hold)
         return [] if outcome == DONE else [f"{REQUEUE_MESSAGES[outcome]} for job {value}"]
     outcomes = _requeue_array(backend, elements, task, hold)
     if not outcomes:

@@ -34,7 +34,7 @@ def _listing(query: "SqueueQuery", environ: Mapping[str, str]) -> str:
             query.single_job_id in (r.job_id, r.array_job_id) for r in records):
         if not backend.known(query.single_job_id):
             raise invalid_job_id_error()
-    users = resolve_users(COMMAND, query.users, query.me)
+    users = resolve_users(COMMAND, query.users, query.me, backend)
     header = not query.noheader
     if query.step_mode:
         running = [r for r in records if r.state == "RUNNING"]
@@ -42,7 +42,8 @@ def _listing(query: "SqueueQuery", environ: Mapping[str, str]) -> str:
         chosen = sort_steps(select_steps(views, query, users), query.sort, now)
         return format_squeue_steps(chosen, query.format, now, header,
                                    long_format=query.format_is_long)
-    chosen = sort_jobs(select_jobs(records, query, now, users, os.getuid()), query.sort, now)
+    chosen = sort_jobs(select_jobs(records, query, now, users, backend.caller_uid()),
+                       query.sort, now)
     if query.array_tasks:
         chosen = expand_pending_arrays(chosen)
     render = format_squeue_fields if query.format_is_long else format_squeue

@@ -88,13 +88,19 @@ def load_description(job_dir: str, token_file: Optional[str] = None) -> Dict[str
 #: (raised by our own requeues) does not know: a JobSet's gang restarts, the Job controller's
 #: replacements of an array element's disrupted pods (``translators.pod.restarts_field``).
 RESTARTED_VARIABLE = "SBATCH_K8S_RESTARTED"
+#: How often our own requeues ran the job again: a requeue's copy of the workload carries it
+#: (the job's ConfigMap, holding the description, is immutable).
+REQUEUED_VARIABLE = "SBATCH_K8S_REQUEUED"
 
 
 def with_restarts(desc: Dict[str, Any], environ: Mapping[str, str]) -> Dict[str, Any]:
-    """``desc`` with the restarts of :data:`RESTARTED_VARIABLE` added to ``restart_count``
-    (``SLURM_RESTART_COUNT``, ``%r``); unchanged when there are none."""
-    text = environ.get(RESTARTED_VARIABLE, "").strip()
-    restarted = int(text) if text.isdigit() else 0
+    """``desc`` with the restarts of :data:`RESTARTED_VARIABLE` and
+    :data:`REQUEUED_VARIABLE` added to ``restart_count`` (``SLURM_RESTART_COUNT``, ``%r``);
+    unchanged when there are none."""
+    restarted = 0
+    for name in (RESTARTED_VARIABLE, REQUEUED_VARIABLE):
+        text = environ.get(name, "").strip()
+        restarted += int(text) if text.isdigit() else 0
     if not restarted:
         return desc
     return dict(desc, restart_count=int(desc.get("restart_count") or 0) + restarted)

@@ -230,33 +230,50 @@ def settle(api: Any, waiting: Sequence[Waiting], known: Sequence[KnownJob],
         key = (item.workload.get("kind", ""), item.workload.get("name", ""))
         groups.setdefault(key, []).append((item, reason))
     for members in groups.values():
-        if all(reason == ELIGIBLE for _, reason in members):
-            after = lift_gates(api, members[0][0].workload)
-            if after is None:
-                continue  # not created yet (sbatch acts itself once it is) or gone
-            for item, _ in members:
-                shown = HELD_REQUEUE_REASON if after in HELD_REASONS.values() and \
-                    _stored_reason(item) == HELD_REQUEUE_REASON else after
-                if rewrite_record(api, item.config_map,
-                                  {"reason": shown, "eligible_time": stamp},
-                                  {WAITING_LABEL: None}):
-                    changed[item.job.job_id] = ("PENDING", shown)
-            continue
-        killed = [item for item, reason in members
-                  if reason == NEVER_SATISFIED and item.kill_on_invalid_dep]
-        for item, reason in members:
-            if item in killed:
-                _cancel(api, item, stamp, delete=len(killed) == len(members))
-                changed[item.job.job_id] = ("CANCELLED", NEVER_SATISFIED)
-            elif reason == NEVER_SATISFIED:
-                if rewrite_record(api, item.config_map, {"reason": reason},
-                                  {WAITING_LABEL: None}):
-                    changed[item.job.job_id] = ("PENDING", reason)
-            elif _stored_reason(item) not in (reason, HELD_REQUEUE_REASON,
-                                              *HELD_REASONS.values()):
-                if rewrite_record(api, item.config_map, {"reason": reason}, {}):
-                    changed[item.job.job_id] = ("PENDING", reason)
+        try:
+            _settle_group(api, members, stamp, changed)
+        except Exception as e:
+            if error_status(e) not in REFUSED_STATUSES:
+                raise
+            # not ours to change (the cluster's admission policy: another user's job);
+            # its owner's commands, its dependencies' node 0 or the controller settle it
     return changed
+
+
+#: What the API server answers a write the cluster refuses to this caller: RBAC (403) or
+#: the admission policy of ``deploy/policy.yaml`` (422, 403).
+REFUSED_STATUSES = (403, 422)
+
+
+def _settle_group(api: Any, members: List[Tuple[Waiting, str]], stamp: int,
+                  changed: Dict[int, Tuple[str, str]]) -> None:
+    """:func:`settle` for the waiting jobs of one workload."""
+    if all(reason == ELIGIBLE for _, reason in members):
+        after = lift_gates(api, members[0][0].workload)
+        if after is None:
+            return  # not created yet (sbatch acts itself once it is) or gone
+        for item, _ in members:
+            shown = HELD_REQUEUE_REASON if after in HELD_REASONS.values() and \
+                _stored_reason(item) == HELD_REQUEUE_REASON else after
+            if rewrite_record(api, item.config_map,
+                              {"reason": shown, "eligible_time": stamp},
+                              {WAITING_LABEL: None}):
+                changed[item.job.job_id] = ("PENDING", shown)
+        return
+    killed = [item for item, reason in members
+              if reason == NEVER_SATISFIED and item.kill_on_invalid_dep]
+    for item, reason in members:
+        if item in killed:
+            _cancel(api, item, stamp, delete=len(killed) == len(members))
+            changed[item.job.job_id] = ("CANCELLED", NEVER_SATISFIED)
+        elif reason == NEVER_SATISFIED:
+            if rewrite_record(api, item.config_map, {"reason": reason},
+                              {WAITING_LABEL: None}):
+                changed[item.job.job_id] = ("PENDING", reason)
+        elif _stored_reason(item) not in (reason, HELD_REQUEUE_REASON,
+                                          *HELD_REASONS.values()):
+            if rewrite_record(api, item.config_map, {"reason": reason}, {}):
+                changed[item.job.job_id] = ("PENDING", reason)
 
 
 def _stored_reason(item: Waiting) -> str:

@@ -44,9 +44,13 @@ Emulated (real-server semantics, checked with the real client in ``test_*.py``):
   certificate; the kubeconfig carries the CA, every namespace gets the ``kube-root-ca.crt``
   ConfigMap, and pods with a ServiceAccount get the real API-access volume (a TokenRequest
   token the server accepts, ``ca.crt``, the namespace: :mod:`service_accounts`).
-- Bearer-token authentication (401), a deny list giving RBAC-shaped 403s, opt-in RBAC
-  from the stored Roles and bindings (``rbac=True``, :mod:`.rbac`; decisions recorded),
-  fault injection (status codes, delays, connection resets), a request log.
+- Bearer-token authentication (401) with users' groups and extra attributes (a
+  ServiceAccount token bound to a pod names it, as a kubelet's does), ``SelfSubjectReview``,
+  a deny list giving RBAC-shaped 403s, opt-in RBAC from the stored Roles and bindings
+  (``rbac=True``, :mod:`.rbac`; decisions recorded), the stored ValidatingAdmissionPolicies
+  and bindings evaluated on every client's write (:mod:`.admission_policy`, CEL by
+  ``cel-python``), immutable ConfigMaps and Secrets, fault injection (status codes, delays,
+  connection resets), a request log.
 
 Control loops (threads; woken by store events, with a short poll as backstop):
 
@@ -62,8 +66,8 @@ Control loops (threads; woken by store events, with a short poll as backstop):
 - Garbage collector and namespace loops (:mod:`garbage_collector`).
 
 Not emulated: client certificates (users authenticate by bearer token only), RBAC
-evaluation unless ``rbac=True``,
-admission webhooks, OpenAPI schemas and CRD schema validation/pruning, server-side apply
+evaluation unless ``rbac=True``, admission webhooks, a policy's ``authorizer`` and cost
+limits, OpenAPI schemas and CRD schema validation/pruning, server-side apply
 (apply patches merge), protobuf, managedFields, resourceVersion semantics on get/list (always
 the latest), list snapshots for ``continue`` (served from the current state), Table output,
 aggregated discovery, Events from the controllers, DNS, the node lifecycle controller (no

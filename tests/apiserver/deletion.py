@@ -44,6 +44,8 @@ class Deletion(abc.ABC):
             current = self.get(res, namespace, name)
             meta = current["metadata"]
             _check_preconditions(res, meta, options.get("preconditions") or {})
+            self.admit("DELETE", res, namespace, name, None, current,  # type: ignore
+                       dry_run=dry_run)
             policy = _policy(options)
             if policy is None and res.key == "batch/jobs":
                 policy = "Orphan"

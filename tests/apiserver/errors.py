@@ -104,6 +104,11 @@ def required_cause(field: str, what: str = "") -> Dict[str, str]:
             "message": "Required value" + (f": {what}" if what else ""), "field": field}
 
 
+def forbidden_cause(field: str, what: str) -> Dict[str, str]:
+    """A ``FieldValueForbidden`` cause."""
+    return {"reason": "FieldValueForbidden", "message": f"Forbidden: {what}", "field": field}
+
+
 def invalid_cause(field: str, value: Any, what: str) -> Dict[str, str]:
     """A ``FieldValueInvalid`` cause (value rendered as Go's ``%q``/``%v`` does)."""
     shown = f'"{value}"' if isinstance(value, str) else str(value)

@@ -1,7 +1,9 @@
 """The HTTP front end: ThreadingHTTPServer speaking the Kubernetes REST protocol.
 
 Order of a request: record it, apply an injected fault, authenticate (401), route (404 for
-unserved resources), authorize (403 from the deny list), then the verb. Responses are JSON
+unserved resources), authorize (403 from the deny list), then the verb, whose writes the
+stored admission policies check (:mod:`.admission_policy`). ``SelfSubjectReview`` answers
+every authenticated user who it is. Responses are JSON
 (``kind: Status`` on error); watches stream with chunked transfer encoding.
 """
 
@@ -18,13 +20,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, NamedTuple, Optional, Set
 
 from tests.apiserver import discovery, errors, pod_logs, routing, verbs, watch_stream
-from tests.apiserver.auth import Access
+from tests.apiserver.admission_policy import AsUser
+from tests.apiserver.auth import Access, UserInfo
 from tests.apiserver.faults import Faults
 from tests.apiserver.registry import Api
 from tests.apiserver.selectors import make_filter
 from tests.apiserver.verbs import Reply
 
 UNAUTHENTICATED_PATHS = ("/healthz", "/livez", "/readyz")
+SELF_SUBJECT_REVIEWS = "authentication.k8s.io/selfsubjectreviews"
 
 
 class Request(NamedTuple):
@@ -125,18 +129,18 @@ class Handler(BaseHTTPRequestHandler):
                         if error.code == 429 else ()
                     self._send(Reply(error.code, error.status(), extra))
                     return
+            user: Optional[UserInfo] = None
             if url.path.rstrip("/") not in UNAUTHENTICATED_PATHS:
                 user = self.backend.access.authenticate(self.headers.get("Authorization"))
-            else:
-                user = ""
-            self._send(self._dispatch(method, url.path, query, raw, user))
+            with AsUser(user):
+                self._send(self._dispatch(method, url.path, query, raw, user))
         except errors.ApiError as error:
             self._send(Reply(error.code, error.status()))
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
     def _dispatch(self, method: str, path: str, query: Dict[str, str], raw: bytes,
-                  user: str) -> Optional[Reply]:
+                  user: Optional[UserInfo]) -> Optional[Reply]:
         parts = [p for p in path.split("/") if p]
         api = self.backend.api
         static = _static(api, parts)
@@ -150,9 +154,17 @@ class Handler(BaseHTTPRequestHandler):
         route = routing.resolve(api.resources, *prefix)
         verb = _verb(method, route, query)
         res = route.resource
+        body = _json_body(raw) if raw else None
+        assert user is not None
+        if res.key == SELF_SUBJECT_REVIEWS:    # every user may ask who it is
+            if verb != "create":
+                raise errors.method_not_allowed()
+            return Reply(201, {"kind": "SelfSubjectReview",
+                               "apiVersion": "authentication.k8s.io/v1",
+                               "metadata": {"creationTimestamp": None},
+                               "status": {"userInfo": user.to_json()}})
         self.backend.access.authorize(user, verb, res.group, res.plural, route.subresource,
                                       route.namespace, route.name)
-        body = _json_body(raw) if raw else None
         if verb == "watch":
             matches = make_filter(query.get("labelSelector"), query.get("fieldSelector"),
                                   res.key, res.kind, res.api_version)

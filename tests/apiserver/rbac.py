@@ -51,6 +51,8 @@ class Attributes:
     resource: str
     namespace: Optional[str]
     name: Optional[str]
+    #: The user's groups (empty: those :func:`groups_of` implies).
+    groups: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,13 +77,15 @@ def groups_of(user: str) -> Tuple[str, ...]:
     return tuple(groups)
 
 
-def subject_matches(subject: Obj, user: str, binding_namespace: str) -> bool:
-    """Whether a binding's subject names ``user`` (directly, by group or as its account)."""
+def subject_matches(subject: Obj, user: str, binding_namespace: str,
+                    groups: Tuple[str, ...] = ()) -> bool:
+    """Whether a binding's subject names ``user`` (directly, by one of its ``groups`` —
+    by default those :func:`groups_of` implies — or as its account)."""
     kind, name = subject.get("kind"), subject.get("name")
     if kind == "User":
         return name == user
     if kind == "Group":
-        return name in groups_of(user)
+        return name in (groups or groups_of(user))
     if kind == "ServiceAccount":
         namespace = subject.get("namespace") or binding_namespace
         return user == f"{SA_PREFIX}{namespace}:{name}"
@@ -137,15 +141,16 @@ class Rbac:
             label = f"ClusterRole/{name}"
         return label, (found[0].get("rules") or []) if found else []
 
-    def _granting_roles(self, user: str, namespace: Optional[str]
-                        ) -> List[Tuple[str, List[Obj]]]:
+    def _granting_roles(self, user: str, namespace: Optional[str],
+                        groups: Tuple[str, ...] = ()) -> List[Tuple[str, List[Obj]]]:
         roles = []
         for binding in self._objects("clusterrolebindings"):
-            if any(subject_matches(s, user, "") for s in binding.get("subjects") or []):
+            if any(subject_matches(s, user, "", groups)
+                   for s in binding.get("subjects") or []):
                 roles.append(self._role(binding.get("roleRef") or {}, ""))
         if namespace:
             for binding in self._objects("rolebindings", namespace):
-                if any(subject_matches(s, user, namespace)
+                if any(subject_matches(s, user, namespace, groups)
                        for s in binding.get("subjects") or []):
                     roles.append(self._role(binding.get("roleRef") or {}, namespace))
         return roles
@@ -154,7 +159,8 @@ class Rbac:
         """Which rules allow the request (recorded)."""
         allowed_by = tuple(
             RuleRef(label, index)
-            for label, rules in self._granting_roles(request.user, request.namespace)
+            for label, rules in self._granting_roles(request.user, request.namespace,
+                                                     request.groups)
             for index, rule in enumerate(rules) if rule_allows(rule, request))
         decision = Decision(request, tuple(dict.fromkeys(allowed_by)))
         with self._lock:

@@ -30,6 +30,24 @@ class Api(Deletion):
         #: The cluster CA (PEM) when the server speaks TLS: every namespace gets it as the
         #: ``kube-root-ca.crt`` ConfigMap and pods' API-access volumes project it.
         self.root_ca_pem: Optional[str] = None
+        from tests.apiserver.admission_policy import PolicyAdmission
+
+        #: The stored ValidatingAdmissionPolicies, checked on every client's write.
+        self.admission = PolicyAdmission(self)
+
+    def admit(self, operation: str, res: Resource, namespace: str, name: str,
+              obj: Optional[Obj], old: Optional[Obj], subresource: str = "",
+              dry_run: bool = False) -> None:
+        """Check a client's write against the stored admission policies (the emulated
+        controllers' own writes are not checked: :mod:`.admission_policy`)."""
+        from tests.apiserver.admission_policy import BINDINGS, Request, current_user
+
+        info = current_user()
+        if info is None or not self.store.list(BINDINGS, None):
+            return
+        self.admission.check(Request(info, operation, res, namespace, name, subresource,
+                                     clone(obj) if obj is not None else None,
+                                     clone(old) if old is not None else None, dry_run))
 
     # -- reads ---------------------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> Obj:
@@ -110,6 +128,8 @@ class Api(Deletion):
             validation.validate(res, obj)
             if self.store.get(res.key, meta.get("namespace", ""), meta["name"]) is not None:
                 raise errors.already_exists(res.qualified, meta["name"])
+            self.admit("CREATE", res, meta.get("namespace", ""), meta["name"], obj, None,
+                       dry_run=dry_run)
             if dry_run:
                 return obj
             stored = self.store.put(res.key, obj)
@@ -164,7 +184,7 @@ class Api(Deletion):
                                      "the namespace sent on the request")
         with self.store.lock:
             current = self.get(res, namespace, name)
-            return self._write(res, current, clone(body), subresource, dry_run)
+            return self._write(res, current, clone(body), subresource, dry_run, admit=True)
 
     def patch(self, res: Resource, namespace: str, name: str, body: Any, content_type: str,
               subresource: str = "", dry_run: bool = False) -> Obj:
@@ -176,7 +196,7 @@ class Api(Deletion):
             patched = patches.apply_patch(clone(current), body, content_type)
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patched object is not a JSON object")
-            return self._write(res, current, patched, subresource, dry_run)
+            return self._write(res, current, patched, subresource, dry_run, admit=True)
 
     def update_with(self, res: Resource, namespace: str, name: str,
                     mutate: Callable[[Obj], Optional[Obj]], subresource: str = "") -> Optional[Obj]:
@@ -195,7 +215,7 @@ class Api(Deletion):
             return self._write(res, current, changed, subresource, False)
 
     def _write(self, res: Resource, current: Obj, new: Obj, subresource: str,
-               dry_run: bool) -> Obj:
+               dry_run: bool, admit: bool = False) -> Obj:
         sent_rv = (new.get("metadata") or {}).get("resourceVersion")
         name = current["metadata"]["name"]
         if sent_rv and sent_rv != current["metadata"]["resourceVersion"]:
@@ -226,6 +246,9 @@ class Api(Deletion):
                     "metadata.finalizers", sorted(added)[0],
                     "no new finalizers can be added if the object is being deleted")],
                     res.group)
+        if admit:
+            self.admit("UPDATE", res, meta.get("namespace", ""), name, new, current,
+                       subresource, dry_run)
         if dry_run:
             return new
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and \

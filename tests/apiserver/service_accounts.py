@@ -19,7 +19,10 @@ ServiceAccount). Here:
 
 ``POST .../serviceaccounts/<name>/token`` (TokenRequest) registers a fresh bearer token for
 the user ``system:serviceaccount:<namespace>:<name>``, so a test can deny that user things
-with :meth:`tests.apiserver.auth.Access.forbid`.
+with :meth:`tests.apiserver.auth.Access.forbid`. A token bound to a pod (``boundObjectRef``
+of kind Pod, which the kubelet asks for) says which pod in its ``extra``
+(:data:`POD_NAME_EXTRA`, :data:`POD_UID_EXTRA`), as the real authenticator does; a pod that
+does not exist (or has another uid) is 404.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ from tests.apiserver.verbs import Reply
 Obj = Dict[str, Any]
 
 ACCESS_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+#: What the ServiceAccount authenticator says of a token bound to a pod (``user.extra``).
+POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name"
+POD_UID_EXTRA = "authentication.kubernetes.io/pod-uid"
 #: The ConfigMap holding the cluster CA in every namespace (key ``ca.crt``).
 ROOT_CA = "kube-root-ca.crt"
 TOKEN_SECONDS = 3607
@@ -54,7 +60,17 @@ def token_request(api: Any, access: Access, route: Any, body: Any) -> Reply:
     api.get(route.resource, namespace, name)
     spec = dict((body or {}).get("spec") or {})
     seconds = int(spec.get("expirationSeconds") or 3600)
-    token = access.add_user(service_account_user(namespace, name))
+    bound = spec.get("boundObjectRef") or {}
+    extra = None
+    if bound.get("kind") == "Pod":     # what the kubelet asks for: the pod's own token
+        pod = api.find(api.resources.lookup("", "v1", "pods"), namespace, bound.get("name", ""))
+        if pod is None or (bound.get("uid") and pod["metadata"]["uid"] != bound["uid"]):
+            from tests.apiserver import errors
+
+            raise errors.not_found("pods", bound.get("name", ""))
+        extra = {POD_NAME_EXTRA: [pod["metadata"]["name"]],
+                 POD_UID_EXTRA: [pod["metadata"]["uid"]]}
+    token = access.add_user(service_account_user(namespace, name), extra=extra)
     expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
     spec["expirationSeconds"] = seconds
     return Reply(201, {

@@ -8,7 +8,7 @@ so a test sees the same 422 text a real cluster returns. Not a schema validator.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from tests.apiserver import errors
 from tests.apiserver.resources import Resource
@@ -177,8 +177,29 @@ def job_update_causes(old: Obj, new: Obj) -> Causes:
     return causes
 
 
+IMMUTABLE = "field is immutable when `immutable` is set"
+
+
+def _immutable_causes(old: Obj, new: Obj, fields: Tuple[str, ...]) -> List[Dict[str, str]]:
+    """A ConfigMap's or Secret's ``immutable``: its data fields and the flag itself never
+    change (``ValidateConfigMapUpdate``/``ValidateSecretUpdate``)."""
+    if old.get("immutable") is not True:
+        return []
+    causes = []
+    if new.get("immutable") is not True:
+        causes.append(errors.forbidden_cause("immutable", IMMUTABLE))
+    causes += [errors.forbidden_cause(name, IMMUTABLE) for name in fields
+               if (new.get(name) or None) != (old.get(name) or None)]
+    return causes
+
+
 def validate_update(resource: Resource, old: Obj, new: Obj) -> None:
     """Checks of updates beyond :func:`validate` (immutable fields)."""
+    immutable = {"/configmaps": ("data", "binaryData"), "/secrets": ("data",)}.get(resource.key)
+    if immutable:
+        causes = _immutable_causes(old, new, immutable)
+        if causes:
+            raise errors.invalid(resource.kind, new["metadata"].get("name", ""), causes)
     if resource.key == "batch/jobs":
         causes = job_update_causes(old, new)
         if causes:

@@ -18,9 +18,14 @@ from tests.local.harness import LocalSlurm
 #: Partition for the tests: any image (the test kubelet runs the command on this machine).
 #: ``baseline``: the pods run as the image's user — root, like the tests themselves — since
 #: they share this machine's files, whose test directories only root may enter
-#: (``tests/kube/test_pod_security.py`` runs the restricted default).
+#: (``tests/kube/test_pod_security.py`` runs the restricted default). The clusters' admins
+#: (the emulator's ``emulated-admin``, the real server's ``admin``), whose credentials the
+#: tests use, are this machine's root in Slurm's terms, as the tests' commands used to be.
 CONFIG = """\
 cluster_name = "kube"
+[users]
+local_passwd = true
+names = { "emulated-admin" = "root", "admin" = "root" }
 [partitions.debug]
 image = "python:3.12-slim"
 shm_size = "64Mi"

@@ -3,9 +3,10 @@
 The server of ``$KUBECONFIG`` (kube-apiserver, controller-manager and scheduler; no kubelet:
 the test kubelet runs the pods) is shared by the whole run, so each test gets a namespace of
 its own, ``sbk-<n>-<random>``, created when the test starts and deleted when it ends, and a
-kubeconfig whose context names it: the commands, the job id counter and every object of the
-test live there, as they would in a fresh emulated cluster. Nodes are cluster-wide; the test
-kubelet unregisters its own when it stops.
+kubeconfig whose context names it: the commands and every object of the test live there,
+as they would in a fresh emulated cluster (the job-id counter is the cluster's one, in the
+state namespace ``default``, unless a test's configuration names another). Nodes are
+cluster-wide; the test kubelet unregisters its own when it stops.
 
 What only the emulator has — fault injection (``faults``), the request log, its RBAC
 decisions — is absent here, and the tests that need it skip.

@@ -157,7 +157,8 @@ def test_chain_runs_in_order_released_by_node_0(account_kube: KubeSlurm,
 
 def _controller(kube: KubeSlurm) -> "subprocess.Popen[str]":
     return subprocess.Popen([sys.executable, "-m", "sbatch_k8s.tool", "controller",
-                             "--interval", "0.5", "-v"], cwd=kube.work, env=kube.env,
+                             "--interval", "0.5", "-v"], cwd=kube.work,
+                            env=dict(kube.env, PYTHONPATH=str(REPO)),  # this checkout
                             text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submit
-from tests.kube.test_rbac import apply, rbac_documents
+from tests.kube.test_rbac import apply, policy_documents, rbac_documents
 from tests.local.harness import BIN
 
 pytestmark = pytest.mark.slow
@@ -34,19 +34,22 @@ PARTITIONS = CONFIG + 'service_account = "sbatch-k8s-job"\n' + """\
 [partitions.plain]
 image = "python:3.12-slim"
 pod_security = "baseline"
+service_account = ""
 """
 
 
 @pytest.fixture
 def cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """An emulated cluster over HTTPS authorizing by RBAC, ``deploy/rbac.yaml`` applied
+    """An emulated cluster over HTTPS authorizing by RBAC, ``deploy/rbac.yaml`` (with
+    ``job-commands.yaml``: the commands inside jobs) and the admission policy applied
     (overrides conftest's: the kubelet serves this one)."""
     if request.config.getoption("--with-kube-apiserver"):
         pytest.skip("needs the emulator's record of authorization decisions")
     from tests.apiserver import EmulatedCluster
 
     with EmulatedCluster(rbac=True, tls=True) as emulated:
-        apply(emulated, rbac_documents("rbac.yaml"))
+        apply(emulated, rbac_documents("rbac.yaml") + rbac_documents("job-commands.yaml")
+              + policy_documents())
         yield emulated
 
 

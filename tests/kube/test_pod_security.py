@@ -34,22 +34,37 @@ OTHER_GID = 4444          # the submitter's other group
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SYSTEM_PYTHON = "/usr/bin/python3"
 
+#: Who submits, in Slurm's terms: the clusters' admins (whose credentials the tests use) are
+#: root here, as the local uid used to say; the identity is the cluster's, never the local uid.
+AS_ROOT = """\
+[users]
+local_passwd = true
+names = { "emulated-admin" = "root", "admin" = "root" }
+"""
+#: The same credentials mapped to the submitter TEST_UID (its gid is its uid: [users] uids).
+AS_TEST_USER = f"""\
+[users]
+names = {{ "emulated-admin" = "submitter", "admin" = "submitter" }}
+uids = {{ submitter = {TEST_UID} }}
+"""
+
 RESTRICTED = f"""\
 cluster_name = "kube"
-[partitions.debug]
+{AS_ROOT}[partitions.debug]
 image = "python:3.12-slim"
 shm_size = "64Mi"
 run_as_uid = {TEST_UID}
 run_as_gid = {TEST_GID}
 """
 
-SUBMITTER = """\
-cluster_name = "kube"
+SUBMITTER_PARTITION = """\
 [partitions.debug]
 image = "python:3.12-slim"
 shm_size = "64Mi"
 run_as = "submitter"
 """
+SUBMITTER = 'cluster_name = "kube"\n' + AS_ROOT + SUBMITTER_PARTITION
+TEST_SUBMITTER = 'cluster_name = "kube"\n' + AS_TEST_USER + SUBMITTER_PARTITION
 
 TWO_NODES = """#!/bin/sh
 #SBATCH --job-name=secure --nodes=2 --ntasks-per-node=1
@@ -153,7 +168,7 @@ def test_run_as_submitter_runs_tasks_as_the_submitting_user(
 
     if sys.version_info[:2] != _system_python_version():
         pytest.skip(f"{SYSTEM_PYTHON} is not this interpreter's version (site-packages)")
-    kube = make_kube(SUBMITTER)
+    kube = make_kube(TEST_SUBMITTER)
     shutil.copy(cluster.kubeconfig, kube.root / "kubeconfig")
     kube.script("secure.sh", TWO_NODES)
     _own(kube.root, TEST_UID, TEST_GID)
@@ -163,8 +178,10 @@ def test_run_as_submitter_runs_tasks_as_the_submitting_user(
         assert done.returncode == 0, done.stderr
         job_id = submitted_id(done.stdout)
         out = kube.read(f"slurm-{job_id}.out").splitlines()
-    assert out[0] == f"batch {TEST_UID}:{TEST_GID} job uid {TEST_UID}"
-    expected = (f"{TEST_UID}:{TEST_GID} [{TEST_GID} {OTHER_GID}] 440:0:{TEST_GID} "
+    # The cluster user is TEST_UID in Slurm's terms ([users] uids; its gid is its uid, and
+    # it has no other groups here: those of the local account running sbatch decide nothing).
+    assert out[0] == f"batch {TEST_UID}:{TEST_UID} job uid {TEST_UID}"
+    expected = (f"{TEST_UID}:{TEST_UID} [{TEST_UID}] 440:0:{TEST_UID} "
                 "CapEff: 0000000000000000 NoNewPrivs: 1 ")
     assert _task_lines(out) == [f"{rank}: {expected}" for rank in range(2)]
     sacct = _run_as_submitter(kube, "sacct", "-j", str(job_id), "-X", "-n", "-P",

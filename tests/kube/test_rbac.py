@@ -1,8 +1,10 @@
 """``deploy/rbac.yaml`` (and the controller's Role in ``deploy/controller.yaml``) grant exactly
-what the backend uses: on an emulated API server that authorizes by RBAC, a user bound as
-the file says runs every command a user runs, job pods run node 0's part as the job
-ServiceAccount and the controller runs as its own; nothing is refused, and every
-(resource, verb) the Roles grant was used by at least one request."""
+what the backend uses: on an emulated API server that authorizes by RBAC and enforces the
+admission policy of ``deploy/policy.yaml``, a user bound as the file says runs every command
+a user runs, job pods run node 0's part as the job ServiceAccount (recording their end,
+releasing and cancelling the jobs that wait for them, of every kind) and the controller
+runs as its own; nothing is refused, and every (resource, verb) the Roles grant was used by
+at least one request."""
 
 from __future__ import annotations
 
@@ -26,21 +28,23 @@ USER = "alice"
 NAMESPACE = "default"
 #: The test partition, its pods running as the job ServiceAccount; ``gang``: with a Volcano
 #: PodGroup (the emulated scheduler stands in for Volcano's, see the cluster fixture).
-PARTITIONS = CONFIG + 'service_account = "sbatch-k8s-job"\n' + """\
+PARTITIONS = CONFIG + """\
 [partitions.gang]
 image = "python:3.12-slim"
 pod_security = "baseline"
-service_account = "sbatch-k8s-job"
 gang = "volcano"
 [partitions.plain]
 image = "python:3.12-slim"
 pod_security = "baseline"
+service_account = ""
 """
 #: Workload kinds by target: (group, plural).
 WORKLOADS = {"indexed-job": ("batch", "jobs"), "jobset": ("jobset.x-k8s.io", "jobsets"),
              "pytorchjob": ("kubeflow.org", "pytorchjobs"), "mpijob": ("kubeflow.org", "mpijobs")}
 PLURALS = {"ServiceAccount": "serviceaccounts", "Role": "roles", "RoleBinding": "rolebindings",
-           "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings"}
+           "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
+           "ValidatingAdmissionPolicy": "validatingadmissionpolicies",
+           "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings"}
 RBAC = "rbac.authorization.k8s.io"
 
 
@@ -48,6 +52,12 @@ def rbac_documents(name: str) -> List[Dict[str, Any]]:
     """The RBAC objects (and ServiceAccounts) of a file in ``deploy/``."""
     return [doc for doc in yaml.safe_load_all((REPO / "deploy" / name).read_text())
             if doc and doc["kind"] in PLURALS]
+
+
+def policy_documents() -> List[Dict[str, Any]]:
+    """The admission policies and bindings of ``deploy/policy.yaml``."""
+    return [doc for doc in yaml.safe_load_all((REPO / "deploy" / "policy.yaml").read_text())
+            if doc]
 
 
 def roles_of(documents: List[Dict[str, Any]]) -> List[Tuple[str, List[Dict[str, Any]]]]:
@@ -65,7 +75,8 @@ def apply(cluster: Any, documents: List[Dict[str, Any]]) -> None:
     for doc in documents:
         version = doc["apiVersion"]
         prefix = f"/apis/{version}" if "/" in version else f"/api/{version}"
-        scope = "" if doc["kind"].startswith("Cluster") else f"/namespaces/{NAMESPACE}"
+        scope = "" if doc["kind"].startswith(("Cluster", "Validating")) else \
+            f"/namespaces/{NAMESPACE}"
         admin.request("POST", f"{prefix}{scope}/{PLURALS[doc['kind']]}", body=doc)
 
 
@@ -90,10 +101,15 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     from tests.apiserver import EmulatedCluster
 
     with EmulatedCluster(rbac=True, scheduler_names=("default-scheduler", "volcano")) as em:
-        apply(em, rbac_documents("rbac.yaml") + rbac_documents("controller.yaml") + [
+        apply(em, rbac_documents("rbac.yaml") + rbac_documents("controller.yaml") +
+              policy_documents() + [
             {"apiVersion": f"{RBAC}/v1", "kind": "RoleBinding",
              "metadata": {"name": f"sbatch-k8s-{USER}"},
              "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "sbatch-k8s-user"},
+             "subjects": [{"apiGroup": RBAC, "kind": "User", "name": USER}]},
+            {"apiVersion": f"{RBAC}/v1", "kind": "RoleBinding",
+             "metadata": {"name": f"sbatch-k8s-{USER}-ids"},
+             "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "sbatch-k8s-ids"},
              "subjects": [{"apiGroup": RBAC, "kind": "User", "name": USER}]},
             {"apiVersion": f"{RBAC}/v1", "kind": "ClusterRoleBinding",
              "metadata": {"name": f"sbatch-k8s-{USER}"},
@@ -136,7 +152,8 @@ def _controller(cluster: Any, kube: KubeSlurm) -> "subprocess.Popen[str]":
                         "controller", token)
     return subprocess.Popen([sys.executable, "-m", "sbatch_k8s.tool", "controller",
                              "--interval", "0.5", "-v"], cwd=kube.work,
-                            env=dict(kube.env, KUBECONFIG=config), text=True,
+                            env=dict(kube.env, KUBECONFIG=config,
+                                     PYTHONPATH=str(REPO)), text=True,  # this checkout
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -180,6 +197,29 @@ def _controller_session(cluster: Any, kube: KubeSlurm) -> None:
         controller.terminate()
         _, log = controller.communicate(timeout=60)
     assert "Traceback" not in log, log
+    for job in released.values():
+        _ok(kube, "scancel", str(job))
+
+
+def _node0_session(cluster: Any, kube: KubeSlurm) -> None:
+    """Node 0 of a failed job (the job ServiceAccount, nothing else running) releases and
+    cancels (``--kill-on-invalid-dep``) the jobs waiting for it, of every kind; its end is
+    in its record before any command looks."""
+    kube.script("fails.sh", "#!/bin/sh\nsleep 1\nexit 1\n")
+    upstream = _sbatch(kube, "--hold", "fails.sh")   # until all are submitted
+    killed, released = {}, {}
+    for target in WORKLOADS:
+        killed[target] = _sbatch(kube, "-p", "plain", f"--k8s-target={target}",
+                                 f"--dependency=afterok:{upstream}", "--kill-on-invalid-dep=yes",
+                                 "ok.sh")
+        released[target] = _sbatch(kube, "-p", "plain", f"--k8s-target={target}",
+                                   f"--dependency=afternotok:{upstream}", "ok.sh")
+    _ok(kube, "scontrol", "release", str(upstream))
+    wait_until(lambda: all(_workload(cluster, t, j) is None for t, j in killed.items()),
+               180, "node 0 cancelled the dependents that can never run")
+    wait_until(lambda: not any(_suspended(_workload(cluster, t, j))
+                               for t, j in released.items()),
+               180, "node 0 released the dependents")
     for job in released.values():
         _ok(kube, "scancel", str(job))
 
@@ -234,6 +274,7 @@ def test_the_roles_grant_exactly_what_is_used(cluster: Any, user_kube: KubeSlurm
                                                kubelet: Any) -> None:
     try:
         _user_session(cluster, user_kube)
+        _node0_session(cluster, user_kube)
         _controller_session(cluster, user_kube)
     except BaseException:
         print("refused:", *cluster.rbac.refused(), sep="\n  ")   # shown on failure
@@ -249,6 +290,7 @@ def test_the_roles_grant_exactly_what_is_used(cluster: Any, user_kube: KubeSlurm
     assert {(controller, plural, verb) for _, plural in WORKLOADS.values()
             for verb in ("get", "patch", "delete")} <= done     # released and cancelled
     assert (USER, "pods/log", "get") in done
+    assert (USER, "secrets", "get") not in done        # nobody reads a job's Secret
     unused = {label: rbac.unused(label, rules) for label, rules in
               roles_of(rbac_documents("rbac.yaml") + rbac_documents("controller.yaml"))}
     unused = {label: grants for label, grants in unused.items() if grants}

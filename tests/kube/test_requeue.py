@@ -104,11 +104,16 @@ def test_requeue_runs_the_job_again_under_its_id(kube: KubeSlurm, kubelet: Any) 
     wait_until(lambda: _state(kube, job_id) == "COMPLETED", WAIT_S, "the third run's end")
     assert _runs_in_sacct(kube, job_id, "-D") == [
         f"{job_id}|REQUEUED|0:0", f"{job_id}|REQUEUED|0:0", f"{job_id}|COMPLETED|0:0"]
-    # The companions survived both requeues, and hang on the newest workload.
-    owners = {o["uid"] for o in kube.api().get(kinds.SECRET, f"again-{job_id}", kube.namespace)
+    # The companions survived both requeues, and hang on the newest workload (the Secret
+    # through the ConfigMap, which the requeue alone detached and hung on again).
+    api = kube.api()
+    files = api.get(kinds.CONFIG_MAP, f"again-{job_id}", kube.namespace)
+    owners = {o["uid"] for o in api.get(kinds.SECRET, f"again-{job_id}", kube.namespace)
               ["metadata"]["ownerReferences"]}
-    workload = kube.api().get(kinds.JOB, f"again-{job_id}", kube.namespace)
-    assert owners == {workload["metadata"]["uid"]}
+    assert owners == {files["metadata"]["uid"]}
+    workload = api.get(kinds.JOB, f"again-{job_id}", kube.namespace)
+    assert {o["uid"] for o in files["metadata"]["ownerReferences"]} == \
+        {workload["metadata"]["uid"]}
 
 
 def _looked_at(kube: KubeSlurm, job_id: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -34,9 +35,13 @@ def test_sbatch_creates_the_job_objects_with_owners(kube: KubeSlurm) -> None:
                n["metadata"]["name"].startswith("sbatch-k8s-runtime-")]
     assert len(runtime) == 1 and runtime[0].get("binaryData")
     job = kube.api().get(kinds.JOB, name, kube.namespace)
-    for kind in (kinds.CONFIG_MAP, kinds.SECRET, kinds.SERVICE):
+    files = kube.api().get(kinds.CONFIG_MAP, name, kube.namespace)
+    assert files["metadata"]["ownerReferences"][0]["uid"] == job["metadata"]["uid"]
+    for kind in (kinds.SECRET, kinds.SERVICE):   # hung on the workload through the ConfigMap
         owners = kube.api().get(kind, name, kube.namespace)["metadata"]["ownerReferences"]
-        assert owners[0]["uid"] == job["metadata"]["uid"]
+        assert owners[0]["uid"] == files["metadata"]["uid"]
+    for kind in (kinds.CONFIG_MAP, kinds.SECRET):
+        assert kube.api().get(kind, name, kube.namespace)["immutable"] is True
     record = kube.api().get(kinds.CONFIG_MAP, f"sbatch-k8s-job-{job_id}", kube.namespace)
     assert not record["metadata"].get("ownerReferences")  # it outlives the workload
 
@@ -160,8 +165,9 @@ def test_test_only_creates_nothing(kube: KubeSlurm) -> None:
     kube.script("hello.sh", HELLO)
     done = kube.run("sbatch", "--test-only", "-N2", "hello.sh")
     assert done.returncode == 0, done.stderr
-    assert " to start at " in done.stderr and "on nodes hello-1-[0-1] in partition debug" \
-        in done.stderr
+    started = re.search(r"sbatch: Job (\d+) to start at .* on nodes hello-(\d+)-\[0-1\] in "
+                        r"partition debug\n", done.stderr)   # ids are the cluster's counter's
+    assert started and started.group(1) == started.group(2), done.stderr
     assert "Job" not in kube.everything()
 
 

@@ -117,11 +117,18 @@ class KubeApi:
         return self._call(self.core.read_namespaced_secret, name, namespace)
 
     def service_account_token(self, namespace: str, service_account: str,
-                              audience: Optional[str], expiration_s: int) -> Optional[str]:
-        """A bound token from the TokenRequest API; None when the server has none."""
+                              audience: Optional[str], expiration_s: int,
+                              pod: Optional[Dict[str, Any]] = None) -> Optional[str]:
+        """A bound token from the TokenRequest API (bound to ``pod``, as a real kubelet
+        binds it: the server then names the pod in the token's user ``extra``); None when
+        the server has none."""
         spec: Dict[str, Any] = {"expirationSeconds": expiration_s}
         if audience:
             spec["audiences"] = [audience]
+        if pod is not None:
+            meta = pod.get("metadata") or {}
+            spec["boundObjectRef"] = {"kind": "Pod", "apiVersion": "v1",
+                                      "name": meta.get("name"), "uid": meta.get("uid")}
         try:
             answer = self._call(self.core.create_namespaced_service_account_token,
                                 service_account, namespace, {"spec": spec})

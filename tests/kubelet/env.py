@@ -30,8 +30,10 @@ class ObjectSource(Protocol):
         """The Secret as a dict, None when it does not exist."""
 
     def service_account_token(self, namespace: str, service_account: str,
-                              audience: Optional[str], expiration_s: int) -> Optional[str]:
-        """A token for the service account (TokenRequest), None when the server gives none."""
+                              audience: Optional[str], expiration_s: int,
+                              pod: Optional[Dict[str, Any]] = None) -> Optional[str]:
+        """A token for the service account (TokenRequest), bound to ``pod``, None when the
+        server gives none."""
 
 
 def expand(text: str, env: Mapping[str, str]) -> str:

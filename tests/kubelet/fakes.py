@@ -36,7 +36,8 @@ class FakeApi:
         return self.secrets.get(name)
 
     def service_account_token(self, namespace: str, service_account: str,
-                              audience: Optional[str], expiration_s: int) -> Optional[str]:
+                              audience: Optional[str], expiration_s: int,
+                              pod: Optional[Dict[str, Any]] = None) -> Optional[str]:
         return f"token-for-{namespace}-{service_account}"
 
     def patch_pod_status(self, namespace: str, name: str, status: Dict[str, Any]) -> bool:

@@ -135,7 +135,7 @@ def _projection(context: PodContext, source: ObjectSource, kind: str, spec: Mapp
         account = (context.pod.get("spec") or {}).get("serviceAccountName") or "default"
         token = source.service_account_token(
             namespace, account, spec.get("audience"),
-            int(spec.get("expirationSeconds", SERVICE_ACCOUNT_TOKEN_S)))
+            int(spec.get("expirationSeconds", SERVICE_ACCOUNT_TOKEN_S)), dict(context.pod))
         if token is None:
             raise PrepareError("FailedMount", f"no token for service account {account!r}")
         return [(spec.get("path", "token"), token.encode(), default_mode)]

@@ -1,4 +1,5 @@
-"""``sbatch --k8s-print`` prints everything ``kubectl apply -f -`` needs: the shared runtime
+"""``sbatch --k8s-print`` prints everything ``kubectl apply --server-side -f -`` needs (run on a
+real API server by ``tests/kube/test_print_apply.py``): the shared runtime
 ConfigMap first (whose hash the pods' volumes name), then the job's objects, all valid; and
 ``--k8s-kubernetes-version`` chooses the version-dependent fields."""
 

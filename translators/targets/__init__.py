@@ -38,7 +38,10 @@ class TargetTraits:
 
 TARGETS: Dict[str, TargetTraits] = {
     # Pod hostname <name>-<completion index> (Indexed Job rule).
-    INDEXED_JOB: TargetTraits(INDEXED_JOB, "indexed_job", "main", (("{name}-{index}", 1),), True),
+    # Pods <job>-<index>-<5 random chars>: kept under the Job controller's 58 characters of
+    # generated prefix, so it never cuts the job id off (translators.ownership).
+    INDEXED_JOB: TargetTraits(INDEXED_JOB, "indexed_job", "main",
+                              (("{name}-{index}", 1), ("{name}-{index}-abcde", 1)), True),
     # Pods <js>-<rjob>-<jobIdx>-<podIdx>-<5 random chars> (the JobSet webhook checks this).
     JOBSET: TargetTraits(JOBSET, "jobset", "main", (("{name}-node-0-{index}-abcde", 1),), True),
     # Pods and per-pod Services <job>-master-0, <job>-worker-<i> (i < nodes - 1).
@@ -46,7 +49,8 @@ TARGETS: Dict[str, TargetTraits] = {
                              (("{name}-master-0", None), ("{name}-worker-{index}", 2)), False),
     # Launcher Job <job>-launcher, worker pods <job>-worker-<i> (i < nodes - 1).
     MPIJOB: TargetTraits(MPIJOB, "mpijob", "main",
-                         (("{name}-launcher", None), ("{name}-worker-{index}", 2)), False),
+                         (("{name}-launcher-abcde", None), ("{name}-worker-{index}", 2)),
+                         False),
 }
 
 

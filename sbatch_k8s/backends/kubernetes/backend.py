@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import time
-from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.jobspec import JobSpec, SubmitOptions
 from parsers.records import PENDING, RUNNING, JobRecord, StepRecord
 from sbatch_k8s.backends.base import FINISHED, REFUSED, UNKNOWN, Backend
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
-from translators.config import ClusterConfig
+from translators.config import ClusterConfig, PartitionConfig
+
+if TYPE_CHECKING:
+    from sbatch_k8s.backends.kubernetes.identity import ClusterUser
 
 #: How long squeue keeps showing a finished job (Slurm's MinJobAge).
 MIN_JOB_AGE_S = 300
@@ -22,11 +25,13 @@ class KubernetesBackend(Backend):
     """Jobs on the cluster of the kubeconfig context (or of the pod we run in)."""
 
     name = "kubernetes"
+    operators_see_all = True
 
     def __init__(self, config: ClusterConfig, environ: Mapping[str, str]) -> None:
         self.config = config
         self.environ = environ
         self._client: Optional[KubeClient] = None
+        self._caller: Optional["ClusterUser"] = None
         #: Partitions whose hidden steps ``squeue -s`` warned about.
         self._steps_hidden: Set[str] = set()
 
@@ -38,15 +43,62 @@ class KubernetesBackend(Backend):
             self._client = connect(self.environ, self.config.context)
         return self._client
 
+    @property
+    def caller(self) -> "ClusterUser":
+        """Who the API server says the credentials are (:mod:`.identity`)."""
+        if self._caller is None:
+            from sbatch_k8s.backends.kubernetes.identity import who_am_i
+
+            self._caller = who_am_i(self.client, dict(self.environ))
+        return self._caller
+
+    def caller_ids(self) -> Tuple[str, int, int]:
+        """The caller's Slurm user name, uid and gid (the ``[users]`` table's mapping)."""
+        from sbatch_k8s.backends.kubernetes.identity import slurm_identity
+
+        return slurm_identity(self.caller, self.config.users)
+
+    def caller_uid(self) -> int:
+        return self.caller_ids()[1]
+
+    def caller_is_operator(self) -> bool:
+        return self.caller.is_operator(self.config.users)
+
+    def uid_of_user(self, name: str) -> Optional[int]:
+        from sbatch_k8s.backends.kubernetes.identity import slurm_ids
+
+        return slurm_ids(name, self.config.users)[0]
+
+    def _attributed(self, records: List[JobRecord]) -> List[JobRecord]:
+        """The records with the owners readers believe (:mod:`.owners`)."""
+        from sbatch_k8s.backends.kubernetes.owners import attributed
+
+        def lookup(job_id: int) -> Optional[JobRecord]:
+            found = self._raw_find(job_id)
+            return found[0] if found is not None else None
+        return attributed(records, self.config.users, lookup)
+
     def describe(self) -> str:
         target = self.client.target
         return (f"backend kubernetes, context {target.context}, namespace "
                 f"{target.namespace}, server {target.server}")
 
     def namespaces(self) -> Set[str]:
-        """Every namespace a partition puts jobs in."""
+        """Every namespace a partition puts jobs in: the caller's, where a partition's
+        namespace names the user (``u-{user}``), and for an operator then every namespace
+        that holds job records."""
+        from sbatch_k8s.backends.kubernetes.submitter import (
+            all_record_namespaces,
+            user_namespaces,
+        )
+
         default = self.client.target.namespace
-        return {p.namespace or default for p in self.config.partitions}
+        if not any(p.namespace and "{user}" in p.namespace for p in self.config.partitions):
+            return {p.namespace or default for p in self.config.partitions}
+        found = user_namespaces(self.config, self.client, self.caller_ids()[0])
+        if self.caller_is_operator():
+            found |= all_record_namespaces(self.client)
+        return found
 
     def submit(self, job: JobSpec, submit: SubmitOptions) -> int:
         from sbatch_k8s.backends.kubernetes.submit import submit_to_cluster
@@ -64,8 +116,8 @@ class KubernetesBackend(Backend):
         """What squeue sees, each array element on its own (the records are per element)."""
         from sbatch_k8s.backends.kubernetes.cluster_jobs import cluster_records
 
-        records = cluster_records(self.client, self.namespaces(), now,
-                                  active_only=not include_finished)
+        records = self._attributed(cluster_records(self.client, self.namespaces(), now,
+                                                   active_only=not include_finished))
         wanted = None if job_ids is None else set(job_ids)
         return [r for r in records
                 if (r.end_time is None or r.end_time >= now - MIN_JOB_AGE_S)
@@ -77,7 +129,8 @@ class KubernetesBackend(Backend):
         from sbatch_k8s.backends.kubernetes.cluster_jobs import cluster_records
 
         now = int(time.time())
-        records = cluster_records(self.client, self.namespaces(), now, active_only=False)
+        records = self._attributed(cluster_records(self.client, self.namespaces(), now,
+                                                   active_only=False))
         self._purge(records, now)
         if job_ids is not None:
             wanted = set(job_ids)
@@ -94,7 +147,9 @@ class KubernetesBackend(Backend):
         from sbatch_k8s.backends.kubernetes.records import record_name
 
         limit = now - self.config.record_retention_days * 86400
-        expired = [r for r in records if r.end_time is not None and r.end_time < limit]
+        mine = self.caller.username
+        expired = [r for r in records if r.end_time is not None and r.end_time < limit
+                   and (r.owner == mine or self.caller_is_operator())]
         for record in expired[:PURGE_BATCH]:
             for namespace in self.namespaces():
                 try:
@@ -103,18 +158,29 @@ class KubernetesBackend(Backend):
                 except KubeError:
                     break
 
-    def _find(self, job_id: int) -> Optional[Tuple[JobRecord, Dict[str, str], str]]:
+    def _raw_find(self, job_id: int) -> Optional[Tuple[JobRecord, Dict[str, str], str]]:
         from sbatch_k8s.backends.kubernetes.cluster_jobs import find_job
 
         return find_job(self.client, self.namespaces(), job_id, int(time.time()))
 
-    @staticmethod
-    def _refusal(found: Optional[Tuple[JobRecord, Dict[str, str], str]], uid: int
+    def _find(self, job_id: int) -> Optional[Tuple[JobRecord, Dict[str, str], str]]:
+        found = self._raw_find(job_id)
+        if found is None:
+            return None
+        return self._attributed([found[0]])[0], found[1], found[2]
+
+    def _refusal(self, found: Optional[Tuple[JobRecord, Dict[str, str], str]], uid: int
                  ) -> Optional[str]:
-        """UNKNOWN for no job, REFUSED for another user's (root may act on any), else None."""
+        """UNKNOWN for no job, REFUSED for one the caller may not act on (another user's:
+        the cluster's identity decides, :func:`.owners.may_act`; ``uid`` is not asked),
+        else None."""
+        from sbatch_k8s.backends.kubernetes.owners import may_act
+
         if found is None:
             return UNKNOWN
-        return REFUSED if uid != 0 and found[0].uid != uid else None
+        allowed = may_act(self.caller, found[0], self.config.users, found[2],
+                          self.caller_uid())
+        return None if allowed else REFUSED
 
     def cancel(self, job_id: int, uid: int, signum: Optional[int] = None,
                batch: bool = False, full: bool = False, step: Optional[int] = None) -> str:
@@ -125,8 +191,8 @@ class KubernetesBackend(Backend):
         if found is None or refusal is not None:
             return refusal or UNKNOWN
         record, ref, namespace = found
-        return cancel_on_cluster(self.client, record, ref, namespace, uid, signum, batch, full,
-                                 step)
+        return cancel_on_cluster(self.client, record, ref, namespace, self.caller_uid(),
+                                 signum, batch, full, step)
 
     def set_hold(self, job_id: int, reason: Optional[str], uid: int) -> str:
         from sbatch_k8s.backends.kubernetes.control import hold_on_cluster
@@ -137,7 +203,7 @@ class KubernetesBackend(Backend):
         record, ref, namespace = found
         if record.state != PENDING:
             return FINISHED
-        if uid != 0 and record.uid != uid:
+        if self._refusal(found, uid) is not None:
             return REFUSED
         return hold_on_cluster(self.client, record, ref, namespace, reason)
 
@@ -185,13 +251,31 @@ class KubernetesBackend(Backend):
         from sbatch_k8s.cli.common import print_warning
 
         partition = self.config.partition(record.partition)
-        if partition is not None and not partition.service_account and \
+        if partition is not None and not self._publishes_steps(partition) and \
                 record.partition not in self._steps_hidden:
             self._steps_hidden.add(record.partition)
             print_warning("squeue", f"the srun steps of jobs in partition {record.partition} "
                                     "are not visible (only batch and extern): its pods need "
                                     "the partition's service_account to publish them")
         return [s for s in record.steps if s.state == RUNNING]
+
+    def _publishes_steps(self, partition: PartitionConfig) -> bool:
+        """Whether the partition's pods have API access (its ServiceAccount, or the job
+        ServiceAccount present in its namespace) and so publish their steps."""
+        from sbatch_k8s.backends.kubernetes.submitter import (
+            partition_namespace,
+            with_job_account,
+        )
+
+        if partition.service_account is not None:
+            return bool(partition.service_account)
+        try:
+            namespace = partition_namespace(partition, self.client, self.caller_ids()[0]) \
+                if partition.namespace and "{user}" in partition.namespace else \
+                partition.namespace or self.client.target.namespace
+            return bool(with_job_account(partition, self.client, namespace).service_account)
+        except KubeError:
+            return False
 
     def job_texts(self, record: JobRecord) -> Tuple[Optional[str], Optional[Dict[str, str]]]:
         """The script from the job's ConfigMap while it exists; the start environment is in

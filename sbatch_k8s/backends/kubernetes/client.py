@@ -8,7 +8,9 @@ plain JSON: no model classes, so a list of ten thousand jobs costs one ``json.lo
 Failures become :class:`KubeError` carrying the API server's own Status message. Transient
 ones — 5xx, 429, a reset connection, a timeout — are retried with exponential backoff for at
 most :attr:`KubeClient.retry_budget_s` in all; a create that timed out and then finds its
-object already there counts as created.
+object already there counts as created only when that object carries the same submission
+mark (:data:`SUBMISSION_ANNOTATION`, one random value per submission): an object of another
+job under the same name is a conflict (409), never taken over.
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ TRANSIENT = frozenset({429, 500, 502, 503, 504})
 CONNECT_TIMEOUT_S = 5.0
 READ_TIMEOUT_S = 30.0
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+#: One random value per submission on every object it creates: what tells a create retried
+#: after a timeout (its object is there: ours) from a name another job holds (a conflict).
+SUBMISSION_ANNOTATION = "sbatch-k8s.io/submission"
+#: How the API server names a refusal of an admission policy (``deploy/policy.yaml``): no
+#: permission is missing, the write is not the caller's to make.
+ADMISSION_POLICY = "ValidatingAdmissionPolicy"
 #: Called as ``observe(client, method, path, query, answer)`` after every successful write:
 #: how the command server's watch cache learns which resourceVersion a command wrote.
 WRITE_OBSERVERS: List[Any] = []
@@ -68,7 +76,7 @@ def _explain(status: int, message: str, target: Target) -> str:
     if status == 401:
         return (f"the API server at {target.server} refused the credentials of kubeconfig "
                 f"context {target.context} (Unauthorized: expired or wrong token?)")
-    if status == 403:
+    if status == 403 and ADMISSION_POLICY not in message:
         return (f"{message} (ask the cluster administrator for this permission; "
                 "deploy/rbac.yaml lists every permission sbatch-k8s needs)")
     return message
@@ -274,11 +282,12 @@ class BodyStream:
 
 
 def _same_origin(found: Mapping[str, Any], manifest: Mapping[str, Any]) -> bool:
-    """True when ``found`` is the object ``manifest`` describes (same sbatch-k8s labels)."""
-    want = (manifest.get("metadata") or {}).get("labels") or {}
-    have = (found.get("metadata") or {}).get("labels") or {}
-    keys = [k for k in want if k.startswith("sbatch-k8s.io/")]
-    return bool(keys) and all(have.get(k) == want[k] for k in keys)
+    """True when ``found`` is what an earlier attempt of this very submission created: it
+    carries the submission mark ``manifest`` carries (labels alone could be another job's)."""
+    want = ((manifest.get("metadata") or {}).get("annotations") or {}).get(
+        SUBMISSION_ANNOTATION)
+    have = ((found.get("metadata") or {}).get("annotations") or {}).get(SUBMISSION_ANNOTATION)
+    return bool(want) and want == have
 
 
 def _connection_reason(error: BaseException) -> str:

@@ -43,6 +43,7 @@ CONFIG_MAP = Kind("v1", "ConfigMap", "configmaps")
 SECRET = Kind("v1", "Secret", "secrets")
 SERVICE = Kind("v1", "Service", "services")
 POD = Kind("v1", "Pod", "pods")
+SERVICE_ACCOUNT = Kind("v1", "ServiceAccount", "serviceaccounts")
 NODE = Kind("v1", "Node", "nodes", namespaced=False)
 NAMESPACE = Kind("v1", "Namespace", "namespaces", namespaced=False)
 JOB = Kind("batch/v1", "Job", "jobs")
@@ -51,7 +52,8 @@ PYTORCHJOB = Kind("kubeflow.org/v1", "PyTorchJob", "pytorchjobs")
 MPIJOB = Kind("kubeflow.org/v2beta1", "MPIJob", "mpijobs")
 POD_GROUP = Kind("scheduling.volcano.sh/v1beta1", "PodGroup", "podgroups")
 
-KINDS: Tuple[Kind, ...] = (CONFIG_MAP, SECRET, SERVICE, POD, NODE, NAMESPACE, JOB, JOBSET,
+KINDS: Tuple[Kind, ...] = (CONFIG_MAP, SECRET, SERVICE, POD, SERVICE_ACCOUNT, NODE, NAMESPACE,
+                           JOB, JOBSET,
                            PYTORCHJOB, MPIJOB, POD_GROUP)
 #: The workload kinds, one per target (what squeue lists).
 WORKLOADS: Tuple[Kind, ...] = (JOB, JOBSET, PYTORCHJOB, MPIJOB)

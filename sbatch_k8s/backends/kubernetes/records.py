@@ -62,7 +62,12 @@ from sbatch_k8s.backends.kubernetes.pod_view import (
     status_of,
     terminated,
 )
-from sbatch_k8s.backends.kubernetes.record_steps import job_steps, published_steps
+from sbatch_k8s.backends.kubernetes.record_steps import (
+    dropped_steps,
+    job_steps,
+    published_steps,
+)
+from sbatch_k8s.backends.kubernetes.owners import ownership_fields
 from sbatch_k8s.backends.kubernetes.state import exit_status, job_facts, job_state, node0_report
 from sbatch_k8s.backends.kubernetes.workload_view import workload_end, workload_facts
 from translators.metadata import JOB_ID, common_labels
@@ -143,11 +148,13 @@ def _final_annotations(record: JobRecord) -> Dict[str, str]:
     return {END_TIME_ANNOTATION: str(end)} if is_final(record) and end is not None else {}
 
 
-def record_config_map(record: JobRecord, workload_ref: Mapping[str, str]) -> Dict[str, Any]:
-    """The record's manifest, created with the job (namespace: where the client creates it)."""
+def record_config_map(record: JobRecord, workload_ref: Mapping[str, str],
+                      ownership: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+    """The record's manifest, created with the job (namespace: where the client creates it),
+    with the ``ownership`` annotations of the job's objects (:mod:`translators.ownership`)."""
     metadata: Dict[str, Any] = {"name": record_name(record.job_id),
                                 "labels": record_labels(record)}
-    annotations = _final_annotations(record)
+    annotations = dict(ownership or {}, **_final_annotations(record))
     if annotations:
         metadata["annotations"] = annotations
     ref = {k: str(workload_ref[k]) for k in WORKLOAD_REF_KEYS if workload_ref.get(k)}
@@ -171,6 +178,7 @@ def record_from_config_map(cm: Mapping[str, Any]) -> Tuple[JobRecord, Dict[str, 
             record = with_changes(record, steps=published_steps(data[RUNNING_STEPS_KEY]))
         if REPORT_KEY in data and not is_final(record):
             record = reported_record(record, json.loads(data[REPORT_KEY]))
+        record = with_changes(record, **ownership_fields(cm))
     except (KeyError, ValueError, TypeError, AttributeError) as e:
         raise ValueError(f"ConfigMap {name} holds no readable job record: {e}") from e
     return record, {k: str(v) for k, v in ref.items()}
@@ -262,8 +270,7 @@ def reported_record(stored: JobRecord, report: Mapping[str, Any]) -> JobRecord:
         exit_signal=signal, system_comment=str(report.get("system_comment") or ""),
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
     steps = job_steps(ended, True, report, stored.steps)
-    return with_changes(ended, steps=steps,
-                        derived_exit_code=_derived(steps))
+    return with_changes(ended, steps=steps, derived_exit_code=_derived(steps))
 
 
 def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
@@ -301,3 +308,4 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
     steps = job_steps(live, final, report, stored.steps)
     derived = _derived(steps) if final else 0
     return with_changes(live, steps=steps, derived_exit_code=derived)
+

@@ -1,12 +1,14 @@
 """``scontrol requeue`` on a cluster: the job runs again under the same id, with new pods.
 
 A finished workload cannot be restarted (an Indexed Job that completed or failed stays so), so
-requeueing replaces it by a copy of itself: the companions (the job's ConfigMap, Secret,
-Service, PodGroup — every object of a unit shares the workload's name) are first detached
-from the workload so that deleting it keeps them; the workload is deleted and its pods waited
-for (a requeue never has two generations of pods under one job id); the record is rewritten
-pending and ``job.json`` given the restart count; a fresh copy of the workload is created,
-and the companions are hung on it again. What the record and the copy become, and how long
+requeueing replaces it by a copy of itself: the companions (the job's ConfigMap, and through
+it its Secret, Service, PodGroup — every object of a unit shares the workload's name,
+:func:`.submit.create_unit`) are first detached from the workload by detaching the ConfigMap,
+so that deleting the workload keeps them; the workload is deleted and its pods waited for (a
+requeue never has two generations of pods under one job id); the record is rewritten
+pending; a fresh copy of the workload is created with the restart count in its pods'
+environment (the job's ConfigMap and Secret are immutable), and the ConfigMap is hung on it
+again. The job's Secret is never read. What the record and the copy become, and how long
 the job waits before it may start again, is :mod:`.requeue_plan`'s (pure).
 
 Every requeue first claims the job's record with the requeue mark (:mod:`.requeue_mark`), and
@@ -29,14 +31,7 @@ from typing import Any, Dict, List, Mapping, Tuple
 
 from parsers.records import PENDING, JobRecord
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
-from sbatch_k8s.backends.kubernetes.kinds import (
-    CONFIG_MAP,
-    POD,
-    POD_GROUP,
-    SECRET,
-    SERVICE,
-    Kind,
-)
+from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, POD, Kind
 from sbatch_k8s.backends.kubernetes.requeue_plan import (
     fresh_workload,
     requeued_record,
@@ -47,8 +42,6 @@ from sbatch_k8s.errors import BackendError
 from sbatch_k8s.runtime.release import REQUEUEING_ANNOTATION, WAITING_LABEL
 from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, JOB_ID
 
-#: The kinds that may be a workload's companions (named as the workload).
-COMPANION_KINDS = (CONFIG_MAP, SECRET, SERVICE, POD_GROUP)
 #: How long requeue waits for the old pods to be gone (their runtime's KillWait and the
 #: pods' grace period, on a busy cluster).
 OLD_PODS_WAIT_S = 180.0
@@ -73,15 +66,13 @@ def _owner(workload: Mapping[str, Any]) -> Dict[str, Any]:
 
 def _companions(client: KubeClient, workload: Mapping[str, Any],
                 namespace: str) -> List[Tuple[Kind, Dict[str, Any]]]:
-    """The objects the workload owns that share its name."""
+    """The job's ConfigMap when the workload owns it (the other companions hang on it)."""
     meta = workload["metadata"]
-    found = []
-    for kind in COMPANION_KINDS:
-        obj = client.get(kind, meta["name"], namespace)
-        owners = ((obj or {}).get("metadata") or {}).get("ownerReferences") or []
-        if obj is not None and any(o.get("uid") == meta.get("uid") for o in owners):
-            found.append((kind, obj))
-    return found
+    obj = client.get(CONFIG_MAP, meta["name"], namespace)
+    owners = ((obj or {}).get("metadata") or {}).get("ownerReferences") or []
+    if obj is not None and any(o.get("uid") == meta.get("uid") for o in owners):
+        return [(CONFIG_MAP, obj)]
+    return []
 
 
 def _wait_gone(client: KubeClient, kind: Kind, name: str, namespace: str,
@@ -194,13 +185,9 @@ def _replace(client: KubeClient, record: JobRecord, ref: Mapping[str, str], kind
         # The ended run's report and published steps go: the next run starts with none.
         "data": {RECORD_KEY: record_to_json(requeued), REPORT_KEY: None,
                  RUNNING_STEPS_KEY: None}})
-    for companion_kind, obj in companions:
-        if companion_kind == CONFIG_MAP:
-            patch = with_restart_count(obj, requeued.restarts)
-            if patch is not None:
-                client.merge_patch(CONFIG_MAP, name, namespace, patch)
     begin = _local_iso(requeued.begin_time) if requeued.begin_time is not None else None
-    made = client.create(fresh_workload(workload, hold, begin), namespace)
+    made = client.create(with_restart_count(fresh_workload(workload, hold, begin),
+                                            requeued.restarts), namespace)
     owner = {"metadata": {"ownerReferences": [_owner(made)]}}
     for companion_kind, _ in companions:
         client.merge_patch(companion_kind, name, namespace, owner)

@@ -2,9 +2,10 @@
 
 Pure: :mod:`.requeue` reads the cluster and writes what these functions return. As
 slurmctld's requeue does, the record goes back to PENDING with reason ``BeginTime``, the
-restart count one higher and the submit time now; ``job.json`` gets the restart count (the
-runtime exports it as ``SLURM_RESTART_COUNT`` and ``%r`` of the output file names); the copy
-of the workload is its manifest without what the API server generated for the old one. The
+restart count one higher and the submit time now; the copy of the workload is its manifest
+without what the API server generated for the old one, its pods' environment carrying the
+restart count (:func:`with_restart_count`: the runtime exports it as ``SLURM_RESTART_COUNT``
+and ``%r`` of the output file names). The
 run that ended is kept in the record's ``requeued_runs``, ended ``REQUEUED`` at the requeue
 with its steps (a running one's closed as a cancel closes them), for ``sacct --duplicates``.
 ``requeuehold`` creates the copy held (suspended, hold annotation ``user``), pending with
@@ -27,8 +28,7 @@ policy fails the Job on a disruption) is requeued by the next reconcile pass
 from __future__ import annotations
 
 import copy
-import json
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from parsers.records import PENDING, REQUEUED, JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.workload_view import SUSPEND_FIELD
@@ -36,7 +36,6 @@ from sbatch_k8s.backends.requeue_rules import REQUEUED_ENDS
 from sbatch_k8s.runtime.release import HELD_REQUEUE_REASON
 from sbatch_k8s.runtime.workload_gates import hold_patch
 from translators.metadata import BEGIN, HOLD
-from translators.storage import DESCRIPTION_KEY
 
 #: Labels and annotations the API server's controllers add to a workload and its template.
 GENERATED_KEYS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name",
@@ -91,15 +90,30 @@ def fresh_workload(workload: Mapping[str, Any], hold: bool = False,
     return body
 
 
-def with_restart_count(config_map: Mapping[str, Any], count: int) -> Optional[Dict[str, Any]]:
-    """The data patch setting ``restart_count`` in ``job.json`` (None: no description)."""
-    text = (config_map.get("data") or {}).get(DESCRIPTION_KEY)
-    if text is None:
-        return None
-    desc = json.loads(text)
-    desc["restart_count"] = count
-    return {"data": {DESCRIPTION_KEY: json.dumps(desc, sort_keys=True,
-                                                 separators=(",", ":"))}}
+#: The requeues a workload's copy is the run after, in its pods' environment (the job's
+#: ConfigMap is immutable): the runtime adds it to the description's restart count
+#: (``sbatch_k8s.runtime.node_setup.REQUEUED_VARIABLE``).
+REQUEUED_VARIABLE = "SBATCH_K8S_REQUEUED"
+
+
+def _pod_specs(node: Any) -> List[Dict[str, Any]]:
+    """Every pod spec (a mapping with ``containers``) inside a workload's ``spec``."""
+    if isinstance(node, dict):
+        if isinstance(node.get("containers"), list):
+            return [node]
+        return [found for value in node.values() for found in _pod_specs(value)]
+    if isinstance(node, list):
+        return [found for value in node for found in _pod_specs(value)]
+    return []
+
+
+def with_restart_count(workload: Dict[str, Any], count: int) -> Dict[str, Any]:
+    """``workload`` whose every container has ``count`` as :data:`REQUEUED_VARIABLE`."""
+    for spec in _pod_specs(workload.get("spec")):
+        for container in spec["containers"]:
+            env = [e for e in container.get("env") or [] if e.get("name") != REQUEUED_VARIABLE]
+            container["env"] = env + [{"name": REQUEUED_VARIABLE, "value": str(count)}]
+    return workload
 
 
 def earlier_run(record: JobRecord, now: int) -> JobRecord:

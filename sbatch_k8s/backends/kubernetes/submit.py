@@ -1,145 +1,30 @@
 """``sbatch`` on a cluster: ids, objects, and nothing half-created.
 
-Order of work: plan (partition, allocation — Slurm's refusals first, nothing contacted), job
-ids from the cluster-wide counter, rendering (:func:`translators.render`), then the objects:
-the shared runtime ConfigMap when missing, each job's record (what sacct reads after the
-workload is gone), and each unit's ConfigMap, Secret, Service, PodGroup and workload. The
-companions then get ownerReferences to their workload, so deleting it deletes them. If any
-step fails, everything this submission created is deleted again and sbatch prints
-``Batch job submission failed: <the API server's message>``.
+Order of work: plan (partition, allocation — Slurm's refusals first, nothing contacted), the
+submitter as the cluster knows it (:mod:`.submitter`), job ids from the cluster-wide counter
+(:mod:`.ids`), rendering (:func:`translators.render`), then the objects
+(:mod:`.submit_plan`, :mod:`.submit_objects`): the shared runtime ConfigMap when missing,
+each job's record (what sacct reads after the workload is gone), and each unit's ConfigMap,
+Secret, Service, PodGroup and workload. The companions hang on the workload through the
+ConfigMap (:func:`.submit_objects.create_unit`), so deleting it deletes them. If any step
+fails, everything this submission created is deleted again and sbatch prints
+``Batch job submission failed: <the API server's message>``; a job id whose names another
+job's objects hold is given up for a new one.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
+import dataclasses
 import sys
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
-from parsers.formats.job_stdio import recorded_stdio
-from parsers.formats.job_values import eligible_from
-from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
-from parsers.records import PENDING, JobRecord, build
-from sbatch_k8s.backends.base import SRUN_COMMAND
+from parsers.jobspec import JobSpec, SubmitOptions
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
-from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, WORKLOADS, Kind, kind_of
 from sbatch_k8s.cli.common import print_warning
-from translators.config import ClusterConfig, PartitionConfig
-
-
-
-class Submission:
-    """What one ``sbatch`` created so far, so that a failure can take it back."""
-
-    def __init__(self, client: KubeClient, namespace: str) -> None:
-        self.client = client
-        self.namespace = namespace
-        self.created: List[Tuple[Kind, str]] = []
-
-    def create(self, manifest: Mapping[str, Any]) -> Dict[str, Any]:
-        made = self.client.create(manifest, self.namespace)
-        self.created.append((kind_of(manifest), manifest["metadata"]["name"]))
-        return made
-
-    def roll_back(self) -> None:
-        """Delete what this submission created, newest first (best effort: each delete is
-        tried even when an earlier one fails)."""
-        for kind, name in reversed(self.created):
-            try:
-                self.client.delete(kind, name, self.namespace, propagation="Background")
-            except KubeError:
-                continue
-        self.created.clear()
-
-
-def ensure_runtime(client: KubeClient, namespace: str, runtime_hash: str, bundle: bytes) -> None:
-    """Create the shared runtime ConfigMap of this version when it is missing (another
-    submitter creating it at the same time is fine: 409 means it exists)."""
-    from translators.objects import runtime_config_map
-    from translators.storage import runtime_config_map_name
-
-    name = runtime_config_map_name(runtime_hash)
-    if client.get(CONFIG_MAP, name, namespace) is not None:
-        return
-    try:
-        client.create(runtime_config_map(runtime_hash, bundle), namespace)
-    except KubeError as e:
-        if e.status != 409:
-            raise
-
-
-def submitted_record(job: JobSpec, allocation: Allocation, context: SubmitContext,
-                     partition: PartitionConfig, cluster: str, job_id: int,
-                     array_job_id: Optional[int], array_task_id: Optional[int],
-                     submit_time: int, begin_time: Optional[int] = None,
-                     batch: bool = True) -> JobRecord:
-    """The job as sacct knows it at submission (PENDING); ``begin_time``: ``--begin``
-    resolved (epoch seconds); ``batch`` False for the job of an ``srun`` outside a job. Its
-    time limit is the one the job runs with (the partition's default without ``--time``),
-    its memory Slurm's MinMemoryCPU or MinMemoryNode."""
-    from translators.plan import effective_time_limit_min
-
-    workdir = os.path.normpath(os.path.join(context.cwd, job.chdir)) if job.chdir else \
-        context.cwd
-    gpus = allocation.gpus_per_node
-    stdout, stderr, stdin = recorded_stdio(job.output, job.error, job.input, workdir)
-    return build(
-        JobRecord, job_id=job_id, name=job.job_name, user=context.user, uid=context.uid,
-        group=context.group, gid=context.gid, partition=partition.name, state=PENDING,
-        account=job.account or context.user, qos=job.qos or "normal",
-        reason=initial_reason(job), array_job_id=array_job_id, array_task_id=array_task_id,
-        submit_time=submit_time,
-        eligible_time=eligible_from(
-            begin_time, bool(job.hold or (job.dependency and job.dependency.clauses)),
-            submit_time),
-        dependency=job.dependency.format() if job.dependency else "",
-        begin_time=begin_time, kill_on_invalid_dep=bool(job.kill_on_invalid_dep),
-        time_limit_min=effective_time_limit_min(job, partition),
-        node_count=allocation.node_count,
-        cpus=sum(allocation.cpus_per_node), batch_cpus=allocation.cpus_per_node[0],
-        ntasks=allocation.ntasks, cpus_per_task=job.cpus_per_task or 1,
-        ntasks_per_node=job.ntasks_per_node,
-        min_memory_mb=job.mem_per_cpu_mb if job.mem_per_cpu_mb is not None
-        else allocation.mem_per_node_mb,
-        memory_per_cpu=job.mem_per_cpu_mb is not None, gres=f"gpu:{gpus}" if gpus else "",
-        nice=job.nice or 0, requeue=job.requeue is not False, work_dir=workdir,
-        command=os.path.abspath(job.script.path) if job.script.path else "",
-        stdout=stdout, stderr=stderr, stdin=stdin, comment=job.comment or "",
-        exclusive=job.exclusive, submit_host=context.host, features=job.constraint or "",
-        cluster=cluster, array_throttle=job.array.max_running if job.array else None,
-        batch_flag=batch)
-
-
-def _units(manifests: Sequence[Dict[str, Any]]) -> List[List[Dict[str, Any]]]:
-    """Manifests grouped unit by unit (a unit ends with its workload)."""
-    units: List[List[Dict[str, Any]]] = [[]]
-    for manifest in manifests:
-        units[-1].append(manifest)
-        if kind_of(manifest) in WORKLOADS:
-            units.append([])
-    return [u for u in units if u]
-
-
-def _owner(workload: Mapping[str, Any]) -> Dict[str, Any]:
-    meta = workload["metadata"]
-    return {"apiVersion": workload["apiVersion"], "kind": workload["kind"],
-            "name": meta["name"], "uid": meta["uid"], "controller": False,
-            "blockOwnerDeletion": False}
-
-
-def create_unit(submission: Submission, unit: Sequence[Dict[str, Any]]) -> None:
-    """Create one unit's objects, workload last, then hang the companions on it."""
-    *companions, workload = unit
-    for manifest in companions:
-        submission.create(manifest)
-    made = submission.create(workload)
-    owner = {"metadata": {"ownerReferences": [_owner(made)]}}
-    for manifest in companions:
-        submission.client.merge_patch(kind_of(manifest), manifest["metadata"]["name"],
-                                      submission.namespace, owner)
+from translators.config import ClusterConfig
 
 
 def _test_only_line(job_id: int, allocation: Allocation, names: Sequence[str],
@@ -174,88 +59,70 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
                       ) -> Optional[Tuple[str, List[int]]]:
     """Create the job's objects: their namespace and the job ids (None with
     ``--test-only``, which has the server check them and prints where the job would run).
-    ``command`` names who warns (``srun`` creating a job for a step)."""
-    from sbatch_k8s.backends.kubernetes.ids import COUNTER_NAME, allocate_job_ids
+    ``command`` names who warns (``srun`` creating a job for a step). A name another job
+    holds is never taken over: that attempt is taken back and the job gets a new id
+    (:mod:`.ids`)."""
+    from sbatch_k8s.backends.kubernetes.ids import (
+        allocate_job_ids,
+        peek_next_id,
+        raise_above,
+        state_namespace,
+    )
     from sbatch_k8s.backends.kubernetes.node_shape import plan_on_cluster
-    from sbatch_k8s.backends.kubernetes.records import record_config_map
-    from sbatch_k8s.backends.kubernetes.dependencies import check_targets, release_new
-    from sbatch_k8s.runtime.release import WAITING_LABEL
-    from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
-    from sbatch_k8s.submit import now_iso, submit_context
-    from translators import RenderInputs, render
-    from translators.gates import begin_moment, gate_annotations
+    from sbatch_k8s.backends.kubernetes.submit_plan import CONFLICT_ATTEMPTS, SubmissionPlan
+    from sbatch_k8s.backends.kubernetes.dependencies import check_targets
+    from sbatch_k8s.backends.kubernetes.submitter import (
+        cluster_submitter,
+        partition_namespace,
+        released_by,
+        user_namespaces,
+        with_job_account,
+    )
+    from sbatch_k8s.submit import submit_context
 
     check_backend_support(job, submit, command)
     partition, allocation = plan_on_cluster(job, config, client, environ)
-    if not submit.test_only:
-        check_targets(job, client, {p.namespace or client.target.namespace
-                                    for p in config.partitions})
+    try:
+        context, ownership, _ = cluster_submitter(client, config, environ,
+                                                  submit_context(environ))
+        known = user_namespaces(config, client, context.user)
+        if not submit.test_only:
+            check_targets(job, client, known)
+            ownership = dataclasses.replace(ownership,
+                                            released_by=released_by(client, job, known))
+    except KubeError as e:
+        raise submission_failed(str(e)) from e
     if not submit.quiet:
         for note in allocation.warnings:
             print_warning(command, note)
-    namespace = partition.namespace or client.target.namespace
-    state_namespace = config.state_namespace or client.target.namespace
-    context = submit_context(environ)
-    count = job.array.count() if job.array else 1
-    minor = submit_minor(submit, client)
-    target = submit.k8s_target or partition.target
-    bundle = build_bundle()
-    runtime_hash = bundle_hash(bundle)
-    submit_iso = now_iso()
+    namespace = partition_namespace(partition, client, context.user)
+    try:
+        partition = with_job_account(partition, client, namespace)
+    except KubeError as e:
+        raise submission_failed(str(e)) from e
+    ids = state_namespace(config.state_namespace)
+    plan = SubmissionPlan(job, submit, config, environ, client, command, partition,
+                          allocation, namespace, context, ownership)
     try:
         if submit.test_only:
-            counter = client.get(CONFIG_MAP, COUNTER_NAME, state_namespace)
-            base_id = int(((counter or {}).get("data") or {}).get("next", 1))
-        else:
-            base_id = allocate_job_ids(client, state_namespace, count)
+            units = plan.render(peek_next_id(client, ids), warn=True)
+            _dry_run(client, namespace, units, job, allocation, partition.name,
+                     plan.base_id, submit)
+            return None
+        for attempt in range(CONFLICT_ATTEMPTS):
+            base_id = allocate_job_ids(client, ids, plan.count, known)
+            units = plan.render(base_id, warn=attempt == 0)
+            try:
+                return namespace, plan.create(units)
+            except KubeError as e:
+                if e.status != 409 or e.reason != "AlreadyExists":
+                    raise
+                raise_above(client, ids, base_id + plan.count - 1, known | {namespace})
     except KubeError as e:
         raise submission_failed(str(e)) from e
-    result = render(RenderInputs(
-        job=job, allocation=allocation, context=context, partition=partition,
-        cluster_name=config.cluster_name, job_id=base_id, token=secrets.token_hex(32),
-        runtime_hash=runtime_hash, submit_time=submit_iso, target=target,
-        kubernetes_minor=minor))
-    if not submit.quiet:
-        for note in result.warnings:
-            print_warning(command, note)
-    units = _units(result.manifests)
-    if partition.service_account:  # the commands inside the job use the same configuration
-        from sbatch_k8s.backends.kubernetes.carried_config import carry_configuration
-
-        carry_configuration(units, environ)
-    if submit.test_only:
-        _dry_run(client, namespace, units, job, allocation, partition.name, base_id, submit)
-        return None
-    submission = Submission(client, namespace)
-    now = int(time.time())
-    indices: Sequence[Optional[int]] = job.array.indices() if job.array else (None,)
-    gates = gate_annotations(job, submit_iso)
-    begin = begin_moment(job, submit_iso)
-    try:
-        ensure_runtime(client, namespace, runtime_hash, bundle)
-        workload_refs = _workload_refs(units, namespace, indices, base_id)
-        for k, index in enumerate(indices):
-            record = submitted_record(job, allocation, context, partition,
-                                      config.cluster_name, base_id + k,
-                                      base_id if job.array else None, index, now,
-                                      int(begin.timestamp()) if begin else None,
-                                      batch=command != SRUN_COMMAND)
-            manifest = record_config_map(record, workload_refs[k])
-            if gates:
-                manifest["metadata"]["labels"][WAITING_LABEL] = "true"
-            submission.create(manifest)
-        for unit in units:
-            create_unit(submission, unit)
-    except KubeError as e:
-        submission.roll_back()
-        raise submission_failed(str(e)) from e
-    except BaseException:
-        submission.roll_back()
-        raise
-    job_ids = [base_id + k for k in range(len(indices))]
-    if gates:
-        release_new(client, namespace, job_ids, int(time.time()))
-    return namespace, job_ids
+    raise submission_failed(f"the names of job ids up to {base_id + plan.count - 1} are "
+                            f"held by other objects in namespace {namespace} "
+                            f"({CONFLICT_ATTEMPTS} ids tried)")
 
 
 def check_backend_support(job: JobSpec, submit: SubmitOptions, command: str = "sbatch"
@@ -284,19 +151,6 @@ def submit_minor(submit: SubmitOptions, client: KubeClient) -> int:
         return client.server_minor()
     except KubeError as e:
         raise submission_failed(str(e)) from e
-
-
-def _workload_refs(units: Sequence[Sequence[Dict[str, Any]]], namespace: str,
-                   indices: Sequence[Optional[int]], base_id: int) -> List[Dict[str, str]]:
-    """For each job id of the submission, the workload that runs it."""
-    by_id: Dict[str, Dict[str, str]] = {}
-    for unit in units:
-        workload = unit[-1]
-        ref = {"apiVersion": workload["apiVersion"], "kind": workload["kind"],
-               "name": workload["metadata"]["name"], "namespace": namespace}
-        by_id[workload["metadata"]["labels"]["sbatch-k8s.io/job-id"]] = ref
-    first = next(iter(by_id.values()))
-    return [by_id.get(str(base_id + k), first) for k in range(len(indices))]
 
 
 def _dry_run(client: KubeClient, namespace: str, units: Sequence[Sequence[Dict[str, Any]]],

@@ -30,6 +30,9 @@ LONGEST_INTERVAL_S = 2.0
 #: How long the rest of a streamed log may take to arrive once the job has ended.
 DRAIN_S = 60.0
 COMMAND = "sbatch"
+#: The reason of a job whose node 0 could not start it; its one line is the record's
+#: Comment (a runtime that failed its check, :func:`translators.pod.runtime_command`).
+LAUNCH_FAILURE = "JobLaunchFailure"
 
 
 def exit_code_of(records: Sequence[JobRecord]) -> int:
@@ -121,6 +124,8 @@ class OutputFetcher:
             complete, why = output.finish(max(1.0, deadline - time.monotonic()))
             output.sink.close()  # type: ignore[attr-defined]
             lost = output.lost()
+            if record.reason == LAUNCH_FAILURE and record.system_comment:
+                continue   # node 0 never ran the job: its one line (above) says so
             if not complete:
                 _warn(record.job_id, f"its output files may be incomplete: {why}"
                                      + (f" ({lost} bytes missing before it)" if lost else ""))

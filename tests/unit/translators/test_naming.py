@@ -34,12 +34,12 @@ def test_slug_truncation_does_not_end_in_a_dash() -> None:
 
 
 @pytest.mark.parametrize("target, pods, longest", [
-    ("indexed-job", 100, "{name}-99"),
+    ("indexed-job", 100, "{name}-99-abcde"),    # a pod: the Job controller's name
     ("jobset", 100, "{name}-node-0-99-abcde"),
     ("pytorchjob", 100, "{name}-worker-98"),
     ("pytorchjob", 1, "{name}-master-0"),
-    ("mpijob", 100, "{name}-worker-98"),
-    ("mpijob", 1, "{name}-launcher"),
+    ("mpijob", 100, "{name}-launcher-abcde"),  # the launcher Job's pod
+    ("mpijob", 1, "{name}-launcher-abcde"),
 ])
 def test_longest_derived_name_fits(target: str, pods: int, longest: str) -> None:
     name, = unit_names("x" * 80, ["1234567"], pods, TARGETS[target])
@@ -50,7 +50,7 @@ def test_longest_derived_name_fits(target: str, pods: int, longest: str) -> None
 def test_array_element_names_share_one_slug() -> None:
     names = unit_names("y" * 80, ["77-1", "77-1000"], 2, TARGETS["indexed-job"])
     assert [n.rsplit("-", 2)[0] for n in names] == [names[0].rsplit("-", 2)[0]] * 2
-    assert max(len(n) for n in names) + len("-1") == DNS_LABEL_MAX
+    assert max(len(n) for n in names) + len("-1-abcde") == DNS_LABEL_MAX
 
 
 def test_impossible_names_are_refused() -> None:
