@@ -63,7 +63,6 @@ from sbatch_k8s.backends.kubernetes.pod_view import (
     terminated,
 )
 from sbatch_k8s.backends.kubernetes.record_steps import (
-    dropped_steps,
     job_steps,
     published_steps,
 )
