@@ -1,6 +1,6 @@
 """The per-user job database: what sbatch submitted, what happened, for squeue and sacct.
 
-SQLite under the state directory (``$SBATCH_K8S_STATE_DIR``, else
+SQLite under the state directory (``$SBATCHK8S_STATE_DIR``, else
 ``$XDG_STATE_HOME/sbatch-k8s``, else ``~/.local/state/sbatch-k8s``), in WAL mode with a busy
 timeout so concurrent commands and the scheduler never corrupt or lose a write. The database
 is the truth the local scheduler (:mod:`sbatch_k8s.backends.local.scheduler`) works from:

@@ -20,7 +20,7 @@ FOLLOW_INTERVAL_S = 0.02
 
 
 def _inside_allocation(environ: Mapping[str, str]) -> bool:
-    return "SBATCH_K8S_NODE_ADDRS" in environ and "SBATCH_K8S_JOB_DIR" in environ
+    return "SBATCHK8S_NODE_ADDRS" in environ and "SBATCHK8S_JOB_DIR" in environ
 
 
 def _main(argv: List[str]) -> int:

@@ -50,7 +50,7 @@ from sbatch_k8s.runtime.release import (
     waiting_from,
 )
 
-JOB_API_VARIABLE = "SBATCH_K8S_JOB_API"
+JOB_API_VARIABLE = "SBATCHK8S_JOB_API"
 REPORT_KEY = "report.json"
 RECORD_PREFIX = "sbatch-k8s-job-"
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
@@ -170,7 +170,7 @@ def _me(desc: Mapping[str, Any], state: str, start_time: Optional[float]) -> Kno
 
 
 def _namespace(api: KubeApi, environ: Mapping[str, str]) -> str:
-    return environ.get("SBATCH_K8S_NAMESPACE") or api.namespace
+    return environ.get("SBATCHK8S_NAMESPACE") or api.namespace
 
 
 def job_started(environ: Mapping[str, str], desc: Mapping[str, Any],

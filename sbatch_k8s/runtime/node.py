@@ -139,7 +139,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     if step_server:
         env[STEP_SERVER_VARIABLE] = step_server
     env.update(batch_environment(desc, identity.names, 0))
-    env["SBATCH_K8S_JOB_START"] = str(int(time.time()))
+    env["SBATCHK8S_JOB_START"] = str(int(time.time()))
     env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names))
     env.update(profile_variables(desc, identity.names, identity.addresses, 0, env,
                                  files_directory(settings.spool)))
@@ -272,7 +272,7 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
             batch_paths(desc, identity.names[0]).stdout):
         tee = start_tee(settings.spool)
     server = None
-    if identity.index == 0 and environ.get("SBATCH_K8S_SERVER") != "0":
+    if identity.index == 0 and environ.get("SBATCHK8S_SERVER") != "0":
         server = start_step_server(settings.spool)
     try:
         return fresh_loop().run_until_complete(

@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 
 import click
 
+from parsers.own_variables import adopt_former_names
 from sbatch_k8s.errors import SbatchK8sError
 
 PROGRAM = "sbatch-k8s"
@@ -28,6 +29,7 @@ for _name in SUBCOMMANDS:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """Console entry point: click's own handling of usage errors, one line for ours."""
+    adopt_former_names(os.environ)
     try:
         code = cli.main(args=list(sys.argv[1:] if argv is None else argv), prog_name=PROGRAM,
                         standalone_mode=False)
@@ -41,8 +43,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     except SbatchK8sError as e:
         sys.stderr.write(f"{PROGRAM}: error: {e}\n")
         code = e.exit_code
-    except Exception as e:  # the boundary: no traceback unless SBATCH_K8S_DEBUG asks
-        if os.environ.get("SBATCH_K8S_DEBUG", "0") not in ("", "0"):
+    except Exception as e:  # the boundary: no traceback unless SBATCHK8S_DEBUG asks
+        if os.environ.get("SBATCHK8S_DEBUG", "0") not in ("", "0"):
             traceback.print_exc()
         sys.stderr.write(f"{PROGRAM}: error: internal error: {type(e).__name__}: {e}\n")
         code = 1

@@ -22,8 +22,8 @@ from typing import Dict, List, Optional, Sequence
 
 from tests.local.harness import BIN, LocalSlurm
 
-# beside the checkout, or named by $SBATCH_K8S_REAL_SLURM (as for the benchmarks)
-REAL_SLURM_TOOLS = Path(os.environ.get("SBATCH_K8S_REAL_SLURM")
+# beside the checkout, or named by $SBATCHK8S_REAL_SLURM (as for the benchmarks)
+REAL_SLURM_TOOLS = Path(os.environ.get("SBATCHK8S_REAL_SLURM")
                         or Path(__file__).resolve().parents[3] / "shared" / "tools"
                         / "real-slurm")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -260,7 +260,7 @@ class OurSlurm(Side):
         self.local = LocalSlurm(root, config=LOCAL_CONFIG)
         self.work = self.local.work
         self.local.env["LC_ALL"] = "C"
-        self.local.env.pop("SBATCH_K8S_KILL_WAIT", None)   # Slurm's KillWait, as real
+        self.local.env.pop("SBATCHK8S_KILL_WAIT", None)   # Slurm's KillWait, as real
 
     def command(self, command: str) -> List[str]:
         return [sys.executable, str(BIN / command)]

@@ -35,9 +35,9 @@ class KubeSlurm(LocalSlurm):
                  namespace: Optional[str] = None,
                  commands: Optional[Callable[[str], List[str]]] = None) -> None:
         super().__init__(root, config=config, commands=commands)
-        del self.env["SBATCH_K8S_BACKEND"]
+        del self.env["SBATCHK8S_BACKEND"]
         self.env["KUBECONFIG"] = kubeconfig
-        self.env["SBATCH_K8S_API_RETRY_S"] = "3"
+        self.env["SBATCHK8S_API_RETRY_S"] = "3"
         self.kubeconfig = kubeconfig
         self.namespace = namespace or context_namespace(kubeconfig)
 

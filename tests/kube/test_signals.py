@@ -194,9 +194,9 @@ def test_another_users_job_is_refused_in_slurms_words(kube: KubeSlurm, kubelet: 
     home = tempfile.mkdtemp(prefix="sbatch-k8s-other-user-")
     try:
         os.chmod(home, 0o777)
-        env = dict(kube.env, HOME=home, SBATCH_K8S_STATE_DIR=os.path.join(home, "state"),
-                   SBATCH_K8S_SERVER="0")
-        for variable in ("KUBECONFIG", "SBATCH_K8S_CONFIG"):
+        env = dict(kube.env, HOME=home, SBATCHK8S_STATE_DIR=os.path.join(home, "state"),
+                   SBATCHK8S_SERVER="0")
+        for variable in ("KUBECONFIG", "SBATCHK8S_CONFIG"):
             env[variable] = shutil.copy(kube.env[variable], home)
             os.chmod(env[variable], 0o644)
 

@@ -11,7 +11,7 @@ with its steps (a running one's closed as a cancel closes them), for ``sacct --d
 slurmctld's reason ``job requeued in held state`` until ``scontrol release``.
 
 Slurm keeps a requeued job ``PD (BeginTime)`` until its earlier run's credentials expired:
-121 s after the requeue (``SBATCH_K8S_REQUEUE_DELAY`` seconds instead, as on the local
+121 s after the requeue (``SBATCHK8S_REQUEUE_DELAY`` seconds instead, as on the local
 backend). The copy is created suspended with the ``--begin`` gate
 (:mod:`translators.gates`: annotation ``sbatch-k8s.io/begin``, on a Kueue partition without
 Kueue's labels), its record ``begin_time`` that moment and labelled waiting, so the usual

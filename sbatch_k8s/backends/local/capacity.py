@@ -84,7 +84,7 @@ def gpu_ids_text(ids: List[List[int]]) -> str:
 
 
 #: Where the capacity is configured, for the reasons below.
-_CONFIGURE = ("in the [local] table of the configuration file ($SBATCH_K8S_CONFIG, else "
+_CONFIGURE = ("in the [local] table of the configuration file ($SBATCHK8S_CONFIG, else "
               "~/.config/sbatch-k8s/config.toml)")
 
 

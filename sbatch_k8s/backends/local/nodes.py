@@ -88,7 +88,7 @@ def node_alive(pid: int, spool: str) -> bool:
     """Whether ``pid`` is a live (not zombie) node process of the spool ``spool``."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
-            if f"SBATCH_K8S_SPOOL={spool}\0".encode() not in f.read():
+            if f"SBATCHK8S_SPOOL={spool}\0".encode() not in f.read():
                 return False
         with open(f"/proc/{pid}/stat", "rb") as f:
             return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
@@ -108,7 +108,7 @@ class ElementRun:
         self.processes = processes
         #: The submitter's :data:`LAUNCH_SETTINGS` (KillWait, the requeue delay).
         self.settings = dict(settings)
-        self.kill_wait_s = float(settings.get("SBATCH_K8S_KILL_WAIT", 30))
+        self.kill_wait_s = float(settings.get("SBATCHK8S_KILL_WAIT", 30))
         self.node0_end: Optional[float] = None
 
     def poll(self, now: float) -> bool:
@@ -202,9 +202,9 @@ def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapp
 #: The submitter's variables a job's node processes are started with (kept per job in
 #: ``launch.json``: one scheduler starts the jobs of many commands), and the delay before a
 #: job the machine ended runs again (:mod:`~sbatch_k8s.backends.local.requeue`).
-LAUNCH_SETTINGS = ("PATH", "SBATCH_K8S_KILL_WAIT", "SBATCH_K8S_NODE_WAIT",
-                   "SBATCH_K8S_SECONDS_PER_MINUTE", "SBATCH_K8S_RUNTIME_PYZ",
-                   "SBATCH_K8S_RUNTIME_PYTHON", "SBATCH_K8S_REQUEUE_DELAY")
+LAUNCH_SETTINGS = ("PATH", "SBATCHK8S_KILL_WAIT", "SBATCHK8S_NODE_WAIT",
+                   "SBATCHK8S_SECONDS_PER_MINUTE", "SBATCHK8S_RUNTIME_PYZ",
+                   "SBATCHK8S_RUNTIME_PYTHON", "SBATCHK8S_REQUEUE_DELAY")
 
 
 def start_element(conn: sqlite3.Connection, settings: Mapping[str, str], directory: str,
@@ -214,30 +214,30 @@ def start_element(conn: sqlite3.Connection, settings: Mapping[str, str], directo
     count = int(desc["node_count"])
     names = [local_address(i) for i in range(count)]
     port = free_port(names)
-    kill_wait = float(settings.get("SBATCH_K8S_KILL_WAIT", 30))
+    kill_wait = float(settings.get("SBATCHK8S_KILL_WAIT", 30))
     jobdb.update_job(conn, int(desc["job_id"]), node_list=compress_hostlist(names),
                      batch_host=names[0], port=port)
     invocation = runtime_invocation()
-    if settings.get("SBATCH_K8S_RUNTIME_PYZ"):
+    if settings.get("SBATCHK8S_RUNTIME_PYZ"):
         # Run the zipapp pods run, with the interpreter given (e.g. to test Python 3.8).
-        invocation = [settings.get("SBATCH_K8S_RUNTIME_PYTHON", "python3"),
-                      settings["SBATCH_K8S_RUNTIME_PYZ"]]
+        invocation = [settings.get("SBATCHK8S_RUNTIME_PYTHON", "python3"),
+                      settings["SBATCHK8S_RUNTIME_PYZ"]]
     processes = []
     for index in range(count):
         spool = os.path.join(directory, f"node-{index}")
         os.makedirs(spool, exist_ok=True)
         env = {
             "PATH": settings.get("PATH", os.defpath),
-            "SBATCH_K8S_JOB_DIR": directory,
-            "SBATCH_K8S_TOKEN_FILE": os.path.join(directory, "token"),
-            "SBATCH_K8S_SPOOL": spool,
-            "SBATCH_K8S_RUNTIME_PORT": str(port),
-            "SBATCH_K8S_KILL_WAIT": str(kill_wait),
-            "SBATCH_K8S_NODE_WAIT": settings.get("SBATCH_K8S_NODE_WAIT", "30"),
+            "SBATCHK8S_JOB_DIR": directory,
+            "SBATCHK8S_TOKEN_FILE": os.path.join(directory, "token"),
+            "SBATCHK8S_SPOOL": spool,
+            "SBATCHK8S_RUNTIME_PORT": str(port),
+            "SBATCHK8S_KILL_WAIT": str(kill_wait),
+            "SBATCHK8S_NODE_WAIT": settings.get("SBATCHK8S_NODE_WAIT", "30"),
         }
-        if settings.get("SBATCH_K8S_SECONDS_PER_MINUTE"):
+        if settings.get("SBATCHK8S_SECONDS_PER_MINUTE"):
             # Testing knob: how long a "minute" of --time and --signal lasts.
-            env["SBATCH_K8S_SECONDS_PER_MINUTE"] = settings["SBATCH_K8S_SECONDS_PER_MINUTE"]
+            env["SBATCHK8S_SECONDS_PER_MINUTE"] = settings["SBATCHK8S_SECONDS_PER_MINUTE"]
         with open(os.path.join(directory, f"node-{index}.log"), "ab") as log:
             popen = subprocess.Popen(
                 invocation + ["node", "--contract", "local", "--index", str(index)],

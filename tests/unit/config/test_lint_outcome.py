@@ -21,9 +21,9 @@ def work(private_home):
 
 
 def _lint(work, monkeypatch, capsys, lines, backend="kubernetes", config=True):
-    monkeypatch.setenv("SBATCH_K8S_BACKEND", backend)
+    monkeypatch.setenv("SBATCHK8S_BACKEND", backend)
     if config:
-        monkeypatch.setenv("SBATCH_K8S_CONFIG", str(work / "c.toml"))
+        monkeypatch.setenv("SBATCHK8S_CONFIG", str(work / "c.toml"))
     (work / "job.sh").write_text("#!/bin/sh\n" + "".join(f"#SBATCH {x}\n" for x in lines)
                                  + "true\n")
     code = run_command("sbatch", _main, ["--k8s-lint", "job.sh"])
