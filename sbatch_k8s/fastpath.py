@@ -25,7 +25,7 @@ from sbatch_k8s.runtime.forkclient import run_on_server as _served
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds this module must not spend
-    from typing import List, Mapping, Optional
+    from typing import List, Mapping, MutableMapping, Optional
 
 
 def socket_path(environ: Mapping[str, str]) -> str:
@@ -60,10 +60,23 @@ def start_server(path: str) -> None:
                    os.path.join(directory, "server.log"))
 
 
+def inside_job(environ: MutableMapping[str, str]) -> None:
+    """Inside a job whose variables a tool stripped (only ``SLURM_JOB_ID`` left), take them
+    from the node file here — before the command server, which runs elsewhere, is asked
+    (:mod:`sbatch_k8s.runtime.node_file`)."""
+    if "SBATCHK8S_JOB_DIR" in environ or not (environ.get("SLURM_JOB_ID")
+                                                or environ.get("SLURM_JOBID")):
+        return
+    from sbatch_k8s.runtime.node_file import complete_environment
+
+    complete_environment(environ)
+
+
 def run(command: str) -> None:
     """Run ``command`` (sbatch, squeue, …) on the server, or here when it cannot."""
     argv = sys.argv[1:]
     adopt_former_names(os.environ)
+    inside_job(os.environ)
     code = run_on_server(command, argv)
     if code is not None:
         raise SystemExit(code)

@@ -35,6 +35,11 @@ def own_record(desc: Mapping[str, Any], environ: Mapping[str, str]) -> JobRecord
     """The running job as Slurm's reports see it."""
     started = environ.get("SBATCHK8S_JOB_START")
     names = environ.get("SLURM_JOB_NODELIST", "")
+    if not names and environ.get("SBATCHK8S_NODE_ADDRS"):  # a tool stripped SLURM_*
+        from parsers.values.hostlist import compress_hostlist
+        from sbatch_k8s.runtime.srun import node_addresses
+
+        names = compress_hostlist(node_addresses(environ)[0])
     return JobRecord(
         job_id=int(desc["job_id"]), name=str(desc["job_name"]), user=str(desc["user"]),
         uid=int(desc["uid"]), group=str(desc["group"]), gid=int(desc["gid"]),

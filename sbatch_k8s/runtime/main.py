@@ -81,4 +81,11 @@ def main() -> None:
         child = os.fork()
         if child:
             raise SystemExit(_be_init(child))
+    if name in ("node", "run"):
+        raise SystemExit(commands[name](rest, os.environ))
+    # a command inside a job: what a tool stripped from its environment, the node knows
+    # (into os.environ: srun hands it to node 0's step server)
+    from sbatch_k8s.runtime.node_file import complete_environment
+
+    complete_environment(os.environ)
     raise SystemExit(commands[name](rest, os.environ))

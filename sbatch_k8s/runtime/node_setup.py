@@ -136,7 +136,13 @@ def job_process_environment(desc: Mapping[str, Any], identity: NodeIdentity,
     domains = _search_domains(identity, environ)
     if domains and "LOCALDOMAIN" not in env:
         env["LOCALDOMAIN"] = domains
-    env.update({
+    env.update(internal_environment(settings, identity))
+    return env
+
+
+def internal_environment(settings: NodeSettings, identity: NodeIdentity) -> Dict[str, str]:
+    """The runtime's variables for the job's processes: where the job and the agents are."""
+    return {
         "SBATCHK8S_JOB_DIR": settings.job_dir,
         "SBATCHK8S_TOKEN_FILE": settings.token_file,
         "SBATCHK8S_RUNTIME_PORT": str(settings.port),
@@ -145,5 +151,4 @@ def job_process_environment(desc: Mapping[str, Any], identity: NodeIdentity,
         "SBATCHK8S_KILL_WAIT": str(settings.kill_wait_s),
         "SBATCHK8S_SECONDS_PER_MINUTE": str(settings.seconds_per_minute),
         "SBATCHK8S_NODE_ADDRS": ";".join(f"{n}={a}" for n, a in node_address_map(identity)),
-    })
-    return env
+    }
