@@ -68,3 +68,12 @@ def exit_with(code: int) -> None:
     except BrokenPipeError:
         code = code or 141
     raise SystemExit(code)
+
+
+def say_backend(command: str, environ: Mapping[str, str], verbose: int) -> None:
+    """With ``-v``, one line naming the backend the command talks to (where Slurm's commands
+    name the plugins they load), as ``sbatch -v`` does."""
+    if verbose > 0:
+        from sbatch_k8s.backends import open_backend
+
+        sys.stderr.write(f"{command}: {open_backend(environ).describe()}\n")

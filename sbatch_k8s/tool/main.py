@@ -12,6 +12,7 @@ import click
 
 from parsers.own_variables import adopt_former_names
 from sbatch_k8s.errors import SbatchK8sError
+from sbatch_k8s.tool.version import print_version
 
 PROGRAM = "sbatch-k8s"
 #: One module of :mod:`sbatch_k8s.tool` per subcommand, each defining ``command``.
@@ -19,6 +20,8 @@ SUBCOMMANDS = ("runtime", "config", "options", "version", "controller")
 
 
 @click.group(name=PROGRAM, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=print_version, help="Print the version line and exit.")
 def cli() -> None:
     """sbatch-k8s's own tools (the Slurm commands are sbatch, srun, squeue, …)."""
 

@@ -45,14 +45,17 @@ cat > executor.py <<'EOF'
 {EXECUTOR}
 EOF
 python3 executor.py 'sh -c "echo step \\$SLURM_STEP_ID on \\$(hostname)"' > executor.txt
-{BARE.format(var="SLURM_JOB_ID")} srun -N2 -l hostname > bare-srun.txt 2>&1; echo $? >> bare-srun.txt
-{BARE.format(var="SLURM_JOBID")} scontrol show job "$SLURM_JOB_ID" > bare-scontrol.txt 2>&1
-{BARE.format(var="SLURM_JOB_ID")} squeue -h -j "$SLURM_JOB_ID" -o "%i %T %D" > bare-squeue.txt 2>&1
-{BARE.format(var="SLURM_JOB_ID")} sacct -X -n -P -j "$SLURM_JOB_ID" -o JobID,State > bare-sacct.txt 2>&1
+J="$SLURM_JOB_ID"
+{BARE.format(var="SLURM_JOB_ID")} srun -N2 -l hostname > bare-srun.txt 2>&1
+echo $? >> bare-srun.txt
+{BARE.format(var="SLURM_JOBID")} scontrol show job "$J" > bare-scontrol.txt 2>&1
+{BARE.format(var="SLURM_JOB_ID")} squeue -h -j "$J" -o "%i %T %D" > bare-squeue.txt 2>&1
+{BARE.format(var="SLURM_JOB_ID")} sacct -X -n -P -j "$J" -o JobID,State > bare-sacct.txt 2>&1
 # the full commands (this checkout's bin/), not the job's shims: PATH without the shims
 full="$(echo "$PATH" | tr ':' '\\n' | grep -v "/node-0/bin$" | paste -sd:)"
-env -i PATH="$full" HOME="$HOME" SLURM_JOB_ID="$SLURM_JOB_ID" srun -n1 hostname > full-srun.txt 2>&1; echo $? >> full-srun.txt
-env -i PATH="$full" HOME="$HOME" SLURM_JOB_ID="$SLURM_JOB_ID" squeue -h -j "$SLURM_JOB_ID" -o %T > full-squeue.txt 2>&1
+FULL='env -i PATH="$full" HOME="$HOME" SLURM_JOB_ID="$J"'
+eval "$FULL" srun -n1 hostname > full-srun.txt 2>&1; echo $? >> full-srun.txt
+eval "$FULL" squeue -h -j "$J" -o %T > full-squeue.txt 2>&1
 env | grep -E '^(SBATCH|SRUN|SALLOC)_' > prefixed.txt
 hostname > hostnames.txt
 srun -N2 -l bash -c 'echo "$(hostname) $(hostname -i) $SLURMD_NODENAME"' | sort >> hostnames.txt

@@ -23,6 +23,7 @@ from parsers.formats.job_stdio import recorded_stdio
 from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.records import PENDING, JobRecord, build
+from parsers.formats.messages import submitted_line
 from sbatch_k8s.backends.base import SRUN_COMMAND
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, WORKLOADS, Kind, kind_of
@@ -153,8 +154,8 @@ def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
         return 0
     namespace, job_ids = created
     if not submit.quiet:
-        sys.stdout.write(f"{job_ids[0]}\n" if submit.parsable else
-                         f"Submitted batch job {job_ids[0]}\n")
+        sys.stdout.write(submitted_line(job_ids[0], submit.parsable, config.cluster_name
+                                        if submit.clusters is not None else ""))
         sys.stdout.flush()
     if not submit.wait:
         return 0
@@ -209,8 +210,8 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
         cluster_name=config.cluster_name, job_id=base_id, token=secrets.token_hex(32),
         runtime_hash=runtime_hash, submit_time=submit_iso, target=target,
         kubernetes_minor=minor))
-    if not submit.quiet:
-        for note in result.warnings:
+    if not submit.quiet:  # the allocation's warnings, printed above, lead the plan's
+        for note in result.warnings[len(allocation.warnings):]:
             print_warning(command, note)
     units = _units(result.manifests)
     if partition.service_account:  # the commands inside the job use the same configuration

@@ -126,10 +126,13 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
     return rows
 
 
-def _print_submitted(job_id: int, submit: SubmitOptions) -> None:
+def _print_submitted(job_id: int, submit: SubmitOptions, cluster: str) -> None:
+    from parsers.formats.messages import submitted_line
+
     if submit.quiet:
         return
-    sys.stdout.write(f"{job_id}\n" if submit.parsable else f"Submitted batch job {job_id}\n")
+    sys.stdout.write(submitted_line(job_id, submit.parsable,
+                                    cluster if submit.clusters is not None else ""))
     sys.stdout.flush()
 
 
@@ -195,7 +198,7 @@ def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
     job_id = create_job(job, config, environ, submit.test_only, submit.quiet)
     if submit.test_only:
         return 0
-    _print_submitted(job_id, submit)
+    _print_submitted(job_id, submit, config.cluster_name)
     if not submit.wait:
         return 0
     return wait_for_job(environ, job_id)
