@@ -67,6 +67,7 @@ VARIABLES: Dict[str, OwnVariable] = {v.name: v for v in (
         "SPOOL": "the node's spool directory",
         "RUNTIME_PORT": "the port of the nodes' agents",
         "CONTRACT": "the node's contract (local, indexed-job, jobset, …)",
+        "MASTER_PORT": "local jobs: the run's MASTER_PORT default, free of other jobs'",
         "JOB_ID": "pods: the job id",
         "NAMESPACE": "pods: the namespace (downward API)",
         "POD_NAME": "pods: the pod's name (downward API)",

@@ -34,6 +34,7 @@ from sbatch_k8s.runtime.node_setup import (
     load_description,
     platform_environment,
     settings_from,
+    with_master_port,
     with_restarts,
 )
 from sbatch_k8s.runtime.profile_files import files_directory, write_profile_files
@@ -113,8 +114,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     """Serve as this node until the job ends; the process exit code. ``step_server`` is
     node 0's step server socket, when it runs; ``tee`` copies the output files into the pod
     log."""
-    from parsers.slurm_env import batch_environment, node_gpu_ids, profile_variables, \
-        rendezvous_defaults
+    from parsers.slurm_env import batch_environment, master_port, node_gpu_ids, \
+        profile_variables, rendezvous_defaults
 
     token = read_token(settings.token_file)
     is_host = identity.index == 0
@@ -143,7 +144,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
         env[STEP_SERVER_VARIABLE] = step_server
     env.update(batch_environment(desc, identity.names, 0))
     env["SBATCHK8S_JOB_START"] = str(int(time.time()))
-    env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names))
+    env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names,
+                                   master_port(desc)))
     env.update(profile_variables(desc, identity.names, identity.addresses, 0, env,
                                  files_directory(settings.spool)))
     _write_node_file(settings, desc, identity, env)
@@ -281,7 +283,8 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
     try:
         with needed("read the job description", os.path.join(settings.job_dir, "job.json")):
             loaded = load_description(settings.job_dir)
-        desc, identity = array_element(with_restarts(loaded, environ), settings, environ)
+        desc, identity = array_element(with_master_port(with_restarts(loaded, environ),
+                                                        environ), settings, environ)
         read_token(settings.token_file)
         prepare_spool(settings.spool)
         if contract == "local":

@@ -101,6 +101,17 @@ def with_restarts(desc: Dict[str, Any], environ: Mapping[str, str]) -> Dict[str,
     return dict(desc, restart_count=int(desc.get("restart_count") or 0) + restarted)
 
 
+#: The MASTER_PORT default the local backend chose for this run (:func:`with_master_port`).
+MASTER_PORT_VARIABLE = "SBATCHK8S_MASTER_PORT"
+
+
+def with_master_port(desc: Dict[str, Any], environ: Mapping[str, str]) -> Dict[str, Any]:
+    """``desc`` with the run's ``master_port`` (:func:`parsers.slurm_env.master_port`) when
+    :data:`MASTER_PORT_VARIABLE` gives one; unchanged otherwise."""
+    text = environ.get(MASTER_PORT_VARIABLE, "").strip()
+    return dict(desc, master_port=int(text)) if text.isdigit() else desc
+
+
 def platform_environment(environ: Mapping[str, str]) -> Dict[str, str]:
     """The environment the platform gave this process, minus our internal variables."""
     return {k: v for k, v in environ.items() if not k.startswith(INTERNAL_PREFIX)}

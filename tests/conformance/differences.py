@@ -34,8 +34,8 @@ INTENDED: Dict[str, str] = {
                                                 "no heterogeneous jobs here",
     "env:SLURM_MEM_PER_CPU": "the emulated cluster sets DefMemPerCPU=256; sbatch-k8s has no "
                              "memory default, so without --mem* no memory variable exists",
-    "env:MASTER_ADDR": "sbatch-k8s adds torch rendezvous defaults (node 0, port 29500) unless "
-                       "the job sets them (DESIGN: rendezvous helpers)",
+    "env:MASTER_ADDR": "sbatch-k8s adds torch rendezvous defaults (node 0, a port of the "
+                       "job's own) unless the job sets them (DESIGN: rendezvous helpers)",
     "env:MASTER_PORT": "see MASTER_ADDR",
     "output:memory default": "scontrol show job: the emulated cluster's DefMemPerCPU=256 "
                              "gives every job TRES mem=<256 x CPUs>M and MinMemoryCPU=256M; "

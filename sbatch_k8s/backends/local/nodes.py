@@ -17,7 +17,7 @@ import socket
 import sqlite3
 import subprocess
 import time
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
 
 from parsers.records import COMPLETED, FAILED, NODE_FAIL, derived_exit_code
 from parsers.values.hostlist import compress_hostlist
@@ -31,16 +31,21 @@ PORT_RANGE = (20000, 60000)
 FOLLOW_S = 5.0
 
 
-def free_port(addresses: List[str]) -> int:
-    """A TCP port that is free on every one of ``addresses``."""
+def free_port(addresses: List[str], taken: Collection[int] = (), count: int = 1) -> int:
+    """The first of ``count`` consecutive TCP ports free on every one of ``addresses``, none
+    of them in ``taken``."""
     for _ in range(200):
-        port = random.randint(*PORT_RANGE)
+        port = random.randint(PORT_RANGE[0], PORT_RANGE[1] - count)
+        wanted = range(port, port + count)
+        if any(p in taken for p in wanted):
+            continue
         probes = []
         try:
             for address in addresses:
-                probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                probes.append(probe)
-                probe.bind((address, port))
+                for number in wanted:
+                    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                    probes.append(probe)
+                    probe.bind((address, number))
             return port
         except OSError:
             continue
@@ -48,6 +53,18 @@ def free_port(addresses: List[str]) -> int:
             for probe in probes:
                 probe.close()
     raise RuntimeError("no free port on the local node addresses")
+
+
+def job_ports(conn: sqlite3.Connection, addresses: List[str]) -> Tuple[int, int]:
+    """A starting job's agent port and its MASTER_PORT default, the next one: both free on
+    its nodes' addresses and neither held by another running job (whose ``port`` column is
+    its agent port and the port after it its rendezvous), since every local job's nodes
+    share the addresses 127.0.0.2…: two jobs with one fixed MASTER_PORT collide on node 0's
+    address (EADDRINUSE, or one job's ranks joining the other's group)."""
+    held = [int(row[0]) for row in conn.execute(
+        "SELECT port FROM jobs WHERE state='RUNNING' AND port IS NOT NULL")]
+    port = free_port(addresses, {p + i for p in held for i in (0, 1)}, count=2)
+    return port, port + 1
 
 
 class NodeProcess:
@@ -213,7 +230,7 @@ def start_element(conn: sqlite3.Connection, settings: Mapping[str, str], directo
     record where it runs."""
     count = int(desc["node_count"])
     names = [local_address(i) for i in range(count)]
-    port = free_port(names)
+    port, master_port = job_ports(conn, names)
     kill_wait = float(settings.get("SBATCHK8S_KILL_WAIT", 30))
     jobdb.update_job(conn, int(desc["job_id"]), node_list=compress_hostlist(names),
                      batch_host=names[0], port=port)
@@ -234,6 +251,7 @@ def start_element(conn: sqlite3.Connection, settings: Mapping[str, str], directo
             "SBATCHK8S_RUNTIME_PORT": str(port),
             "SBATCHK8S_KILL_WAIT": str(kill_wait),
             "SBATCHK8S_NODE_WAIT": settings.get("SBATCHK8S_NODE_WAIT", "30"),
+            "SBATCHK8S_MASTER_PORT": str(master_port),
         }
         if settings.get("SBATCHK8S_SECONDS_PER_MINUTE"):
             # Testing knob: how long a "minute" of --time and --signal lasts.
