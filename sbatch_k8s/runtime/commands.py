@@ -76,6 +76,8 @@ def delegate_environment(environ: Mapping[str, str]) -> Dict[str, str]:
         if not env.get("SBATCHK8S_CONFIG") and os.path.isfile(carried):
             env["SBATCHK8S_CONFIG"] = carried
         env["SBATCHK8S_SERVER"] = "0"
+        # a pod's job is on Kubernetes: never a local backend of whatever HOME holds
+        env.setdefault("SBATCHK8S_BACKEND", "kubernetes")
     return env
 
 

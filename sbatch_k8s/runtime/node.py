@@ -136,7 +136,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     notes = write_profile_files(desc, identity.names, identity.addresses, settings.spool,
                                 settings.contract != "local")
     if not is_host:
-        _write_node_file(settings, desc, identity, internal_environment(settings, identity))
+        _write_node_file(settings, desc, identity, internal_environment(settings, identity),
+                         environ)
         return await serve_until_done(agent, settings.wait_s, settings.kill_wait_s, done)
     shim_dir = install_shims(settings.spool, runtime_invocation())
     env = job_process_environment(desc, identity, settings, shim_dir, environ)
@@ -148,7 +149,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
                                    master_port(desc)))
     env.update(profile_variables(desc, identity.names, identity.addresses, 0, env,
                                  files_directory(settings.spool)))
-    _write_node_file(settings, desc, identity, env)
+    _write_node_file(settings, desc, identity, env, environ)
     batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s,
                       settings.seconds_per_minute)
     batch.tee = tee
@@ -215,10 +216,10 @@ async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeId
 
 
 def _write_node_file(settings: NodeSettings, desc: Mapping[str, Any], identity: NodeIdentity,
-                     env: Mapping[str, str]) -> None:
+                     env: Mapping[str, str], environ: Mapping[str, str]) -> None:
     """Leave what the job's commands need in the node file (:mod:`.node_file`); a node that
     cannot write it still serves (its commands then need our variables)."""
-    variables = node_variables(env, identity.name, desc.get("environment") or {})
+    variables = node_variables(env, identity.name, desc.get("environment") or {}, environ)
     try:
         write_node_file(settings.spool, int(desc["job_id"]), variables)
     except OSError as e:

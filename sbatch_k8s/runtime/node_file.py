@@ -39,13 +39,21 @@ def file_name(job_id: int) -> str:
     return f"job-{int(job_id)}.json"
 
 
+#: What a pod's own environment says about reaching the API server (the kubelet sets it;
+#: the full commands' in-cluster configuration reads it).
+API_SERVER_PREFIX = "KUBERNETES_SERVICE_"
+
+
 def node_variables(environ: Mapping[str, str], node_name: str,
-                   job_environment: Mapping[str, Any]) -> Dict[str, str]:
+                   job_environment: Mapping[str, Any],
+                   node_environ: Mapping[str, str]) -> Dict[str, str]:
     """What the node file keeps: our variables of ``environ`` (the environment the node
-    gives its job's processes), the node's name, and the :data:`~parsers.own_variables.LOGIN`
+    gives its job's processes), the node's name, the :data:`~parsers.own_variables.LOGIN`
     settings the job's exported environment carries (the local backend's state directory and
-    configuration: which cluster the commands inside talk to)."""
+    configuration: which cluster the commands inside talk to), and where a pod's API server
+    is (``node_environ``, the node's own environment)."""
     kept = {k: str(v) for k, v in job_environment.items() if k in names_of(LOGIN)}
+    kept.update({k: v for k, v in node_environ.items() if k.startswith(API_SERVER_PREFIX)})
     kept.update({k: v for k, v in environ.items() if k.startswith(PREFIX)})
     kept[NODE_NAME_VARIABLE] = node_name
     return kept
