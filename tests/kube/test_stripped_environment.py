@@ -38,8 +38,8 @@ sleep 60
 """
 
 
-def _state(kube: KubeSlurm, job: int) -> str:
-    return kube.run("sacct", "-X", "-n", "-P", "-j", str(job), "-o", "State").stdout.strip()
+def _state(slurm: KubeSlurm, job: int) -> str:
+    return slurm.run("sacct", "-X", "-n", "-P", "-j", str(job), "-o", "State").stdout.strip()
 
 
 def test_every_command_in_a_pod_needs_only_the_job_id(cluster: Any, kubelet: Any,  # noqa: F811
