@@ -87,9 +87,10 @@ class Side(abc.ABC):
             env: Optional[Dict[str, str]] = None, stdin: Optional[str] = None,
             timeout: float = 60) -> "subprocess.CompletedProcess[str]":
         """Run one of the Slurm commands to completion."""
+        # a byte that is not UTF-8 (a job name given as one) is kept, as surrogateescape
         return subprocess.run([*self.command(command), *args], cwd=cwd or self.work,
                               env=self.environment(env), input=stdin, text=True,
-                              capture_output=True, timeout=timeout)
+                              errors="surrogateescape", capture_output=True, timeout=timeout)
 
     def shell(self, text: str, cwd: Optional[Path] = None,
               timeout: float = 60) -> "subprocess.CompletedProcess[str]":
