@@ -2,8 +2,8 @@
 Slurm 22.05 (issue 18, item 4).
 
 Each case prints one field — an ``-o`` letter (all 52, so the letters Slurm lacks are refused
-as it refuses them), an ``-O``/``--format`` name (Slurm 22.05's whole list as its man pages
-give it, every name of ours, and a bogus one) — about the same thing on both sides: one node
+as it refuses them), an ``-O``/``--format`` name (every one Slurm 22.05 answered or refused,
+``tests/data/format_fields.py``, and a bogus one) — about the same thing on both sides: one node
 (``sinfo -N -n <node 0>``), one running job with a running srun step (``squeue -j``, ``-s``),
 one finished job with its batch, extern and srun steps (``sacct -j``). Compared: the exit
 code, stderr, the title line, and the value lines after the usual normalisation (ids, nodes,
@@ -27,69 +27,25 @@ import pytest
 from tests.conformance.compare import diff_text, parallel, report, value
 from tests.conformance.normalise import Normaliser
 from tests.conformance.sides import OurSlurm, RealSlurm, Side
+from tests.data.format_fields import (BOGUS, SACCT_NAMES, SINFO_NAMES, SQUEUE_NAMES,
+                                      SQUEUE_NO_NAMES, STEP_NAMES, STEP_NO_NAMES)
 
 LETTERS = string.ascii_letters
-#: ``sinfo -O`` names of Slurm 22.05 (man sinfo), and one it does not know.
-SINFO_NAMES = (
-    "All AllocMem AllocNodes Available Cluster Comment Cores CPUs CPUsLoad CPUsState "
-    "DefaultTime Disk Extra Features features_act FreeMem Gres GresUsed Groups MaxCPUsPerNode "
-    "Memory NodeAddr NodeAI NodeAIOT NodeHost NodeList Nodes OverSubscribe Partition "
-    "PartitionName Port PreemptMode PriorityJobFactor PriorityTier Reason Root Size "
-    "SocketCoreThread Sockets StateCompact StateLong StateComplete Threads Time TimeStamp "
-    "User UserLong Version Weight Bogus").split()
-#: ``squeue -O`` names of Slurm 22.05 (man squeue; some are step names it refuses for jobs),
-#: the names later versions added (refused by 22.05), and a bogus one.
-SQUEUE_NAMES = (
-    "Account AccrueTime admin_comment AllocNodes AllocSID ArrayJobID ArrayTaskID AssocID "
-    "BatchFlag BatchHost BoardsPerNode BurstBuffer BurstBufferState Cluster ClusterFeature "
-    "Command Comment Contiguous Container Cores CoreSpec CPUFreq cpus-per-task cpus-per-tres "
-    "Deadline DelayBoot Dependency DerivedEC EligibleTime EndTime exit_code Feature GroupID "
-    "GroupName HetJobID HetJobIDSet HetJobOffset JobArrayID JobID LastSchedEval Licenses "
-    "MaxCPUs MaxNodes MCSLabel mem-per-tres MinCpus MinMemory MinTime MinTmpDisk Name Network "
-    "Nice NodeList Nodes NTPerBoard NTPerCore NTPerNode NTPerSocket NumCPUs NumNodes NumTasks "
-    "Origin OriginRaw OverSubscribe Partition PendingTime PreemptTime Prefer Priority "
-    "PriorityLong Profile QOS Reason ReasonList Reboot ReqNodes ReqSwitch Requeue Reservation "
-    "ResizeTime RestartCnt ResvPort SchedNodes SCT SelectJobInfo SiblingsActive "
-    "SiblingsActiveRaw SiblingsViable SiblingsViableRaw Sockets SPerBoard StartTime State "
-    "StateCompact STDERR STDIN STDOUT StepID StepName StepState SubmitTime system_comment "
-    "Threads TimeLeft TimeLimit TimeUsed tres-alloc tres-bind tres-freq tres-per-job "
-    "tres-per-node tres-per-socket tres-per-step tres-per-task UserID UserName Wait4Switch "
-    "WCKey WorkDir CPUsPerTask Gres Shared Tres PackJobId PackJobIdSet PackJobOffset "
-    "ContainerId CronJob ExcNodes Bogus").split()
-#: ``squeue -s -O`` names (Slurm 22.05's step printers), later ones, job names, a bogus one.
-STEP_NAMES = (
-    "ArrayJobId ArrayTaskId Cluster Container ContainerId CPUFreq cpus-per-tres Gres JobId "
-    "mem-per-tres Network Nodes NumCPUs NumTasks Partition ResvPorts StartTime StdErr StdIn "
-    "StdOut StepId StepName StepState TimeLimit TimeUsed tres-bind tres-freq tres-per-job "
-    "tres-per-node tres-per-socket tres-per-step tres-per-task UserId UserName NodeList Name "
-    "State Bogus").split()
-#: ``sacct --helpformat`` of Slurm 22.05, and a bogus name.
-SACCT_NAMES = (
-    "Account AdminComment AllocCPUS AllocNodes AllocTRES AssocID AveCPU AveCPUFreq "
-    "AveDiskRead AveDiskWrite AvePages AveRSS AveVMSize BlockID Cluster Comment Constraints "
-    "ConsumedEnergy ConsumedEnergyRaw Container CPUTime CPUTimeRAW DBIndex DerivedExitCode "
-    "Elapsed ElapsedRaw Eligible End ExitCode Flags GID Group JobID JobIDRaw JobName Layout "
-    "MaxDiskRead MaxDiskReadNode MaxDiskReadTask MaxDiskWrite MaxDiskWriteNode "
-    "MaxDiskWriteTask MaxPages MaxPagesNode MaxPagesTask MaxRSS MaxRSSNode MaxRSSTask "
-    "MaxVMSize MaxVMSizeNode MaxVMSizeTask McsLabel MinCPU MinCPUNode MinCPUTask NCPUS NNodes "
-    "NodeList NTasks Partition Priority QOS QOSRAW Reason ReqCPUFreq ReqCPUFreqGov "
-    "ReqCPUFreqMax ReqCPUFreqMin ReqCPUS ReqMem ReqNodes ReqTRES Reservation ReservationId "
-    "Reserved ResvCPU ResvCPURAW Start State Submit SubmitLine Suspended SystemComment "
-    "SystemCPU Timelimit TimelimitRaw TotalCPU TRESUsageInAve TRESUsageInMax "
-    "TRESUsageInMaxNode TRESUsageInMaxTask TRESUsageInMin TRESUsageInMinNode "
-    "TRESUsageInMinTask TRESUsageInTot TRESUsageOutAve TRESUsageOutMax TRESUsageOutMaxNode "
-    "TRESUsageOutMaxTask TRESUsageOutMin TRESUsageOutMinNode TRESUsageOutMinTask "
-    "TRESUsageOutTot UID User UserCPU WCKey WCKeyID WorkDir Bogus").split()
+#: every letter, and every name Slurm 22.05 answered or refused (and a bogus one)
+SINFO_TRIED = SINFO_NAMES + (BOGUS,)
+SQUEUE_TRIED = SQUEUE_NAMES + SQUEUE_NO_NAMES + (BOGUS,)
+STEP_TRIED = STEP_NAMES + STEP_NO_NAMES + (BOGUS,)
+SACCT_TRIED = SACCT_NAMES + (BOGUS,)
 
 #: kind -> (command, the arguments before the field, how the field is spelled, its names)
 KINDS: Dict[str, Tuple[str, Sequence[str], str, Sequence[str]]] = {
     "sinfo-o": ("sinfo", ["-N", "-n", "{node}"], "-o%{}", LETTERS),
-    "sinfo-O": ("sinfo", ["-N", "-n", "{node}"], "-O{}", SINFO_NAMES),
+    "sinfo-O": ("sinfo", ["-N", "-n", "{node}"], "-O{}", SINFO_TRIED),
     "squeue-o": ("squeue", ["-j", "{job}"], "-o%{}", LETTERS),
-    "squeue-O": ("squeue", ["-j", "{job}"], "-O{}", SQUEUE_NAMES),
+    "squeue-O": ("squeue", ["-j", "{job}"], "-O{}", SQUEUE_TRIED),
     "steps-o": ("squeue", ["-s", "-j", "{job}.0"], "-o%{}", LETTERS),
-    "steps-O": ("squeue", ["-s", "-j", "{job}.0"], "-O{}", STEP_NAMES),
-    "sacct": ("sacct", ["-j", "{done}"], "--format={}", SACCT_NAMES),
+    "steps-O": ("squeue", ["-s", "-j", "{job}.0"], "-O{}", STEP_TRIED),
+    "sacct": ("sacct", ["-j", "{done}"], "--format={}", SACCT_TRIED),
 }
 
 #: Fields whose values depend on the machine each side runs on: compared with digits

@@ -15,27 +15,11 @@ import pytest
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submit
 from tests.kube.test_inside_job import cluster, kube, kubelet  # noqa: F401 (fixtures)
-from tests.local.test_stripped_environment import EXECUTOR
+from tests.local.test_stripped_environment import stripped_script
 
 pytestmark = pytest.mark.slow
 
-BARE = 'env -i PATH="$PATH" HOME="$HOME" {var}="$SLURM_JOB_ID"'
-SCRIPT = f"""#!/bin/bash
-#SBATCH -N2 -c2 -J stripped -o job.out
-cat > executor.py <<'EOF'
-{EXECUTOR}
-EOF
-python3 executor.py 'sh -c "echo step \\$SLURM_STEP_ID on \\$(hostname)"' > executor.txt
-J="$SLURM_JOB_ID"
-{BARE.format(var="SLURM_JOB_ID")} srun -N2 -l hostname > bare-srun.txt 2>&1
-echo $? >> bare-srun.txt
-{BARE.format(var="SLURM_JOBID")} scontrol show job "$J" > bare-scontrol.txt 2>&1
-{BARE.format(var="SLURM_JOB_ID")} squeue -h -j "$J" -o "%i %T %D" > bare-squeue.txt 2>&1
-{BARE.format(var="SLURM_JOB_ID")} sacct -X -n -P -j "$J" -o JobID,State > bare-sacct.txt 2>&1
-env | grep -E '^(SBATCH|SRUN|SALLOC)_' > prefixed.txt
-{BARE.format(var="SLURM_JOB_ID")} scancel "$J"
-sleep 60
-"""
+SCRIPT = stripped_script()
 
 
 def _state(slurm: KubeSlurm, job: int) -> str:

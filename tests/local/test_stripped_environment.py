@@ -39,7 +39,11 @@ print(f"err={done.stderr.strip()}")
 #: The same commands with an environment of only PATH, HOME and one job id variable.
 BARE = 'env -i PATH="$PATH" HOME="$HOME" {var}="$SLURM_JOB_ID"'
 
-SCRIPT = f"""#!/bin/bash
+def stripped_script(extra: str = "") -> str:
+    """The job: the executor, each command under ``env -i`` with one job id variable (both
+    names), ``extra`` lines, the job's own variables' prefixes, then ``scancel`` with the
+    job id alone."""
+    return f"""#!/bin/bash
 #SBATCH -N2 -c2 -J stripped -o job.out
 cat > executor.py <<'EOF'
 {EXECUTOR}
@@ -51,17 +55,22 @@ echo $? >> bare-srun.txt
 {BARE.format(var="SLURM_JOBID")} scontrol show job "$J" > bare-scontrol.txt 2>&1
 {BARE.format(var="SLURM_JOB_ID")} squeue -h -j "$J" -o "%i %T %D" > bare-squeue.txt 2>&1
 {BARE.format(var="SLURM_JOB_ID")} sacct -X -n -P -j "$J" -o JobID,State > bare-sacct.txt 2>&1
-# the full commands (this checkout's bin/), not the job's shims: PATH without the shims
+{extra}
+env | grep -E '^(SBATCH|SRUN|SALLOC)_' > prefixed.txt
+{BARE.format(var="SLURM_JOB_ID")} scancel "$J"
+sleep 60
+"""
+
+
+#: Locally also: the full commands (this checkout's bin/) instead of the job's shims, and the
+#: nodes' hostnames.
+SCRIPT = stripped_script("""\
 full="$(echo "$PATH" | tr ':' '\\n' | grep -v "/node-0/bin$" | paste -sd:)"
 FULL='env -i PATH="$full" HOME="$HOME" SLURM_JOB_ID="$J"'
 eval "$FULL" srun -n1 hostname > full-srun.txt 2>&1; echo $? >> full-srun.txt
 eval "$FULL" squeue -h -j "$J" -o %T > full-squeue.txt 2>&1
-env | grep -E '^(SBATCH|SRUN|SALLOC)_' > prefixed.txt
 hostname > hostnames.txt
-srun -N2 -l bash -c 'echo "$(hostname) $(hostname -i) $SLURMD_NODENAME"' | sort >> hostnames.txt
-{BARE.format(var="SLURM_JOB_ID")} scancel "$SLURM_JOB_ID"
-sleep 30
-"""
+srun -N2 -l bash -c 'echo "$(hostname) $(hostname -i) $SLURMD_NODENAME"' | sort >> hostnames.txt""")
 
 
 def run_job(slurm: LocalSlurm) -> Dict[str, str]:
