@@ -17,13 +17,14 @@ import sys
 import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from sbatch_k8s.runtime import job_end, node_namespace
+from sbatch_k8s.runtime import job_end
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.agent import Agent, log
 from sbatch_k8s.runtime.batch import CANCELLED, FAILED, BatchHost, JobResult
 from sbatch_k8s.runtime.cancel_requests import start_watch
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, pod_bind_host
-from sbatch_k8s.runtime.node_file import node_variables, write_node_file
+from sbatch_k8s.runtime.node_file import record_node
+from sbatch_k8s.runtime.node_namespace import own_node
 from sbatch_k8s.runtime.node_files import make_parents
 from sbatch_k8s.runtime.node_links import connect_all
 from sbatch_k8s.runtime.node_setup import (
@@ -136,8 +137,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     notes = write_profile_files(desc, identity.names, identity.addresses, settings.spool,
                                 settings.contract != "local")
     if not is_host:
-        _write_node_file(settings, desc, identity, internal_environment(settings, identity),
-                         environ)
+        record_node(settings.spool, desc, identity.name,
+                    internal_environment(settings, identity), environ, log)
         return await serve_until_done(agent, settings.wait_s, settings.kill_wait_s, done)
     shim_dir = install_shims(settings.spool, runtime_invocation())
     env = job_process_environment(desc, identity, settings, shim_dir, environ)
@@ -149,7 +150,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
                                    master_port(desc)))
     env.update(profile_variables(desc, identity.names, identity.addresses, 0, env,
                                  files_directory(settings.spool)))
-    _write_node_file(settings, desc, identity, env, environ)
+    record_node(settings.spool, desc, identity.name, env, environ, log)
     batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s,
                       settings.seconds_per_minute)
     batch.tee = tee
@@ -215,17 +216,6 @@ async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeId
         return JobResult(FAILED, 1, 0, "JobLaunchFailure")
 
 
-def _write_node_file(settings: NodeSettings, desc: Mapping[str, Any], identity: NodeIdentity,
-                     env: Mapping[str, str], environ: Mapping[str, str]) -> None:
-    """Leave what the job's commands need in the node file (:mod:`.node_file`); a node that
-    cannot write it still serves (its commands then need our variables)."""
-    variables = node_variables(env, identity.name, desc.get("environment") or {}, environ)
-    try:
-        write_node_file(settings.spool, int(desc["job_id"]), variables)
-    except OSError as e:
-        log(f"warning: cannot write the node file in {settings.spool}: {e.strerror}")
-
-
 def _is_own_output(path: str) -> bool:
     """Whether ``path`` is this process's stdout or stderr (platform mode's default batch
     output, where the node's log is)."""
@@ -259,14 +249,6 @@ def stage_script(settings: NodeSettings) -> str:
     return runnable
 
 
-def _own_node(identity: NodeIdentity, settings: NodeSettings) -> None:
-    """A local node takes its own hostname and node dir (:mod:`.node_namespace`)."""
-    why_not = node_namespace.enter(identity.name, settings.spool)
-    if why_not:
-        log(f"warning: node {identity.name} shares this machine's hostname and "
-            f"{node_namespace.NODE_DIR}: {why_not}")
-
-
 def main(argv: List[str], environ: Mapping[str, str]) -> int:
     """``runtime node --contract C [--index I]``."""
     contract, index = "indexed-job", None
@@ -289,7 +271,7 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
         read_token(settings.token_file)
         prepare_spool(settings.spool)
         if contract == "local":
-            _own_node(identity, settings)
+            own_node(identity.name, settings.spool, log)
         if identity.index == 0:
             stage_script(settings)
     except (ContractError, AccessError) as e:

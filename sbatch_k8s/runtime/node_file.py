@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Mapping, MutableMapping, Optional
+from typing import Any, Callable, Dict, Mapping, MutableMapping, Optional
 
 from parsers.own_variables import LOGIN, PREFIX, names_of
 
@@ -69,6 +69,18 @@ def write_node_file(spool: str, job_id: int, variables: Mapping[str, str]) -> st
         json.dump({"job_id": int(job_id), "variables": dict(variables)}, f)
     os.replace(partial, path)
     return path
+
+
+def record_node(spool: str, desc: Mapping[str, Any], node_name: str, env: Mapping[str, str],
+                node_environ: Mapping[str, str], log: Callable[[str], None]) -> None:
+    """Leave what the job's commands need in the node file (:func:`node_variables` of the
+    job's process environment ``env``); a node that cannot write it still serves (its
+    commands then need our variables), with a line in its log."""
+    variables = node_variables(env, node_name, desc.get("environment") or {}, node_environ)
+    try:
+        write_node_file(spool, int(desc["job_id"]), variables)
+    except OSError as e:
+        log(f"warning: cannot write the node file in {spool}: {e.strerror}")
 
 
 def job_id_of(environ: Mapping[str, str]) -> Optional[int]:

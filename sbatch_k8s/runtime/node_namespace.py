@@ -23,7 +23,7 @@ import ctypes
 import ctypes.util
 import os
 import socket
-from typing import Optional
+from typing import Callable, Optional
 
 from sbatch_k8s.runtime.node_file import NODE_DIR
 
@@ -88,3 +88,12 @@ def enter(hostname: str, spool: str) -> Optional[str]:
     except (NamespaceError, OSError, AttributeError) as e:
         return str(e)
     return None
+
+
+def own_node(node_name: str, spool: str, log: Callable[[str], None]) -> None:
+    """A local node takes its own hostname and node dir (:func:`enter`), or says in its log
+    why it shares the machine's."""
+    why_not = enter(node_name, spool)
+    if why_not:
+        log(f"warning: node {node_name} shares this machine's hostname and {NODE_DIR}: "
+            f"{why_not}")
