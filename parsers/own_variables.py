@@ -89,6 +89,8 @@ VARIABLES: Dict[str, OwnVariable] = {v.name: v for v in (
     + _rows(TEST, {
         "TEST_API_SCHEME": "tests: http to the emulated API server",
         "REAL_SLURM": "tests: where the real Slurm's tools are",
+        "REAL_NODE_IMAGE": "tests: the image of the real nodes' pods",
+        "REAL_NODE_CPUS": "tests: the real nodes' CPUs",
     }))}
 
 

@@ -131,6 +131,9 @@ class JobRecord:
     #: The earlier runs of a requeued job, oldest first, each ended ``REQUEUED`` with its steps
     #: (what ``sacct --duplicates`` lists before the job's current run).
     requeued_runs: Tuple["JobRecord", ...] = ()
+    #: What the system says of the job (scontrol ``SystemComment=``, sacct ``SystemComment``):
+    #: why its batch step could not be launched, in slurmstepd's words.
+    system_comment: str = ""
 
     @property
     def job_id_text(self) -> str:

@@ -98,12 +98,20 @@ def start_watch_cache(kubernetes: bool) -> Tuple["WatchCache", "JournalReader"]:
 
 
 def loaded_sources() -> Dict[str, float]:
-    """Our modules' files and their modification times."""
+    """Our modules' files and their modification times, with every file of the runtime
+    bundle the server built (and the folders holding them, whose times change when a file
+    is added or removed): a pod must never get the bundle of sources that have changed."""
     roots = ("parsers", "translators", "sbatch_k8s")
+    paths = [getattr(module, "__file__", None) for name, module in list(sys.modules.items())
+             if name.split(".")[0] in roots]
+    if "sbatch_k8s.runtime_bundle" in sys.modules:
+        from sbatch_k8s.runtime_bundle import bundle_files
+
+        shipped = [path for _, path in bundle_files()]
+        paths += shipped + sorted({os.path.dirname(path) for path in shipped})
     sources = {}
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if path and name.split(".")[0] in roots:
+    for path in paths:
+        if path:
             try:
                 sources[path] = os.stat(path).st_mtime
             except OSError:

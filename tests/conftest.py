@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+from parsers.own_variables import adopt_former_names
+
+# The settings a user (or a shared tool's env.sh) exports under their former SBATCH_K8S_
+# names count as the commands count them, for tests that read them too.
+adopt_former_names(os.environ)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -14,6 +22,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--with-real-slurm", action="store_true", default=False,
         help="run the conformance suite (tests/conformance): start the real Slurm 22.05 of "
              "../shared/tools/real-slurm and compare its commands' output with ours")
+    parser.addoption(
+        "--with-real-node", action="store_true", default=False,
+        help="run tests/kube on real nodes: the real kubelets, containerd and cluster DNS of "
+             "../shared/tools/real-node joined to the real API server of $KUBECONFIG "
+             "(default /tmp/k8s-real/kubeconfig); every partition is pointed at those nodes")
     parser.addoption(
         "--with-kube-apiserver", action="store_true", default=False,
         help="run tests/kube against the real API server of $KUBECONFIG (kube-apiserver, "

@@ -221,7 +221,7 @@ SACCT_FIELDS: Tuple[SacctField, ...] = tuple(SacctField(*row) for row in (
     ("SubmitLine", 20, _S, _both(lambda j, c: j.submit_line or None,
                                  lambda s, c: s.submit_line or None)),
     ("Suspended", 10, _N, _ZERO_TIME),
-    ("SystemComment", 15, _S, _NONE),
+    ("SystemComment", 15, _S, _job(lambda j, c: j.system_comment or None)),
     ("SystemCPU", 10, _S, _ZERO_TIME),
     ("Timelimit", 10, _S, _job(lambda j, c: _time_limit(j, raw=False))),
     ("TimelimitRaw", 10, _S, _job(lambda j, c: _time_limit(j, raw=True))),

@@ -104,6 +104,8 @@ def show_job_lines(job: JobRecord, now: int, time_format: Optional[str] = None) 
         f"Command={_null(job.command)}",
         f"WorkDir={job.work_dir}",
     ]
+    if job.system_comment:
+        lines.append(f"SystemComment={job.system_comment} ")
     if job.comment:
         lines.append(f"Comment={job.comment} ")
     if job.batch_flag:

@@ -27,6 +27,7 @@ from sbatch_k8s.runtime.protocol import (
     encode_json,
     read_frame,
 )
+from sbatch_k8s.runtime.oom import OomLedger
 from sbatch_k8s.runtime.stepd import NodeStep
 from sbatch_k8s.runtime.steps import StepRegistry
 from sbatch_k8s.runtime.tasks import terminate
@@ -49,8 +50,10 @@ class Agent:
     def __init__(self, node_name: str, token: bytes, steps: Optional[StepRegistry],
                  on_shutdown: Callable[[int], None],
                  on_cancel: Optional[Callable[[Dict[str, Any]], None]] = None,
-                 kill_wait_s: float = KILL_WAIT_S) -> None:
+                 kill_wait_s: float = KILL_WAIT_S, oom: Optional[OomLedger] = None) -> None:
         self.node_name = node_name
+        #: The node's cgroup OOM kills (pods), shared by the steps run here.
+        self.oom = oom
         self.kill_wait_s = kill_wait_s
         self.token = token
         self.is_batch_host = steps is not None
@@ -302,7 +305,7 @@ class Agent:
         if this is not None:
             self.launches.add(this)
             this.add_done_callback(self.launches.discard)
-        step = NodeStep(message, self.node_name, self.kill_wait_s, writer)
+        step = NodeStep(message, self.node_name, self.kill_wait_s, writer, self.oom)
         if not await step.start(message):
             return
         self.running[step.step_id] = step

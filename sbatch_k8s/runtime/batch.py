@@ -29,20 +29,24 @@ from sbatch_k8s.runtime.log_frames import STDERR_KEY, STDOUT_KEY
 from sbatch_k8s.runtime.log_tee import OutputTee
 from sbatch_k8s.runtime.node_files import output_flags
 from sbatch_k8s.runtime.node_links import NodeLink
+from sbatch_k8s.runtime.oom import OOM_EXIT_SIGNAL, OOM_REASON, OUT_OF_MEMORY, OomLedger, \
+    detected_line
 from sbatch_k8s.runtime.stepd import cancel_line
+from sbatch_k8s.runtime.stop_judge import NODE_FAILURE_WHY, PREEMPTION_WHY, REQUEUE_WHY, \
+    StopJudge
 
 COMPLETED, FAILED, CANCELLED, TIMEOUT = "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"
 NODE_FAIL, PREEMPTED = "NODE_FAIL", "PREEMPTED"
 #: A node that leaves says why (:meth:`Agent.say_leaving`): the job's end and slurmstepd's
-#: ``DUE TO`` for it. Saying nothing is a lost node.
+#: ``DUE TO`` for it, unless the whole job was being stopped (:mod:`stop_judge`). Saying
+#: nothing is a lost node.
+TERMINATED = "terminated"
 LEFT_BECAUSE: Dict[Optional[str], Tuple[str, str]] = {
-    "terminated": (PREEMPTED, "PREEMPTION"),
-    None: (NODE_FAIL, "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"),
+    TERMINATED: (PREEMPTED, PREEMPTION_WHY),
+    None: (NODE_FAIL, NODE_FAILURE_WHY),
 }
 #: The reason each end the batch host decides records (the rest: None).
 END_REASONS = {NODE_FAIL: "NodeDown", TIMEOUT: "TimeLimit"}
-#: The ``DUE TO`` of slurmstepd's line when ``scontrol requeue`` ends the job.
-REQUEUE_WHY = "JOB REQUEUE"
 #: What srun adds to KillWait when it waits for an aborted step (``STEP_ABORT_TIME``).
 STEP_ABORT_S = 2.0
 
@@ -51,15 +55,20 @@ class JobResult:
     """How the job ended: Slurm state, exit code and terminating signal of the script."""
 
     def __init__(self, state: str, exit_code: int, signal_number: int = 0,
-                 reason: str = "None") -> None:
+                 reason: str = "None", system_comment: str = "") -> None:
         self.state = state
         self.exit_code = exit_code
         self.signal = signal_number
         self.reason = reason
+        #: Why the batch step could not be launched (scontrol ``SystemComment=``).
+        self.system_comment = system_comment
 
     def as_dict(self) -> Dict[str, Any]:
-        return {"state": self.state, "exit_code": self.exit_code, "signal": self.signal,
-                "reason": self.reason}
+        result: Dict[str, Any] = {"state": self.state, "exit_code": self.exit_code,
+                                  "signal": self.signal, "reason": self.reason}
+        if self.system_comment:
+            result["system_comment"] = self.system_comment
+        return result
 
 
 class BatchHost:
@@ -82,6 +91,13 @@ class BatchHost:
         #: Copies the output files into the pod log, with the names clients write them at.
         self.tee: Optional[OutputTee] = None
         self.shown_as: Tuple[str, str] = ("", "")
+        #: This node's cgroup OOM kills (pods; None where not counted) and the kills the
+        #: batch step took when the script ended (:mod:`oom`).
+        self.oom: Optional[OomLedger] = agent.oom
+        self.oom_kills = 0
+        #: How the job ends when the cluster stops its pods (:mod:`stop_judge`; node.py
+        #: gives it the API server's question where the pod may ask).
+        self.judge = StopJudge(desc.get("job_id"))
 
     def note(self, line: str) -> None:
         """Append one slurmstepd-style line to the batch script's stderr file."""
@@ -149,12 +165,23 @@ class BatchHost:
         if not request.get("batch"):
             asyncio.ensure_future(self.signal_steps(signum))
 
+    async def stopped(self) -> None:
+        """This pod got SIGTERM: the end :class:`~stop_judge.StopJudge` makes of it."""
+        if self.ending is None:
+            end = await self.judge.own_stop(bool(self.links))
+            await self.end_job(*end)
+
     async def _watch_links(self) -> None:
         lost = await asyncio.gather(*(self._lost(link) for link in self.links))
         del lost
 
     async def _lost(self, link: NodeLink) -> None:
         why = await link.wait_closed()
+        if why == TERMINATED and not self.finished.is_set():
+            end = await self.judge.peer_stop(link.name)
+            if end is not None:
+                await self.end_job(*end)
+            return
         if not self.finished.is_set():
             state, due_to = LEFT_BECAUSE.get(why, LEFT_BECAUSE[None])
             said = f" ({why})" if why else ""
@@ -202,6 +229,7 @@ class BatchHost:
                     self.tee.add_file(STDERR_KEY, stderr_path, append, self.shown_as[1])
             for note in notes:
                 os.write(fds[2], (note + "\n").encode())
+            oom_base = self.oom.count() if self.oom is not None else 0
             wrapper = ["/bin/sh", "-c", 'SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec "$0" "$@"']
             self.process = await asyncio.create_subprocess_exec(
                 *wrapper, *argv, env=dict(env), cwd=cwd, stdin=fds[0], stdout=fds[1],
@@ -223,6 +251,11 @@ class BatchHost:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if self.oom is not None:
+            self.oom_kills = self.oom.take(oom_base)
+            if self.oom_kills:
+                self.note(detected_line(self.oom_kills,
+                                        f"{self.desc['job_id']}.batch").rstrip("\n"))
         for watcher in watchers:
             watcher.cancel()
         return self._result(code)
@@ -237,6 +270,9 @@ class BatchHost:
                 # the Job first): no exit code of the script.
                 return JobResult(state, 0, 0, "None")
             return JobResult(state, exit_code, signum, END_REASONS.get(state, "None"))
+        if self.oom_kills:
+            # slurmctld: a batch step with an OOM kill ends the job OUT_OF_MEMORY (0:125).
+            return JobResult(OUT_OF_MEMORY, 0, OOM_EXIT_SIGNAL, OOM_REASON)
         if code == 0:
             return JobResult(COMPLETED, 0)
         # slurmctld's job_complete: a script killed by a signal (not by a cancel) is a
@@ -250,3 +286,4 @@ class BatchHost:
                                for link in self.links))
         for link in self.links:
             link.writer.close()
+

@@ -30,10 +30,10 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from parsers.dependency_state import dependency_targets, parsed_dependency
-from sbatch_k8s.runtime.kube_api import KubeApi, in_cluster
+from sbatch_k8s.runtime.kube_api import KubeApi, get_or_none, in_cluster
 from sbatch_k8s.runtime.release import (
     ACTIVE,
     END_TIME_ANNOTATION,
@@ -54,8 +54,13 @@ JOB_API_VARIABLE = "SBATCHK8S_JOB_API"
 REPORT_KEY = "report.json"
 RECORD_PREFIX = "sbatch-k8s-job-"
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
-#: The ends node 0 records itself (see the module docstring).
-SELF_RECORDED = ("COMPLETED", "FAILED", "TIMEOUT")
+#: The ends node 0 records itself (see the module docstring): its script's, and a node
+#: failure it found its own pod taken away by (the pod and its message vanish with it).
+SELF_RECORDED = ("COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL")
+#: Ends that requeue a job that allows it (the same as
+#: :data:`sbatch_k8s.backends.requeue_rules.REQUEUED_ENDS`): node 0 writes its report but
+#: leaves the record active, for the login side to requeue or settle.
+REQUEUED_ENDS = ("NODE_FAIL", "PREEMPTED")
 #: What :func:`record_end` came to: written; the record gone or its end recorded first by
 #: someone else (the dependents may still be settled); the job being requeued (not its end).
 RECORDED, ENDED_BEFORE, REQUEUEING = "recorded", "ended before", "requeueing"
@@ -97,28 +102,28 @@ def known_from_config_map(config_map: Mapping[str, Any]) -> Optional[KnownJob]:
     return known_job(values)
 
 
-def record_end(api: KubeApi, namespace: str, job_id: int, report: Mapping[str, Any]) -> str:
+def record_end(api: KubeApi, namespace: str, job_id: int, report: Mapping[str, Any],
+               final: bool = True) -> str:
     """Write node 0's report into the job's record (module docstring), at the
     resourceVersion it was read at: :data:`RECORDED`; :data:`REQUEUEING` when a requeue
     marked the record (this run's end is not the job's); :data:`ENDED_BEFORE` when the
-    record is gone or someone recorded the end first."""
+    record is gone or someone recorded the end first. ``final`` False leaves the record's
+    state label active: an end the requeue rules may turn into another run, which the login
+    side settles (requeues, or writes back as final)."""
     path = f"{_records_path(namespace)}/{RECORD_PREFIX}{job_id}"
     for attempt in range(4):
-        try:
-            config_map = api.request("GET", path)
-        except Exception as e:
-            if getattr(e, "status", 0) == 404:
-                return ENDED_BEFORE
-            raise
+        config_map = get_or_none(api, path)
+        if config_map is None:
+            return ENDED_BEFORE
         meta = config_map.get("metadata") or {}
         if requeueing(config_map):
             return REQUEUEING
         if (meta.get("labels") or {}).get(STATE_LABEL, ACTIVE) != ACTIVE or attempt == 3:
             return ENDED_BEFORE
         end = report.get("end_time") or int(time.time())
-        body = {"metadata": {"resourceVersion": meta.get("resourceVersion"),
-                             "labels": {STATE_LABEL: str(report["state"]), WAITING_LABEL: None},
-                             "annotations": {END_TIME_ANNOTATION: str(end)}},
+        settled = {"labels": {STATE_LABEL: str(report["state"]), WAITING_LABEL: None},
+                   "annotations": {END_TIME_ANNOTATION: str(end)}} if final else {}
+        body = {"metadata": dict(settled, resourceVersion=meta.get("resourceVersion")),
                 "data": {REPORT_KEY: json.dumps(dict(report), sort_keys=True,
                                                 separators=(",", ":"))}}
         try:
@@ -173,6 +178,20 @@ def _namespace(api: KubeApi, environ: Mapping[str, str]) -> str:
     return environ.get("SBATCHK8S_NAMESPACE") or api.namespace
 
 
+def cluster_question(environ: Mapping[str, str], desc: Mapping[str, Any]
+                     ) -> Optional[Callable[[], str]]:
+    """With API access: asks why this job's pods are being stopped
+    (:func:`sbatch_k8s.runtime.end_cause.ask_cluster`); None without."""
+    api = api_for(environ)
+    if api is None:
+        return None
+    from sbatch_k8s.runtime.end_cause import ask_cluster
+
+    namespace = _namespace(api, environ)
+    pod_name = environ.get("SBATCHK8S_POD_NAME", "")
+    return lambda: ask_cluster(api, namespace, int(desc["job_id"]), pod_name)
+
+
 def job_started(environ: Mapping[str, str], desc: Mapping[str, Any],
                 log: Any) -> Optional[threading.Thread]:
     """In the background: release the jobs waiting for this one to start."""
@@ -208,10 +227,12 @@ def job_ended(environ: Mapping[str, str], desc: Mapping[str, Any], names: Sequen
         namespace = _namespace(api, environ)
         report = dict(result, node_list=compress_hostlist(list(names)),
                       batch_host=names[0] if names else "")
-        if record_end(api, namespace, int(desc["job_id"]), report) == REQUEUEING:
+        final = state not in REQUEUED_ENDS or desc.get("requeue") is False
+        if record_end(api, namespace, int(desc["job_id"]), report, final) == REQUEUEING:
             log(f"job {desc['job_id']}: being requeued; its dependents wait for its next run")
             return
-        release_dependents(api, namespace, _me(desc, state, result.get("start_time")))
+        if final:
+            release_dependents(api, namespace, _me(desc, state, result.get("start_time")))
     except Exception as e:  # never the job's problem
         log(f"error: job {desc['job_id']}: could not record its end or release the jobs "
             f"waiting for it: {e}")

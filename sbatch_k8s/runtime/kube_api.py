@@ -78,6 +78,18 @@ class KubeApi:
         return json.loads(answer) if answer else None
 
 
+
+def get_or_none(api: Any, path: str) -> Optional[Any]:
+    """The object at ``path`` through ``api.request`` (a :class:`KubeApi`, or a client with
+    the same ``request``); None when it is gone (404)."""
+    try:
+        return api.request("GET", path)
+    except Exception as e:
+        if getattr(e, "status", 0) == 404:
+            return None
+        raise
+
+
 def _message(error: "urllib.error.HTTPError") -> str:
     """The API server's own Status message, else the HTTP reason."""
     try:

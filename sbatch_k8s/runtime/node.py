@@ -20,13 +20,16 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from sbatch_k8s.runtime import job_end
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.agent import Agent, log
+from sbatch_k8s.runtime.agent_addresses import peer_ip, write_known
 from sbatch_k8s.runtime.batch import CANCELLED, FAILED, BatchHost, JobResult
 from sbatch_k8s.runtime.cancel_requests import start_watch
-from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, identify, pod_bind_host
+from sbatch_k8s.runtime.contract import ANY_ADDRESS, ContractError, NodeIdentity, identify, \
+    pod_bind_host
 from sbatch_k8s.runtime.node_file import record_node
 from sbatch_k8s.runtime.node_namespace import own_node
 from sbatch_k8s.runtime.node_files import make_parents
-from sbatch_k8s.runtime.node_links import connect_all
+from sbatch_k8s.runtime.node_links import NodeLink, connect_all
+from sbatch_k8s.runtime.oom import node_ledger
 from sbatch_k8s.runtime.node_setup import (
     ENVIRONMENT_FILE,
     NodeSettings,
@@ -73,8 +76,12 @@ def write_result(settings: NodeSettings, result: JobResult) -> None:
         start = None
     steps = step_entries(os.path.join(settings.spool, "steps.jsonl"), end)
     text = result_message(result.as_dict(), start, end, steps)
-    with open(os.path.join(settings.spool, "result.json"), "w") as f:
-        f.write(text + "\n")
+    try:
+        with open(os.path.join(settings.spool, "result.json"), "w") as f:
+            f.write(text + "\n")
+    except OSError:
+        if settings.contract == "local":
+            raise               # the local backend's only copy
     if settings.contract != "local" and os.path.exists(os.path.dirname(TERMINATION_LOG)):
         try:
             with open(TERMINATION_LOG, "w") as f:
@@ -132,7 +139,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
         if is_host else None
     agent = Agent(identity.name, token, steps, shutdown,
                   on_cancel=lambda request: host[0].handle_cancel(request) if host else None,
-                  kill_wait_s=settings.kill_wait_s)
+                  kill_wait_s=settings.kill_wait_s, oom=node_ledger(settings.contract))
     await agent.start(identity.bind_host, settings.port)
     notes = write_profile_files(desc, identity.names, identity.addresses, settings.spool,
                                 settings.contract != "local")
@@ -162,9 +169,9 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     if publisher is not None and steps is not None:
         steps.on_change = publisher.changed
     loop = asyncio.get_event_loop()
+    batch.judge.ask_cluster = job_end.cluster_question(environ, desc)
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, lambda: asyncio.ensure_future(
-            batch.end_job("CANCELLED", "")))
+        loop.add_signal_handler(signum, lambda: asyncio.ensure_future(batch.stopped()))
     result = await _run_batch(batch, desc, identity, settings, env, token, notes)
     if watch is not None:
         watch.cancel()
@@ -198,7 +205,8 @@ async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeId
         log(message[len("sbatch-k8s: "):])
         if not _is_own_output(paths.stderr):  # else the log line above is already there
             _write_line(paths.stderr, message, paths.append, missing)
-        return JobResult(FAILED, 1, 0, "NodeNotAvailable")
+        return JobResult(FAILED, 1, 0, "NodeNotAvailable", system_comment=str(e))
+    _record_agent_addresses(settings.spool, identity, batch.links)
     runnable = os.path.join(settings.spool, SCRIPT_COPY)
     for path in {paths.stdout, paths.stderr}:
         make_parents(path, missing)
@@ -210,10 +218,36 @@ async def _run_batch(batch: BatchHost, desc: Mapping[str, Any], identity: NodeId
                                paths.cwd, paths.stdin, paths.stdout, paths.stderr,
                                paths.append, notes)
     except OSError as e:
-        # As slurmstepd: the batch step cannot start without its files (JobLaunchFailure).
-        log(f"error: job {desc['job_id']}: cannot open {e.filename}: "
-            f"{os.strerror(e.errno or 0)}")
-        return JobResult(FAILED, 1, 0, "JobLaunchFailure")
+        # As slurmstepd: the batch step cannot start without its files (JobLaunchFailure);
+        # its words say which (io.c: "Could not open stdout file …").
+        why = _open_failure(e, paths.stdin, paths.stdout, paths.stderr)
+        log(f"error: job {desc['job_id']}: {why}")
+        return JobResult(FAILED, 1, 0, "JobLaunchFailure", system_comment=why)
+
+
+def _record_agent_addresses(spool: str, identity: NodeIdentity,
+                            links: List[NodeLink]) -> None:
+    """Leave every agent's IP where this node's sruns look first (:mod:`agent_addresses`):
+    this node's is the address its agent listens on, the others' the far end of their
+    control connections, so no step launch waits for the cluster DNS."""
+    own = identity.bind_host if identity.bind_host != ANY_ADDRESS else "127.0.0.1"
+    known = {identity.names[0]: own}
+    for link in links:
+        address = peer_ip(link.writer)
+        if address:
+            known[link.name] = address
+    try:
+        write_known(spool, known)
+    except OSError as e:
+        log(f"warning: cannot record the nodes' addresses in {spool}: {e.strerror or e}")
+
+
+def _open_failure(error: OSError, stdin: str, stdout: str, stderr: str) -> str:
+    """slurmstepd's words for a batch file it cannot open: ``Could not open stdout file
+    /usr/slurm-18.out: Permission denied``."""
+    kind = {stdin: "stdin", stderr: "stderr", stdout: "stdout"}.get(str(error.filename), "")
+    what = f"{kind} file" if kind else "file"
+    return f"Could not open {what} {error.filename}: {os.strerror(error.errno or 0)}"
 
 
 def _is_own_output(path: str) -> bool:
@@ -276,6 +310,11 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
             stage_script(settings)
     except (ContractError, AccessError) as e:
         sys.stderr.write(f"sbatch-k8s: error: runtime node: {e}\n")
+        try:      # the reason reaches the user through the pod's termination message
+            write_result(settings, JobResult(FAILED, 1, 0, "JobLaunchFailure",
+                                             system_comment=str(e)))
+        except OSError:
+            pass
         return 1
     # Before anything starts a process: the tee's stdout must have no other writer.
     tee = None

@@ -151,7 +151,10 @@ async def launch_step(run: StepRun, layout: Any, task_envs: Dict[int, Dict[str, 
         extra.cancel()
     for session in run.sessions:
         session.writer.close()
+    for rank in sorted({r for s in run.sessions for r in s.ranks}):
+        run.router.finish(rank)      # output that came after a task's exit (its leftovers)
     if not run.force_terminated and any(
-            r.get("signal") in (signal.SIGTERM, signal.SIGKILL) for _, r in run.results()):
+            r.get("signal") in (signal.SIGTERM, signal.SIGKILL) and not r.get("oom")
+            for _, r in run.results()):
         sys.stderr.write(f"{COMMAND}: Force Terminated StepId={run.job_id}.{run.step_id}\n")
     return step_exit_code(run.results())

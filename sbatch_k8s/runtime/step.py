@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from parsers.errors import SlurmInputError
 from sbatch_k8s.runtime.access import AccessError, needed
+from sbatch_k8s.runtime.agent_addresses import agent_ips, resolve_patiently, wait_budget
 from sbatch_k8s.runtime.node import load_description
 from sbatch_k8s.runtime.output import OutputRouter
 from sbatch_k8s.runtime.profile_files import files_directory
@@ -23,6 +24,7 @@ from sbatch_k8s.runtime.registration import register_step, step_holds
 from sbatch_k8s.runtime.srun import launch_step, node_addresses
 from sbatch_k8s.runtime.srun_control import cancel_step, job_ending
 from sbatch_k8s.runtime.step_run import COMMAND, StepRun, error, warn
+from sbatch_k8s.runtime.oom import OOM_EXIT_SIGNAL, OUT_OF_MEMORY
 from sbatch_k8s.runtime.node_files import make_parents, output_flags, resolve, working_directory
 from sbatch_k8s.runtime.stdio import filename_context, render_name
 
@@ -169,6 +171,7 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     with needed("read the job description", os.path.join(job_dir, "job.json")):
         desc = load_description(job_dir)
     names, addresses = node_addresses(environ)
+    known = agent_ips(names, addresses, environ)
     request = parse_srun(argv, environ)
     for line in request.errors:  # the -w cut comes before the task-count warnings
         error(line)
@@ -188,14 +191,16 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     info = {"name": request.job_name or os.path.basename(request.command[0]),
             "ntasks": layout.ntasks,
             "nodes": [names[i] for i in layout.node_indices], "argv": list(request.command)}
+    targets = _agent_targets(job_id, names, known, [0] + list(layout.node_indices),
+                             wait_budget(environ))
     registration = loop.run_until_complete(register_step(
-        addresses[0], port, token, job_id, info, holds, request.immediate_s is not None,
+        targets[0], port, token, job_id, info, holds, request.immediate_s is not None,
         shared_gpus))
     step_id = registration.step_id
     if registration.gpu_ids:
         layout = replace(layout, gpu_ids=tuple(tuple(registration.gpu_ids.get(str(i), ()))
                                                for i in layout.node_indices))
-    launch_host = _launch_address(environ, names, addresses)
+    launch_host = _launch_address(environ, names, targets)
     umask = os.umask(0o022)
     os.umask(umask)
     base = inherited_environment(_task_environment(environ, request), desc)
@@ -217,7 +222,7 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     async def launch() -> int:
         registration.watch(lambda signum: cancel_step(step, signum),
                            lambda: job_ending(step, kill_wait_s))
-        return await launch_step(step, layout, envs, addresses, port, token, cwd, files,
+        return await launch_step(step, layout, envs, targets, port, token, cwd, files,
                                  reading, kill_wait_s, _time_limit_s(request, environ))
 
     try:
@@ -225,6 +230,23 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     finally:
         loop.run_until_complete(registration.end(step_result(step, code)))
     return code
+
+
+def _agent_targets(job_id: int, names: List[str], known: Mapping[str, str],
+                   indices: List[int], wait_s: float) -> List[str]:
+    """What to connect to for each node (by index; only those of ``indices`` looked up):
+    node 0's recorded IPs, else the name looked up while the DNS has not caught up yet
+    (:mod:`agent_addresses`). A name that never resolves fails the step as Slurm's srun
+    fails one it cannot create."""
+    targets = [known[name] for name in names]
+    for index in sorted(set(indices)):
+        try:
+            targets[index] = resolve_patiently(targets[index], wait_s)
+        except OSError as e:
+            raise SlurmInputError(f"Unable to create step for job {job_id}: cannot resolve "
+                                  f"node {names[index]} ({targets[index]}): "
+                                  f"{e.strerror or e}", exit_code=1) from None
+    return targets
 
 
 def _launch_address(environ: Mapping[str, str], names: List[str],
@@ -253,6 +275,8 @@ def step_result(step: StepRun, code: int) -> Dict[str, Any]:
     it used; one that lost a node NODE_FAIL."""
     results = [r for _, r in step.results()]
     lost = any(s.lost for s in step.sessions)
+    if any(r.get("oom") for r in results):
+        return {"state": OUT_OF_MEMORY, "exit_code": 0, "signal": OOM_EXIT_SIGNAL}
     raw = max((int(r["signal"]) if r.get("signal") else int(r.get("status") or 0) << 8
                for r in results), default=(code & 0xff) << 8)
     if step.timed_out or (step.job_ended and not lost):

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from sbatch_k8s.runtime.oom import OUT_OF_MEMORY
+
 #: Bytes of a container's termination message Kubernetes keeps.
 TERMINATION_LIMIT = 4096
 #: Longest step name kept in the message (srun's command name).
@@ -67,9 +69,10 @@ def step_entries(path: str, end: int) -> List[Dict[str, Any]]:
 
 def batch_entry(result: Mapping[str, Any], start: Optional[int], end: int) -> Dict[str, Any]:
     """The batch step: the script's exit (killed by a signal: CANCELLED, a non-zero exit:
-    FAILED), over the job's time."""
-    state = "CANCELLED" if result.get("signal") else (
-        "FAILED" if result.get("exit_code") else "COMPLETED")
+    FAILED; out of memory as the job), over the job's time."""
+    state = OUT_OF_MEMORY if result.get("state") == OUT_OF_MEMORY else \
+        "CANCELLED" if result.get("signal") else (
+            "FAILED" if result.get("exit_code") else "COMPLETED")
     return _compact({"id": "batch", "name": "batch", "state": state,
                      "exit_code": result.get("exit_code"), "exit_signal": result.get("signal"),
                      "start": start, "end": end})

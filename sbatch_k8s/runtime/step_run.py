@@ -24,7 +24,7 @@ from sbatch_k8s.runtime.protocol import (
     encode_json,
     take_over,
 )
-from sbatch_k8s.runtime.step_report import failure_lines
+from sbatch_k8s.runtime.step_report import failure_lines, oom_line
 
 COMMAND = "srun"
 
@@ -89,6 +89,8 @@ class StepRun:
         self.job_ended = False
         #: "Job step aborted: Waiting up to …" was said (once, as srun says it).
         self.abort_announced = False
+        #: "task N: Out Of Memory" was said (once, as srun says it).
+        self.oom_said = False
 
     def signal_all(self, signum: int) -> None:
         for session in self.sessions:
@@ -138,6 +140,10 @@ class StepRun:
             self.router.finish(rank)
         for name, line in failure_lines([(session.name, r) for r in results]):
             error(f"{name}: {line}")
+        oom = oom_line([(session.name, r) for r in results])
+        if oom is not None and not self.oom_said:
+            self.oom_said = True      # srun says it once (its oom_printed)
+            error(f"{oom[0]}: {oom[1]}")
         self.first_exit.set()
         if any(r.get("status") or r.get("signal") for r in results):
             self.bad_exit.set()

@@ -28,13 +28,17 @@ from sbatch_k8s.runtime.protocol import (
     read_frame,
     write_frame,
 )
+from sbatch_k8s.runtime.oom import OomLedger, detected_line
 from sbatch_k8s.runtime.tasks import (
     Task,
+    exit_result,
+    kill_leftovers,
     pause_all,
     resume_all,
     start_task,
     terminate,
-    wait_task,
+    wait_exit,
+    wait_output,
 )
 
 #: How long tasks get between SIGTERM and SIGKILL when their srun vanished.
@@ -45,6 +49,12 @@ STEP_KILL_WAIT_MIN_S = 5.0
 EXIT_BATCH_S = 0.01
 #: Output buffered towards srun before the tasks' pumps wait for it.
 WRITE_BUFFER_BYTES = 8 << 20
+#: After a task's own process has ended, how long its output pipes may stay open (held by
+#: what it started) before its exit is reported anyway: a task is over when its process is.
+EXIT_DRAIN_S = 1.0
+#: Once every task here has ended and what they left running is killed, how long the last
+#: output may take to arrive.
+LEFTOVER_DRAIN_S = 5.0
 
 
 def slurm_time(epoch: Optional[float] = None) -> str:
@@ -65,7 +75,7 @@ class NodeStep:
     """The tasks of one step on this node, and the connection to their srun."""
 
     def __init__(self, message: Dict[str, Any], node_name: str, kill_wait_s: float,
-                 writer: asyncio.StreamWriter) -> None:
+                 writer: asyncio.StreamWriter, oom: Optional[OomLedger] = None) -> None:
         self.step_id = int(message["step_id"])
         self.job_id = message.get("job_id", "?")
         #: This node's place among the step's nodes: the first one speaks for the step.
@@ -82,6 +92,11 @@ class NodeStep:
         self.noticed = False
         self.lock = asyncio.Lock()
         self.paused = False
+        #: The node's OOM kills (None: not counted here), the count when the step started,
+        #: and whether the step had any.
+        self.oom_ledger = oom
+        self.oom_base = oom.count() if oom is not None else 0
+        self.oom = False
 
     # -- slurmstepd's own lines -------------------------------------------------------------
 
@@ -185,13 +200,23 @@ class NodeStep:
                 # srun went away: its tasks must not outlive it.
                 await terminate(self.tasks, ORPHAN_GRACE_S)
                 await asyncio.gather(done, return_exceptions=True)
+                await self._end_leftovers()
             else:
+                await self._end_leftovers()
                 await self.send({"type": "done"})
         finally:
             inbound.cancel()
             if limit is not None:
                 limit.cancel()
             self.close()
+
+    async def _end_leftovers(self) -> None:
+        """Every task here has ended: kill what they left running (it may hold their
+        output pipes), let the last output arrive, and close the pipes."""
+        kill_leftovers(self.tasks)
+        await asyncio.gather(*(wait_output(t, LEFTOVER_DRAIN_S) for t in self.tasks))
+        for task in self.tasks:
+            task.transport.close()
 
     def close(self) -> None:
         if self.stderr_fd is not None:
@@ -208,9 +233,30 @@ class NodeStep:
             pass
         await self.end("TIME LIMIT", max(self.kill_wait_s, STEP_KILL_WAIT_MIN_S))
 
+    def _check_oom(self) -> None:
+        """At each task end here (slurmstepd looks at the first; a later kill is this
+        step's too): the cgroup's OOM kills since the step started that no other step took
+        make this and every later task exit of the step here an out-of-memory end, after
+        slurmstepd's line (once)."""
+        if self.oom_ledger is None:
+            return
+        kills = self.oom_ledger.take(self.oom_base)
+        if kills and not self.oom:
+            self.oom = True
+            self.note(detected_line(kills, f"{self.job_id}.{self.step_id}"))
+
     async def _report_exit(self, task: Task, ended: List[Dict[str, Any]]) -> None:
-        """Report a task's end; tasks ending together go in one message."""
-        ended.append(await wait_task(task))
+        """Report a task's end; tasks ending together go in one message. The task is over
+        when its own process is: what it started may keep its output pipes open for
+        :data:`EXIT_DRAIN_S`, then the exit is reported anyway (those processes are killed
+        when the step's last task here ends)."""
+        code = await wait_exit(task)
+        self._check_oom()
+        await wait_output(task, EXIT_DRAIN_S)
+        result = exit_result(task, code)
+        if self.oom:
+            result["oom"] = True
+        ended.append(result)
         await asyncio.sleep(EXIT_BATCH_S)
         if not ended:
             return

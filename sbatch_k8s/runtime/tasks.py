@@ -198,14 +198,72 @@ async def start_task(
     return Task(rank, transport.get_pid(), protocol, transport)  # type: ignore[arg-type]
 
 
-async def wait_task(task: Task) -> Dict[str, Any]:
-    """Wait for the task and all its output; its exit as ``{"rank", "status", "signal"}``."""
-    code = await task.protocol.exited
-    await task.protocol.drained
-    task.transport.close()
+async def wait_exit(task: Task) -> int:
+    """Wait for the task's own process to end; its return code (negative: a signal)."""
+    return await task.protocol.exited
+
+
+async def wait_output(task: Task, timeout_s: Optional[float]) -> bool:
+    """Wait (up to ``timeout_s``; None: for ever) until every writer has closed the
+    task's output pipes; True when they have."""
+    try:
+        await asyncio.wait_for(asyncio.shield(task.protocol.drained), timeout_s)
+    except asyncio.TimeoutError:
+        return False
+    return True
+
+
+def exit_result(task: Task, code: int) -> Dict[str, Any]:
+    """A task's exit as ``{"rank", "status", "signal"}``."""
     if code < 0:
         return {"rank": task.rank, "status": 0, "signal": -code}
     return {"rank": task.rank, "status": code, "signal": 0}
+
+
+async def wait_task(task: Task) -> Dict[str, Any]:
+    """Wait for the task and all its output; its exit as ``{"rank", "status", "signal"}``."""
+    code = await wait_exit(task)
+    await wait_output(task, None)
+    task.transport.close()
+    return exit_result(task, code)
+
+
+def session_members(session: int, proc: str = "/proc") -> List[int]:
+    """Processes of session ``session`` (a task started with its own session is its
+    session's leader, so this is everything it started that did not leave the session)."""
+    members = []
+    try:
+        entries = os.listdir(proc)
+    except OSError:
+        return members
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc, entry, "stat"), "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session …; comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 3 and fields[3] == str(session).encode():
+            members.append(int(entry))
+    return members
+
+
+def kill_leftovers(tasks: Sequence[Task]) -> None:
+    """SIGKILL whatever the tasks left running, as Slurm's process tracking does when a
+    step's tasks have ended on a node: each task's process group and session."""
+    for task in tasks:
+        try:
+            os.killpg(task.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid in session_members(task.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 async def terminate(tasks: Sequence[Task], grace_s: float) -> None:

@@ -90,8 +90,9 @@ def render_table(figures: Sequence[Figure]) -> str:
     """A plain-text table: median, min–max, comparison, ratio, goal."""
     rows = [("figure", "median", "min–max", "unit", "comparison", "ratio", "goal", "")]
     for f in figures:
-        if f.skipped:
-            rows.append((f.name, "–", "–", f.unit, "", "", f.goal, f"skipped: {f.skipped}"))
+        if f.skipped or not f.samples:
+            why = f.skipped or "no sample"
+            rows.append((f.name, "–", "–", f.unit, "", "", f.goal, f"skipped: {why}"))
             continue
         spread = f"{_cell(min(f.samples), f.unit)}–{_cell(max(f.samples), f.unit)}"
         comparison = ""

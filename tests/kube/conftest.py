@@ -9,26 +9,44 @@ from typing import Any, Iterator, List
 
 import pytest
 
+from tests.kube import harness
 from tests.kube.harness import KubeSlurm
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """On real nodes every test's partitions are pointed at them (:mod:`.real_nodes`)."""
+    if config.getoption("--with-real-node", default=False):
+        from tests.kube.real_nodes import on_real_nodes
+
+        harness.CONFIG_FILTER = on_real_nodes
+
+
+def real_nodes(request: pytest.FixtureRequest) -> bool:
+    """Whether this run is on real nodes (``--with-real-node``)."""
+    return bool(request.config.getoption("--with-real-node"))
+
+
 @pytest.fixture(scope="session")
-def real_target_crds() -> List[str]:
+def real_target_crds(request: pytest.FixtureRequest) -> List[str]:
     """On the real server: the JobSet, PyTorchJob and MPIJob CRDs, installed once per run
     (the emulated server serves these kinds from the start)."""
     from tests.kube.real_cluster import install_target_crds
+    from tests.kube.real_nodes import kubeconfig
 
-    return install_target_crds(os.environ["KUBECONFIG"])
+    return install_target_crds(kubeconfig() if real_nodes(request) else
+                               os.environ["KUBECONFIG"])
 
 
 @pytest.fixture
 def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """The API server the tests talk to: a fresh emulated one, or with
     ``--with-kube-apiserver`` a namespace of its own on the real one of ``$KUBECONFIG``."""
-    if request.config.getoption("--with-kube-apiserver"):
-        kubeconfig = os.environ.get("KUBECONFIG")
-        if not kubeconfig:
-            pytest.skip("--with-kube-apiserver needs $KUBECONFIG")
+    if request.config.getoption("--with-kube-apiserver") or real_nodes(request):
+        from tests.kube.real_nodes import kubeconfig as real_kubeconfig
+
+        kubeconfig = real_kubeconfig() if real_nodes(request) else os.environ.get("KUBECONFIG")
+        if not kubeconfig or not os.path.exists(kubeconfig):
+            pytest.skip("a real API server needs $KUBECONFIG")
         from tests.kube.real_cluster import RealCluster
 
         request.getfixturevalue("real_target_crds")
@@ -45,9 +63,20 @@ def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
-def kubelet(cluster: Any) -> Iterator[Any]:
-    """Two Ready nodes whose pods run on this machine."""
+def kubelet(request: pytest.FixtureRequest, cluster: Any) -> Iterator[Any]:
+    """Two Ready nodes whose pods run on this machine (the real nodes with
+    ``--with-real-node``)."""
     from tests.kubelet import TestKubelet
+
+    if real_nodes(request):
+        from tests.kube.real_nodes import RealNodes
+
+        nodes = RealNodes(cluster)
+        if not nodes.node_names:
+            pytest.skip("no Ready real node: start ../shared/tools/real-node")
+        with nodes:
+            yield nodes
+        return
 
     with TestKubelet(cluster.kubeconfig, nodes=2) as running:
         yield running

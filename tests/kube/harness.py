@@ -28,12 +28,19 @@ pod_security = "baseline"
 """
 
 
+#: Rewrites every test's configuration for the tier the run is on (``--with-real-node``
+#: points each partition at the real nodes: :func:`tests.kube.real_nodes.on_real_nodes`).
+CONFIG_FILTER: Optional[Callable[[str, str], str]] = None
+
+
 class KubeSlurm(LocalSlurm):
     """A private set of commands talking to the API server of ``kubeconfig``."""
 
     def __init__(self, root: Path, kubeconfig: str, config: str = CONFIG,
                  namespace: Optional[str] = None,
                  commands: Optional[Callable[[str], List[str]]] = None) -> None:
+        if CONFIG_FILTER is not None:
+            config = CONFIG_FILTER(config, str(root))
         super().__init__(root, config=config, commands=commands)
         del self.env["SBATCHK8S_BACKEND"]
         self.env["KUBECONFIG"] = kubeconfig

@@ -190,3 +190,33 @@ def _system_python_version() -> Any:
                              capture_output=True, text=True, check=True).stdout
     major, minor = version.strip("()\n").split(", ")
     return int(major), int(minor)
+
+
+def test_a_batch_file_the_pods_user_cannot_write_fails_the_launch_in_one_line(
+        cluster: Any, make_kube: Callable[[str], KubeSlurm], system_path: None) -> None:
+    """Submitted from a directory the pods' uid cannot write (seen on real nodes: /usr):
+    node 0 cannot open the output file, and why reaches the user in slurmstepd's words —
+    sbatch --wait's error line and exit 1, scontrol's SystemComment=, sacct's SystemComment,
+    sattach's error (before: exit 1 with no word, sattach silent with 0, the reason only in
+    ``kubectl logs``)."""
+    from tests.kubelet import TestKubelet
+
+    kube = make_kube(RESTRICTED)
+    _own(kube.root, TEST_UID, TEST_GID)
+    os.chown(kube.work, 0, 0)           # the job's directory: root's alone to write
+    kube.script("secure.sh", TWO_NODES)
+    with TestKubelet(cluster.kubeconfig, nodes=2):
+        done = kube.run("sbatch", "--wait", "secure.sh", timeout=180)
+        job_id = submitted_id(done.stdout)
+        why = f"Could not open stdout file {kube.work}/slurm-{job_id}.out: Permission denied"
+        assert done.returncode == 1
+        assert f"sbatch: error: job {job_id}: {why}\n" in done.stderr, done.stderr
+        shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
+        assert "JobState=FAILED Reason=JobLaunchFailure" in shown, shown
+        assert f"   SystemComment={why} \n" in shown, shown
+        sacct = kube.run("sacct", "-j", str(job_id), "-X", "-n", "-P",
+                         "-o", "State,SystemComment").stdout
+        assert sacct == f"FAILED|{why}\n", sacct
+        attached = kube.run("sattach", f"{job_id}.0")
+        assert attached.returncode == 1
+        assert f"sattach: error: job {job_id}: {why}\n" in attached.stderr, attached.stderr

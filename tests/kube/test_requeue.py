@@ -14,6 +14,7 @@ import pytest
 from sbatch_k8s.backends.kubernetes import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
+from tests.kube.test_dependencies import account_kube  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -214,12 +215,15 @@ def _evict(kube: KubeSlurm, name: str) -> None:
                              "metadata": {"name": name, "namespace": kube.namespace}})
 
 
-def test_evicted_pod_of_a_requeue_job_runs_again(kube: KubeSlurm, kubelet: Any) -> None:
+def test_evicted_pod_of_a_requeue_job_runs_again(request: pytest.FixtureRequest,
+                                                kubelet: Any) -> None:
     """A pod of a 2-node --requeue job evicted: node 1 tells node 0 it was stopped, node 0
-    ends the run (slurmstepd's PREEMPTION line), the pod failure policy fails the Job, and the
-    next look requeues the whole job as slurmctld does — the earlier run kept as the cluster
-    ended it, PREEMPTED 0:0 whichever pod's failure failed the Job first (node 0's report is
-    lost with its pod when node 1's did), the restart count raised."""
+    asks the API server (the job ServiceAccount: the workload lives on, so this was no
+    cancel) and ends the run (slurmstepd's PREEMPTION line), the pod failure policy fails the
+    Job, and the next look requeues the whole job as slurmctld does — the earlier run kept as
+    the cluster ended it, PREEMPTED 0:0 whichever pod's failure failed the Job first (node 0's
+    report is lost with its pod when node 1's did), the restart count raised."""
+    kube: KubeSlurm = request.getfixturevalue("account_kube")
     kube.env["SBATCHK8S_REQUEUE_DELAY"] = "1"
     kube.script("evicted.sh", EVICTED)
     job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)

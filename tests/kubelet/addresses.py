@@ -3,11 +3,15 @@
 Every pod the test kubelet runs shares this machine's network stack, so each gets its own
 loopback address ``127.10.x.y`` to bind and to be reached at. Peers find each other by name
 through a generated /etc/hosts, as they would through a headless Service's DNS: a pod with a
-``spec.subdomain`` lists every pod of that ``(namespace, subdomain)`` group — including pods
-that do not exist yet, whose names the kubelet reserves in advance (an Indexed Job's
-``<job>-0 … <job>-<completions-1>``), so pod 0 can name pod 1 before pod 1 is created. Names
-that appear later are appended to every group member's file in place (append only, so a
-reader never sees a half-written file).
+``spec.subdomain`` lists every pod of that ``(namespace, subdomain)`` group. Addresses are
+reserved in advance (an Indexed Job's ``<job>-0 … <job>-<completions-1>``), but a name is
+published as a cluster DNS publishes it: only once its pod exists, and ``dns_delay_s`` after
+that (a real DNS learns a pod's name after the kubelet has reported its IP and the endpoints
+controller has listed it: a process starting with its container may look a peer, or its own
+``<host>.<subdomain>``, up too early and get nothing). What a real kubelet writes into the
+pod's own /etc/hosts — ``<ip> <host>.<subdomain>.<ns>.svc.cluster.local <host>`` — is there
+from the start. Published names are appended to every group member's file in place (append
+only, so a reader never sees a half-written file).
 
 Several test kubelets may run on one machine (one per test cluster); each claims whole blocks
 ``127.10.x.0/24`` by binding an abstract Unix socket named after the block, which the kernel
@@ -22,7 +26,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 BLOCK_PREFIX = "127.10"
 REPORTED_PREFIX = "10.10"
@@ -45,11 +49,19 @@ def reported_ip(address: str) -> str:
 
 
 def hosts_line(address: str, hostname: str, subdomain: str, namespace: str) -> str:
-    """One /etc/hosts line, as a kubelet writes it (plus the short ``<host>.<subdomain>``)."""
+    """One /etc/hosts line for a published name: what the cluster DNS answers for it (the
+    full name, the short ``<host>.<subdomain>``, the bare host name)."""
     if not subdomain:
         return f"{address}\t{hostname}\n"
     fqdn = f"{hostname}.{subdomain}.{namespace}.svc.cluster.local"
     return f"{address}\t{fqdn} {hostname}.{subdomain} {hostname}\n"
+
+
+def own_line(address: str, hostname: str, subdomain: str, namespace: str) -> str:
+    """The pod's own line, as a real kubelet writes it: no short ``<host>.<subdomain>``."""
+    if not subdomain:
+        return f"{address}\t{hostname}\n"
+    return f"{address}\t{hostname}.{subdomain}.{namespace}.svc.cluster.local {hostname}\n"
 
 
 class AddressPool:
@@ -100,7 +112,9 @@ class _Group:
     def __init__(self) -> None:
         self.addresses: Dict[str, str] = {}      # hostname -> address, in insertion order
         self.pods: Dict[str, str] = {}           # pod uid -> hostname
-        self.files: Dict[str, int] = {}          # hosts file path -> entries written
+        self.published: List[str] = []          # names the DNS answers, in order
+        self.pending: Set[str] = set()           # names waiting for their DNS delay
+        self.files: Dict[str, int] = {}          # hosts file path -> published names written
 
 
 class HostsRegistry:
@@ -110,8 +124,9 @@ class HostsRegistry:
     A group lives while any of its pods exists; then its addresses return to the pool.
     """
 
-    def __init__(self, pool: AddressPool) -> None:
+    def __init__(self, pool: AddressPool, dns_delay_s: float = 0.0) -> None:
         self._pool = pool
+        self.dns_delay_s = dns_delay_s
         self._groups: Dict[GroupKey, _Group] = {}
         self._mutex = threading.RLock()
 
@@ -130,8 +145,25 @@ class HostsRegistry:
             for name in (hostname,) + tuple(reserve):
                 if name not in group.addresses:
                     group.addresses[name] = self._pool.allocate()
-            self._append_new_entries(key, group)
+            if subdomain and hostname not in group.published and hostname not in group.pending:
+                group.pending.add(hostname)
+                if self.dns_delay_s > 0:
+                    timer = threading.Timer(self.dns_delay_s, self._publish,
+                                            (key, group, hostname))
+                    timer.daemon = True
+                    timer.start()
+                else:
+                    self._publish(key, group, hostname)
             return group.addresses[hostname]
+
+    def _publish(self, key: GroupKey, group: _Group, hostname: str) -> None:
+        """The DNS now answers ``hostname`` (unless its group is gone meanwhile)."""
+        with self._mutex:
+            if self._groups.get(key) is not group or hostname not in group.pending:
+                return
+            group.pending.discard(hostname)
+            group.published.append(hostname)
+            self._append_new_entries(key, group)
 
     def remove_pod(self, namespace: str, subdomain: str, uid: str) -> None:
         """Forget a pod that no longer exists; free the group's addresses with its last pod."""
@@ -156,8 +188,12 @@ class HostsRegistry:
         with self._mutex:
             key = self.group_key(namespace, subdomain, uid)
             group = self._groups[key]
+            hostname = group.pods.get(uid, "")
+            own = "" if not hostname else own_line(
+                group.addresses[hostname], hostname,
+                "" if subdomain.startswith("\0") else subdomain, namespace)
             with open(path, "w") as f:
-                f.write(HOSTS_HEADER)
+                f.write(HOSTS_HEADER + own)
             os.chmod(path, 0o644)
             group.files[path] = 0
             self._append_new_entries(key, group)
@@ -171,7 +207,7 @@ class HostsRegistry:
     def _append_new_entries(self, key: GroupKey, group: _Group) -> None:
         namespace, subdomain = key
         subdomain = "" if subdomain.startswith("\0") else subdomain
-        entries = list(group.addresses.items())
+        entries = [(name, group.addresses[name]) for name in group.published]
         for path, written in list(group.files.items()):
             if written == len(entries):
                 continue

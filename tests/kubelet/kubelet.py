@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import re
 import shutil
 import tempfile
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tests.kubelet.addresses import AddressPool, HostsRegistry
 from tests.kubelet.api import KubeApi, items, owner_job
@@ -32,6 +33,12 @@ RELIST_S = 30.0
 WATCH_READ_TIMEOUT_S = 2.0
 STOP_TIMEOUT_S = 10.0
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+#: A pod's name resolves for its peers this long after the pod appears, by default: a real
+#: cluster DNS is never there first (seen on real nodes: a second or more), so no test may
+#: pass only because names resolve at once.
+DNS_DELAY_S = 0.3
+#: Up to this long between a pod's deletion and its SIGTERM (seen on real nodes: tens of ms).
+SIGTERM_JITTER_S = 0.1
 log = logging.getLogger("tests.kubelet")
 
 
@@ -40,14 +47,25 @@ class TestKubelet:
 
     ``volume_dir``: where ``persistentVolumeClaim``/``nfs``/``hostPath`` volumes map (pods
     that use them fail without it). ``root_dir``: where pod files and logs go (a new
-    temporary directory by default, removed on stop).
+    temporary directory by default, removed on stop). ``dns_delay_s``: how long after a pod
+    appears its name resolves for its peers (and its own ``<host>.<subdomain>``), as a
+    cluster DNS lags behind the kubelet (:mod:`tests.kubelet.addresses`). A deleted pod gets
+    its SIGTERM after a random delay up to ``sigterm_jitter_s``, plus ``sigterm_delay(pod)``
+    when given: as each real node's kubelet sends its own, a job's pods get theirs at
+    different times, in either order. ``memory_cgroups``: containers with a memory limit
+    run in a memory cgroup of their own where this machine allows it (the kernel kills
+    what goes over, the container ends ``OOMKilled``: :mod:`tests.kubelet.memory_cgroups`).
     """
 
     __test__ = False          # not a pytest test class
 
     def __init__(self, kubeconfig: str, nodes: int = 1, name_prefix: str = "kubelet-",
                  cpus: str = "4", memory: str = "16Gi", gpus: int = 0,
-                 volume_dir: Optional[str] = None, root_dir: Optional[str] = None) -> None:
+                 volume_dir: Optional[str] = None, root_dir: Optional[str] = None,
+                 dns_delay_s: float = DNS_DELAY_S,
+                 sigterm_delay: Optional[Callable[[Dict[str, Any]], float]] = None,
+                 sigterm_jitter_s: float = SIGTERM_JITTER_S,
+                 memory_cgroups: bool = False) -> None:
         self.kubeconfig = kubeconfig
         self.node_names = [f"{name_prefix}{i}" for i in range(nodes)]
         self.shape = NodeShape(cpus=str(cpus), memory=str(memory), gpus=int(gpus))
@@ -58,7 +76,10 @@ class TestKubelet:
         self.memory_dir = tempfile.mkdtemp(prefix="sbatch-k8s-kubelet-", dir=shm)
         self.api: Optional[KubeApi] = None
         self.pool = AddressPool()
-        self.hosts = HostsRegistry(self.pool)
+        self.hosts = HostsRegistry(self.pool, dns_delay_s)
+        self.sigterm_delay = sigterm_delay
+        self.sigterm_jitter_s = sigterm_jitter_s
+        self.memory_cgroups = memory_cgroups
         self._workers: Dict[str, PodWorker] = {}
         self._groups: Dict[str, Tuple[str, str]] = {}      # uid -> (namespace, subdomain)
         self._jobs: Dict[Tuple[str, str, str], Tuple[str, ...]] = {}
@@ -80,13 +101,18 @@ class TestKubelet:
             api=self.api, hosts=self.hosts, root_dir=self.root_dir,
             memory_dir=self.memory_dir, volume_dir=self.volume_dir,
             server=self.api.server_address(), host_ip=self.host_ip,
-            allocatable=allocatable, on_worker_done=self._worker_done)
+            allocatable=allocatable, on_worker_done=self._worker_done,
+            sigterm_delay_s=self._sigterm_delay_s, memory_cgroups=self.memory_cgroups)
         self.log_server = LogServer(self.worker_of, self.root_dir).start()
         self._nodes = NodeKeeper(self.api, self.node_names,
                                  self.shape._replace(kubelet_port=self.log_server.port))
         self._nodes.register()
         self._watcher.start()
         return self
+
+    def _sigterm_delay_s(self, pod: Dict[str, Any]) -> float:
+        fixed = self.sigterm_delay(pod) if self.sigterm_delay is not None else 0.0
+        return fixed + random.uniform(0.0, self.sigterm_jitter_s)
 
     def stop(self) -> None:
         """Kill every container, unregister the nodes, remove the kubelet's files."""

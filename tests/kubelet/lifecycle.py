@@ -17,7 +17,10 @@ from tests.kubelet.env import container_argv, resolve_env
 from tests.kubelet.fields import PodContext
 from tests.kubelet.podspec import PodFiles, container_mounts, identity, pod_hostname, \
     runtime_env
-from tests.kubelet.runner import ContainerProcess, ContainerSpec
+from tests.kubelet.memory_cgroups import CONTAINER_PATH as CGROUP_CONTAINER_PATH
+from tests.kubelet.memory_cgroups import MemoryCgroup, memory_limit_bytes
+from tests.kubelet.memory_cgroups import available as memory_cgroups_available
+from tests.kubelet.runner import ContainerProcess, ContainerSpec, Mount
 from tests.kubelet.volumes import VolumeDirs, materialise_volumes
 from tests.kubelet.status import conditions, container_status, pod_phase, rfc3339, running, \
     termination_message, terminated, waiting
@@ -37,6 +40,12 @@ class PodServices(NamedTuple):
     host_ip: Callable[[str], str]         # node name -> reported node address
     allocatable: Mapping[str, str]
     on_worker_done: Callable[[Any], None]
+    #: How long a deleted pod waits for its SIGTERM: each node's kubelet hears of a deletion
+    #: on its own, so a job's pods get theirs at different times, in any order.
+    sigterm_delay_s: Callable[[Dict[str, Any]], float] = lambda pod: 0.0
+    #: Whether containers with a memory limit run in a memory cgroup of their own
+    #: (:mod:`tests.kubelet.memory_cgroups`).
+    memory_cgroups: bool = False
 
     def pod_dir(self, uid: str) -> str:
         """The pod's private files (volumes, hosts, specs)."""
@@ -88,6 +97,7 @@ class ContainerRun:
         self.finished = False
         self.restart_at: Optional[float] = None
         self._recorded = False
+        self.cgroup: Optional[MemoryCgroup] = None
 
     def start(self, services: PodServices) -> None:
         """Start (or restart) the container's process."""
@@ -99,7 +109,13 @@ class ContainerRun:
         os.chmod(self.termination_file, 0o666)
         self._recorded = False
         self.exit_code = None
-        self.process = ContainerProcess(self.spec)
+        spec = self.spec
+        limit = memory_limit_bytes(self.container)
+        if services.memory_cgroups and limit and memory_cgroups_available():
+            self.cgroup = MemoryCgroup(limit)
+            spec = spec._replace(memory_cgroup=self.cgroup.path, mounts=list(spec.mounts) + [
+                Mount(self.cgroup.path, CGROUP_CONTAINER_PATH, False)])
+        self.process = ContainerProcess(spec)
         self.state = running(self.process.started_at)
 
     def check_exit(self, reason: Optional[str] = None) -> bool:
@@ -113,6 +129,12 @@ class ContainerRun:
         process.reap_leftovers()
         self._recorded = True
         self.exit_code = code
+        if self.cgroup is not None:
+            # containerd's reason whenever the container's cgroup counted an OOM kill.
+            if self.cgroup.oom_kills() and not process.start_error:
+                reason = reason or "OOMKilled"
+            self.cgroup.remove()
+            self.cgroup = None
         if process.start_error:
             message: Optional[str] = process.start_error
             reason = "StartError"

@@ -2,8 +2,9 @@
 
 The test kubelet starts every container as
 ``unshare --mount --uts --propagation private python -I -S podinit.py SPEC.json FD``:
-this script (standard library only, run by path so it needs no import path) sets the hostname,
-bind-mounts the pod's volumes, /etc/hosts and the termination-message file at their paths,
+this script (standard library only, run by path so it needs no import path) joins the
+container's memory cgroup when it has one, sets the hostname, bind-mounts the pod's volumes,
+/etc/hosts, the termination-message file (and that cgroup) at their paths,
 enters ``workingDir``, drops the capabilities the container drops (from the bounding set,
 so that not even a root process regains them at the exec), takes the pod's user and groups,
 sets no_new_privs for ``allowPrivilegeEscalation: false`` (setuid programs then gain
@@ -158,9 +159,21 @@ def become(uid: Any, gid: Any, groups: List[int]) -> None:
         os.setuid(int(uid))
 
 
+def join_cgroup(path: str) -> None:
+    """Move this process (and so everything it execs and forks) into the container's memory
+    cgroup (:mod:`tests.kubelet.memory_cgroups`)."""
+    try:
+        with open(os.path.join(path, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+    except OSError as e:
+        raise StartError(f"join memory cgroup {path}: {e.strerror}") from None
+
+
 def start(spec: Dict[str, Any]) -> None:
     """Set the namespace up and exec the container's command (returns only by raising)."""
     die_with_parent(spec["parent_pid"])
+    if spec.get("memory_cgroup"):
+        join_cgroup(spec["memory_cgroup"])
     socket.sethostname(spec["hostname"])
     mounts = sorted(spec["mounts"], key=lambda m: m["target"].rstrip("/").count("/"))
     for mount, source in zip(mounts, open_sources(mounts)):

@@ -49,6 +49,7 @@ class ContainerSpec(NamedTuple):
     spec_path: str              # where the JSON spec for podinit is written
     no_new_privileges: bool = False         # allowPrivilegeEscalation: false
     drop_capabilities: Tuple[str, ...] = ()  # capabilities.drop (names, or ALL)
+    memory_cgroup: Optional[str] = None      # the container's own (tests.kubelet.memory_cgroups)
 
 
 def exit_code_of(returncode: int) -> int:
@@ -125,6 +126,7 @@ class ContainerProcess:
                 "groups": spec.groups, "argv": spec.argv, "env": spec.env,
                 "no_new_privileges": spec.no_new_privileges,
                 "drop_capabilities": list(spec.drop_capabilities),
+                "memory_cgroup": spec.memory_cgroup,
             }, f)
         read_end, write_end = os.pipe()
         command = ["unshare", "--mount", "--uts", "--propagation", "private",

@@ -158,6 +158,8 @@ class PodWorker:
                 return "stopped"
             if self.deleting:
                 grace = VANISHED_GRACE_S if self.vanished else grace_period_s(self.pod)
+                if not self.vanished:
+                    time.sleep(self.services.sigterm_delay_s(self.pod))
                 self._stop_runs(runs, grace, None)
                 return "deleted"
             if deadline_s is not None and time.time() >= self.start_time + int(deadline_s):

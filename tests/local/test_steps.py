@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 
@@ -191,3 +192,16 @@ def test_jobs_that_do_not_fit_wait_for_resources(tmp_path) -> None:
                "not available\n")
     finally:
         cluster.cleanup()
+
+
+def test_a_task_is_over_when_its_process_is(slurm: LocalSlurm, tmp_path) -> None:
+    """What a task started keeps its output pipes open (a torchrun worker whose agent the
+    OOM killer took, a daemon): the step still ends when the task's own process has, and what
+    it left running is killed with the step, as Slurm's process tracking kills it. Before,
+    srun waited for the pipes (the job sat until its time limit)."""
+    marker = f"leftover-{tmp_path.name}"
+    out = run_job(slurm, f"srun -N2 bash -c 'exec -a {marker} sleep 300 & echo started'\n"
+                  "echo step ended with $?\n", "-N2")
+    assert out.splitlines() == ["started", "started", "step ended with 0"], out
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    assert left.stdout == "", f"left running: {left.stdout}"

@@ -66,6 +66,11 @@ def attach_on_cluster(backend: Any, job_id: int, write_files: bool, quiet: bool)
             for key in sorted(sink.paths):
                 sys.stderr.write(f"{COMMAND}: wrote {sink.paths[key]}\n")
     lost = output.lost()
+    ended = find_job(backend.client, [namespace], job_id, int(time.time()))
+    if ended is not None and ended[0].system_comment:
+        # Its batch step never started: why, in one line (slurmstepd's words).
+        sys.stderr.write(f"{COMMAND}: error: job {job_id}: {ended[0].system_comment}\n")
+        return 1
     if not complete:
         _warn(job_id, f"the output may be incomplete: {why}")
         return 1

@@ -125,7 +125,20 @@ def joined_records(client: KubeClient, view: ClusterView, now: int,
     out: List[JobRecord] = []
     for stored, ref, cm in view.stored:
         if is_final(stored):
-            out.append(being_requeued(stored) if requeueing(cm, now) else stored)
+            if requeueing(cm, now):
+                out.append(being_requeued(stored))
+                continue
+            if reconcile and _unsettled(cm):
+                # Node 0 reported an end the requeue rules may turn into another run (its
+                # own pod taken away) and left the record active: requeued by the same rules
+                # as an end the cluster's objects show, else written back as final.
+                workload = view.workloads.get((ref.get("kind", ""), ref.get("name", "")))
+                requeued = _requeued_by_cluster_end(client, stored, ref, workload, cm)
+                if requeued is not None:
+                    out.append(requeued)
+                    continue
+                stored = write_end(client, cm, stored, final_patch(stored))
+            out.append(stored)
             continue
         workload = view.workloads.get((ref.get("kind", ""), ref.get("name", "")))
         shared = workload is not None and _labels(workload).get(JOB_ID_LABEL) != \
@@ -194,6 +207,15 @@ def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping
     return requeued_record(record, int(time.time()), False, delay_s)
 
 
+def _unsettled(cm: Mapping[str, Any]) -> bool:
+    """Whether a record whose data says it ended still carries the active state label
+    (nobody wrote its end back yet)."""
+    from sbatch_k8s.runtime.release import ACTIVE, STATE_LABEL
+
+    labels = (cm.get("metadata") or {}).get("labels") or {}
+    return labels.get(STATE_LABEL, ACTIVE) == ACTIVE
+
+
 def _being_submitted(stored: JobRecord, now: int) -> bool:
     """Whether a record without workload may still get one (see the module docstring)."""
     return stored.submit_time is not None and now - stored.submit_time < SUBMIT_GRACE_S
@@ -216,8 +238,8 @@ def _namespace_records(client: KubeClient, namespace: str, now: int,
     reads = reads_for(client)
     view = look(client, namespace, active_only, reads=reads, **selection)
     joined = joined_records(client, view, now, reconcile=not reads.cached)
-    ending = {r.job_id for r, (stored, _, _) in zip(joined, view.stored)
-              if is_final(r) and not is_final(stored)}
+    ending = {r.job_id for r, (stored, _, cm) in zip(joined, view.stored)
+              if is_final(r) and (not is_final(stored) or _unsettled(cm))}
     if reads.cached and ending:
         live = look(client, namespace, False, job_ids=sorted(ending))
         confirmed = {r.job_id: r for r in joined_records(client, live, now)}

@@ -147,6 +147,21 @@ def termination_report(pod: Optional[Pod]) -> Optional[Dict[str, Any]]:
     return report
 
 
+def start_failure(pod: Optional[Pod]) -> str:
+    """Why node 0's container ended before its runtime could report (the one line its
+    command or runtime left as the termination message, e.g. ``image has no python3``);
+    "" when it reported, or said nothing."""
+    end = terminated(main_container(pod)) if pod is not None else None
+    text = str((end or {}).get("message") or "").strip()
+    if not text or termination_report(pod) is not None or end.get("exitCode") == 0:
+        return ""
+    line = text.splitlines()[-1]
+    for prefix in ("sbatch-k8s: error: runtime node: ", "sbatch-k8s: error: "):
+        if line.startswith(prefix):
+            return line[len(prefix):]
+    return line
+
+
 def condition(obj: Mapping[str, Any], kind: str) -> Optional[Mapping[str, Any]]:
     """The status condition of type ``kind`` whose status is ``"True"``, if any."""
     for item in status_of(obj).get("conditions") or []:

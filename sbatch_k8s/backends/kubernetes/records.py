@@ -57,6 +57,7 @@ from sbatch_k8s.backends.kubernetes.pod_view import (
     nodes_by_index,
     restarted_in_place,
     running_since,
+    start_failure,
     status_of,
     terminated,
 )
@@ -244,7 +245,7 @@ def reported_record(stored: JobRecord, report: Mapping[str, Any]) -> JobRecord:
         stored, state=state, reason=reason, start_time=start, end_time=report.get("end_time"),
         node_list=report.get("node_list") or stored.node_list,
         batch_host=report.get("batch_host") or stored.batch_host, exit_code=code,
-        exit_signal=signal,
+        exit_signal=signal, system_comment=str(report.get("system_comment") or ""),
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
     steps = job_steps(ended, True, report, stored.steps)
     return with_changes(ended, steps=steps,
@@ -280,6 +281,8 @@ def live_record(stored: JobRecord, workload: Optional[Mapping[str, Any]],
         batch_host=hostname(nodes[0]) if 0 in nodes else stored.batch_host,
         start_time=start, end_time=end, exit_code=code, exit_signal=signal,
         restarts=stored.restarts + restarted_in_place(nodes.get(0)),
+        system_comment=str((report or {}).get("system_comment") or
+                           start_failure(nodes.get(0)) or stored.system_comment),
         eligible_time=stored.eligible_time if stored.eligible_time is not None else start)
     steps = job_steps(live, final, report, stored.steps)
     derived = _derived(steps) if final else 0

@@ -50,6 +50,7 @@ from sbatch_k8s.backends.kubernetes.pod_view import (
 from sbatch_k8s.backends.kubernetes.workload_view import (
     DEADLINE_EXCEEDED,
     FAILED as WORKLOAD_FAILED,
+    NODE0_EXITED,
     SUCCEEDED as WORKLOAD_SUCCEEDED,
     SUSPENDED,
 )
@@ -73,6 +74,8 @@ STATE_TABLE: Tuple[Row, ...] = (
         "the job ended or is being deleted while some of its pods still run or terminate"),
     Row("reported:COMPLETED", COMPLETED, "None", "node 0's termination message: COMPLETED"),
     Row("reported:TIMEOUT", TIMEOUT, "TimeLimit", "node 0's termination message: TIMEOUT"),
+    Row("reported:OUT_OF_MEMORY", OUT_OF_MEMORY, "OutOfMemory",
+        "node 0's termination message: OUT_OF_MEMORY (a kill in the batch step's cgroup)"),
     Row(DEADLINE_EXCEEDED, TIMEOUT, "TimeLimit",
         "Job condition Failed reason DeadlineExceeded (or a JobSet/Kubeflow failure naming "
         "the deadline); pod status.reason DeadlineExceeded (pod activeDeadlineSeconds)"),
@@ -83,7 +86,9 @@ STATE_TABLE: Tuple[Row, ...] = (
         "pod condition DisruptionTarget reason PreemptionByScheduler/EvictionByEvictionAPI/"
         "TerminationByKubelet, or pod status.reason Evicted/Preempting; a Job failed by "
         "its pod failure policy's DisruptionTarget rule"),
-    Row("oom", OUT_OF_MEMORY, "OutOfMemory", "a container terminated with reason OOMKilled"),
+    Row("oom", OUT_OF_MEMORY, "OutOfMemory",
+        "a container terminated with reason OOMKilled, a non-zero exitCode and no message "
+        "(its runtime was the OOM killer's victim)"),
     Row("reported:NODE_FAIL", NODE_FAIL, "NodeDown",
         "node 0's termination message: NODE_FAIL (it lost another node)"),
     Row("reported:PREEMPTED", PREEMPTED, "None",
@@ -165,7 +170,13 @@ def pod_facts(pod: Pod) -> Set[str]:
         facts.add("node_lost")
     for container in container_statuses(pod):
         for state in (container.get("state") or {}, container.get("lastState") or {}):
-            if (state.get("terminated") or {}).get("reason") == "OOMKilled":
+            end = state.get("terminated") or {}
+            # containerd says OOMKilled whenever its cgroup counted a kill, even when the
+            # runtime lived on (node 0 then reported the kill in its message): only a
+            # runtime the OOM killer killed, ending non-zero with no message, is the job's
+            # out-of-memory end.
+            if end.get("reason") == "OOMKilled" and end.get("exitCode") not in (0, None) \
+                    and not end.get("message"):
                 facts.add("oom")
     for item in status.get("conditions") or []:
         if item.get("type") == "PodScheduled" and item.get("status") == "False":
@@ -215,6 +226,14 @@ def job_facts(workload_facts: AbstractSet[str], nodes: Mapping[int, Pod],
             f for f in facts if f.startswith("reported:")}
         if not facts & {"held_user", "queued"}:
             facts.add("held_other")
+    if NODE0_EXITED in facts and 0 not in nodes and report is None and \
+            not causes and not facts & CAUSES:
+        # The pod failure policy failed the workload on node 0's exit (the controller leaves
+        # a failed pod in place), yet node 0's pod is gone with its message and no pod shows
+        # a disruption: node 0's pod was deleted (``kubectl delete pod``) while it ran. A
+        # job's own end leaves node 0's pod (scancel records its end first), so this is a
+        # node failure, as slurmctld sees a batch host vanish.
+        causes.add("node_lost")
     if "ended" in facts:
         facts |= causes
     if "gated" in facts and not suspended:

@@ -94,6 +94,9 @@ class OutputFetcher:
         self.follow(records)        # a job that ended between two looks
         deadline = time.monotonic() + DRAIN_S
         for record in records:
+            if record.system_comment:   # why its batch step never started, in one line
+                sys.stderr.write(f"{COMMAND}: error: job {record.job_id}: "
+                                 f"{record.system_comment}\n")
             output = self.outputs.get(record.job_id)
             if output is None:
                 if files_streamed(self.config, record) and record.start_time:

@@ -18,6 +18,7 @@ active longer than specified deadline"). Suspension is also read from ``spec.sus
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, Mapping, Optional, Set, Tuple
 
 from sbatch_k8s.backends.kubernetes.pod_view import condition, epoch, status_of
@@ -28,6 +29,9 @@ SUCCEEDED, FAILED, SUSPENDED = "workload_succeeded", "workload_failed", "suspend
 DEADLINE_EXCEEDED = "deadline_exceeded"
 #: The job ended because a pod was disrupted (the state table's ``preempted`` fact).
 DISRUPTED = "preempted"
+#: Failed by the pod failure policy's exit-code rule, node 0's container having ended
+#: non-zero (:func:`_node0_exit_failure`).
+NODE0_EXITED = "node0_exited_nonzero"
 
 #: (kind, condition type, fact): how each workload kind says it ended or is suspended.
 WORKLOAD_CONDITIONS: Tuple[Tuple[str, str, str], ...] = (
@@ -78,6 +82,19 @@ def _is_disruption(failure: Mapping[str, Any]) -> bool:
         "DisruptionTarget" in str(failure.get("message") or "")
 
 
+def _node0_exit_failure(failure: Mapping[str, Any], workload_name: str) -> bool:
+    """A Job failed by its pod failure policy's exit-code rule on node 0's pod (the Job
+    controller's message: ``Container main for pod <ns>/<job>-0-<5 chars> failed with exit
+    code 143 matching FailJob rule at index 1``). The controller leaves a failed pod in place
+    (it deletes only the running ones)."""
+    message = str(failure.get("message") or "")
+    if failure.get("reason") != "PodFailurePolicy" or "exit code" not in message:
+        return False
+    found = re.search(r"for pod [^/\s]+/(\S+)", message)
+    return bool(found and re.fullmatch(re.escape(workload_name) + r"-0-[a-z0-9]{5}",
+                                       found.group(1)))
+
+
 def workload_facts(workload: Optional[Mapping[str, Any]]) -> Set[str]:
     """The facts a workload states: ended (succeeded/failed/deadline, failed by a disrupted
     pod), suspended, held by
@@ -96,6 +113,9 @@ def workload_facts(workload: Optional[Mapping[str, Any]]) -> Set[str]:
         facts.add(DEADLINE_EXCEEDED if fact == FAILED and _is_deadline(found) else fact)
         if fact == FAILED and _is_disruption(found):
             facts.add(DISRUPTED)
+        elif fact == FAILED and _node0_exit_failure(
+                found, str((workload.get("metadata") or {}).get("name") or "")):
+            facts.add(NODE0_EXITED)
     if _field(workload, SUSPEND_FIELD.get(kind, ("spec", "suspend"))) is True:
         facts.add(SUSPENDED)
     meta = workload.get("metadata") or {}

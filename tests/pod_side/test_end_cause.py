@@ -1,0 +1,72 @@
+"""Why a job's pods are being stopped, as node 0 asks the API server
+(:mod:`sbatch_k8s.runtime.end_cause`): the record cancelled by scancel, a requeue's mark,
+the workload deleted or suspended, or only pods taken away."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Dict, Optional
+
+from sbatch_k8s.runtime.end_cause import CANCEL, REQUEUE, SUSPENDED, WORKLOAD_LIVES, \
+    ask_cluster, record_says
+from sbatch_k8s.runtime.kube_api import ApiError, KubeApi
+from sbatch_k8s.runtime.release import RECORD_KEY, REQUEUEING_ANNOTATION, STATE_LABEL
+
+
+class FakeApi(KubeApi):
+    """GETs answered from a dict of path → object (missing: 404)."""
+
+    def __init__(self, objects: Dict[str, Any]) -> None:
+        super().__init__("http://unused", "/nonexistent", None, "ns")
+        self.objects = objects
+
+    def request(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
+                body: Any = None, content_type: str = "") -> Any:
+        assert method == "GET"
+        if path not in self.objects:
+            raise ApiError(f"GET {path}: not found", 404)
+        return self.objects[path]
+
+
+NS = "/api/v1/namespaces/ns"
+JOB = "/apis/batch/v1/namespaces/ns/jobs/llm-7"
+
+
+def _record(state: str = "RUNNING", label: str = "active",
+            annotations: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    return {"metadata": {"labels": {STATE_LABEL: label}, "annotations": annotations or {}},
+            "data": {RECORD_KEY: json.dumps({"state": state})}}
+
+
+def _pod() -> Dict[str, Any]:
+    return {"metadata": {"name": "llm-7-0-abcde", "ownerReferences": [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "llm-7", "controller": True}]}}
+
+
+def _ask(objects: Dict[str, Any]) -> str:
+    return ask_cluster(FakeApi(objects), "ns", 7, "llm-7-0-abcde")
+
+
+def test_scancel_writes_the_record_first() -> None:
+    assert record_says(_record("CANCELLED", "CANCELLED")) == CANCEL
+    assert record_says(_record("CANCELLED")) == CANCEL
+    assert record_says(_record()) is None
+    marked = _record(annotations={REQUEUEING_ANNOTATION: str(int(time.time()))})
+    assert record_says(marked) == REQUEUE
+
+
+def test_the_workload_gone_or_deleting_is_its_owners_cancel() -> None:
+    base = {f"{NS}/configmaps/sbatch-k8s-job-7": _record(), f"{NS}/pods/llm-7-0-abcde": _pod()}
+    assert _ask(base) == CANCEL                                      # the Job is gone
+    deleting = {"metadata": {"name": "llm-7", "deletionTimestamp": "2026-11-28T00:00:00Z"}}
+    assert _ask(dict(base, **{JOB: deleting})) == CANCEL
+    assert _ask(dict(base, **{JOB: {"metadata": {"name": "llm-7"}}})) == WORKLOAD_LIVES
+    suspended = {"metadata": {"name": "llm-7"}, "spec": {"suspend": True}}
+    assert _ask(dict(base, **{JOB: suspended})) == SUSPENDED
+
+
+def test_the_records_word_comes_first() -> None:
+    objects = {f"{NS}/configmaps/sbatch-k8s-job-7": _record("CANCELLED", "CANCELLED"),
+               f"{NS}/pods/llm-7-0-abcde": _pod(), JOB: {"metadata": {"name": "llm-7"}}}
+    assert _ask(objects) == CANCEL
