@@ -38,7 +38,7 @@ __all__ = [  # SlurmFacts and node_facts re-exported: the runtime builds a node'
     "node_facts", "profile_entry", "profile_environment", "profile_files",
     "profile_variable_names"]
 
-#: Where the runtime writes a job's profile files, under its spool (``SBATCH_K8S_SPOOL``).
+#: Where the runtime writes a job's profile files, under its spool (``SBATCHK8S_SPOOL``).
 FILES_DIRECTORY = "contract"
 #: The task-training platform's DeepSpeed hostfile (no variable names it).
 DEEPSPEED_HOSTFILE = "/job/hostfile"

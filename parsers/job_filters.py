@@ -84,6 +84,27 @@ def id_names(selected: JobId, record: JobRecord) -> bool:
     return selected.job_id == record.array_job_id and selected.step is None
 
 
+def named_steps(record: JobRecord, selected: Optional[Sequence[JobId]]
+                ) -> Optional[FrozenSet[str]]:
+    """The steps of ``record`` sacct's ``-j`` lists on their own: None when it names the job
+    itself (its line and every step's), else the step ids named for it (``-j 7.1`` lists
+    step 1 alone; ``-j 7.5`` of a job without step 5, nothing — and ``-X`` the job's line,
+    the allocation the steps belong to)."""
+    if selected is None:
+        return None
+    steps = set()
+    for wanted in selected:
+        names_record = (wanted.job_id == record.job_id and wanted.array_task_id is None) or (
+            wanted.job_id == record.array_job_id and (
+                wanted.all_tasks or wanted.array_task_id in (None, record.array_task_id)))
+        if not names_record:
+            continue
+        if wanted.step is None:
+            return None
+        steps.add(wanted.step)
+    return frozenset(steps)
+
+
 def no_match_line(request: "ScancelRequest") -> str:
     """What ``scancel -v`` says when no job passes the filters (Slurm's order, and its
     trailing blank)."""

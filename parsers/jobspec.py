@@ -123,6 +123,9 @@ class SubmitOptions:
     k8s_export: Optional[str] = None
     #: ``"1.<minor>"`` (see :func:`parsers.option_values.kubernetes_minor`).
     k8s_kubernetes_version: Optional[str] = None
+    #: ``-M``/``--clusters``: checked against the configured cluster; when given, sbatch
+    #: names the cluster after the job id (``Submitted batch job 7 on cluster c``, ``7;c``).
+    clusters: Optional[str] = None
 
 
 @dataclass(frozen=True)

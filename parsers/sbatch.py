@@ -181,6 +181,17 @@ def load_script(
     return BatchScript(text, display_path, command_line.script_args)
 
 
+#: Job fields that are names and labels, kept as text (unlike paths, which keep their bytes).
+TEXT_FIELDS = ("job_name", "comment")
+
+
+def stored_text(value: str) -> str:
+    """``value`` as Slurm's accounting keeps it: a byte that is not UTF-8 (an argument
+    decoded with ``surrogateescape``: ``-J $'caf\\xe9'``) becomes ``?``, as sacct prints it,
+    so that the name can be stored, labelled and printed anywhere."""
+    return "".join("?" if "\udc80" <= c <= "\udcff" else c for c in value)
+
+
 def default_job_name(script: BatchScript) -> str:
     """Slurm's default: the script's file name, ``wrap`` for --wrap, ``sbatch`` for stdin."""
     if script.origin == SCRIPT_FROM_WRAP:
@@ -285,6 +296,9 @@ def build_job(
     if "wrap" in merged.values:
         other = [(k, v) for k, v in other if k != "wrap"]
     job_values.setdefault("job_name", default_job_name(script))
+    for field in TEXT_FIELDS:
+        if isinstance(job_values.get(field), str):
+            job_values[field] = stored_text(str(job_values[field]))
     job = JobSpec(
         script=script,
         steps=find_steps(script.text),

@@ -28,7 +28,12 @@ from parsers.steps import StepRequest
 from parsers.values.hostlist import compress_hostlist
 
 Description = Mapping[str, Any]
-DEFAULT_MASTER_PORT = "29500"
+#: MASTER_PORT from the job id where nothing chose one: 15000 + its last four digits, the
+#: port a training framework's Slurm detection derives when MASTER_PORT is unset (so both
+#: ways agree), distinct for the jobs running at once (10,000 ids apart at least) even where
+#: pods share one network stack, which a fixed port is not: torch's store binds every
+#: address of its host.
+PORT_FROM_JOB_ID = (15000, 10000)
 DEFAULT_QOS = "normal"
 #: The device lists the GPU plugin sets to the same ids (gres.conf's default flags: nvidia,
 #: amd_rsmi, opencl, oneapi).
@@ -137,13 +142,25 @@ def _gpu_vars(env: Dict[str, str], list_name: str, listed: Sequence[int], on_nod
         env[name] = _ids(visible)
 
 
-def rendezvous_defaults(base: Mapping[str, str], names: Sequence[str]) -> Dict[str, str]:
-    """``MASTER_ADDR`` (node 0) and ``MASTER_PORT`` for torch-style rendezvous, unless set."""
+def master_port(desc: Description) -> str:
+    """The job's ``MASTER_PORT`` default: the description's ``master_port`` (the local
+    backend's, chosen per run so that no other job on its shared node addresses has it),
+    else the port of its job id (:data:`PORT_FROM_JOB_ID`)."""
+    if desc.get("master_port"):
+        return str(desc["master_port"])
+    base, span = PORT_FROM_JOB_ID
+    return str(base + int(desc["job_id"]) % span)
+
+
+def rendezvous_defaults(base: Mapping[str, str], names: Sequence[str],
+                        port: str) -> Dict[str, str]:
+    """``MASTER_ADDR`` (node 0) and ``MASTER_PORT`` (``port``: :func:`master_port`) for
+    torch-style rendezvous, unless set."""
     env: Dict[str, str] = {}
     if "MASTER_ADDR" not in base:
         env["MASTER_ADDR"] = names[0]
     if "MASTER_PORT" not in base:
-        env["MASTER_PORT"] = DEFAULT_MASTER_PORT
+        env["MASTER_PORT"] = port
     return env
 
 
@@ -159,7 +176,7 @@ def profile_variables(desc: Description, names: Sequence[str], addresses: Sequen
     port = environ.get("MASTER_PORT", "").strip()
     facts = node_facts(node_index, names, len(node_gpu_ids(desc, node_index)),
                        int(port) if port.isascii() and port.isdigit() else
-                       int(DEFAULT_MASTER_PORT), int(desc["job_id"]), addresses,
+                       int(master_port(desc)), int(desc["job_id"]), addresses,
                        environ.get("MASTER_ADDR", ""), files_dir,
                        [node_gpu_ids(desc, i) for i in range(len(names))])
     return profile_environment(str(profile), facts)

@@ -105,10 +105,23 @@ def _read_all(given: Sequence[GivenOption]) -> Tuple[Dict[str, object], Dict[str
             raise SlurmInputError(f"--{option.long} is not supported by sbatch-k8s: "
                                   f"{option.note}", exit_code=EXIT_SRUN_ERROR)
         if level in ("approximated", "ignored") and not (
-                option.long == "cpu-bind" and str(value).endswith("none")):
+                option.long == "cpu-bind" and binds_nothing(str(value))):
             verb = "is approximated" if level == "approximated" else "has no effect"
             notes.append(f"--{option.long} {verb}: {option.note}")
     return values, set_by, notes
+
+
+#: ``--cpu-bind`` words that only say how much srun reports (``q``: what a job-step
+#: executor passes), and the bindings pods have anyway.
+CPU_BIND_REPORTING = ("q", "quiet", "v", "verbose")
+CPU_BIND_NONE = ("none", "no")
+
+
+def binds_nothing(cpu_bind: str) -> bool:
+    """Whether a ``--cpu-bind`` value asks for no binding beyond what pods do (none): only
+    reporting words and ``none`` (``q``, ``quiet,none``, ``none``)."""
+    words = [w for w in cpu_bind.lower().split(",") if w and w not in CPU_BIND_REPORTING]
+    return all(w in CPU_BIND_NONE for w in words)
 
 
 def parse_srun(argv: Sequence[str], environ: Mapping[str, str]) -> StepRequest:

@@ -1,9 +1,9 @@
 """Finding and reading the configuration, and choosing the backend.
 
-Configuration file: ``$SBATCH_K8S_CONFIG``, else ``~/.config/sbatch-k8s/config.toml``, else
+Configuration file: ``$SBATCHK8S_CONFIG``, else ``~/.config/sbatch-k8s/config.toml``, else
 ``/etc/sbatch-k8s/config.toml``; none → built-in defaults (one partition ``debug``, which
 also takes jobs naming any other partition).
-Backend: ``$SBATCH_K8S_BACKEND``, else the file's ``backend``, else ``kubernetes`` when a
+Backend: ``$SBATCHK8S_BACKEND``, else the file's ``backend``, else ``kubernetes`` when a
 kubeconfig exists (``$KUBECONFIG``, ``~/.kube/config``) or we run inside a pod, else ``local``.
 """
 
@@ -27,8 +27,8 @@ KUBERNETES = "kubernetes"
 
 def config_paths(environ: Mapping[str, str]) -> Tuple[str, ...]:
     """Where the configuration may live, in the order they are tried."""
-    if environ.get("SBATCH_K8S_CONFIG"):
-        return (environ["SBATCH_K8S_CONFIG"],)
+    if environ.get("SBATCHK8S_CONFIG"):
+        return (environ["SBATCHK8S_CONFIG"],)
     home = environ.get("HOME") or os.path.expanduser("~")
     xdg = environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     return (os.path.join(xdg, "sbatch-k8s", "config.toml"), "/etc/sbatch-k8s/config.toml")
@@ -37,11 +37,11 @@ def config_paths(environ: Mapping[str, str]) -> Tuple[str, ...]:
 def find_config_file(environ: Mapping[str, str]) -> Optional[str]:
     """The configuration file in use, or None for built-in defaults.
 
-    An explicit ``$SBATCH_K8S_CONFIG`` that does not exist is an error, not a silent default.
+    An explicit ``$SBATCHK8S_CONFIG`` that does not exist is an error, not a silent default.
     """
     paths = config_paths(environ)
-    if environ.get("SBATCH_K8S_CONFIG") and not os.path.exists(paths[0]):
-        raise ConfigurationError(f"SBATCH_K8S_CONFIG={paths[0]}: no such file")
+    if environ.get("SBATCHK8S_CONFIG") and not os.path.exists(paths[0]):
+        raise ConfigurationError(f"SBATCHK8S_CONFIG={paths[0]}: no such file")
     for path in paths:
         if os.path.exists(path):
             return path
@@ -85,11 +85,11 @@ def _has_kubeconfig(environ: Mapping[str, str]) -> bool:
 def choose_backend(environ: Mapping[str, str], config: ClusterConfig,
                    config_path: Optional[str]) -> str:
     """``local`` or ``kubernetes``, by the rules in the module docstring."""
-    wanted = environ.get("SBATCH_K8S_BACKEND") or config.backend
+    wanted = environ.get("SBATCHK8S_BACKEND") or config.backend
     if wanted:
         if wanted not in BACKENDS:
             raise ConfigurationError(
-                f"SBATCH_K8S_BACKEND={wanted}: must be one of {', '.join(BACKENDS)}")
+                f"SBATCHK8S_BACKEND={wanted}: must be one of {', '.join(BACKENDS)}")
         return wanted
     if _has_kubeconfig(environ):
         return KUBERNETES

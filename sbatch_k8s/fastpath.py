@@ -8,7 +8,7 @@ in the state directory. The server forks a child that runs the command exactly a
 process would — same files, same environment — and the client forwards signals to it and
 exits with its exit code.
 
-When there is no server (first use, after an upgrade, ``SBATCH_K8S_SERVER=0``) the client
+When there is no server (first use, after an upgrade, ``SBATCHK8S_SERVER=0``) the client
 starts one in the background and runs the command itself, so the result never depends on the
 server. The client itself is :mod:`sbatch_k8s.runtime.forkclient` (shared with ``srun``
 inside jobs); like it, this module imports nothing costly.
@@ -19,12 +19,13 @@ from __future__ import annotations
 import os
 import sys
 
+from parsers.own_variables import adopt_former_names
 from sbatch_k8s.runtime.forkclient import PACKAGE_ROOT
 from sbatch_k8s.runtime.forkclient import run_on_server as _served
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds this module must not spend
-    from typing import List, Mapping, Optional
+    from typing import List, Mapping, MutableMapping, Optional
 
 
 def socket_path(environ: Mapping[str, str]) -> str:
@@ -36,7 +37,7 @@ def socket_path(environ: Mapping[str, str]) -> str:
 
 def run_on_server(command: str, argv: List[str]) -> Optional[int]:
     """The command's exit code from the server, or None when it must run here."""
-    if os.environ.get("SBATCH_K8S_SERVER") == "0":
+    if os.environ.get("SBATCHK8S_SERVER") == "0":
         return None
     path = socket_path(os.environ)
     return _served(path, command, argv, on_absent=lambda: start_server(path))
@@ -44,7 +45,7 @@ def run_on_server(command: str, argv: List[str]) -> Optional[int]:
 
 def start_server(path: str) -> None:
     """Start the command server in the background (it exits by itself when idle)."""
-    if os.environ.get("SBATCH_K8S_SERVER") == "0":
+    if os.environ.get("SBATCHK8S_SERVER") == "0":
         return
     from sbatch_k8s.daemon import start_detached
 
@@ -59,9 +60,23 @@ def start_server(path: str) -> None:
                    os.path.join(directory, "server.log"))
 
 
+def inside_job(environ: MutableMapping[str, str]) -> None:
+    """Inside a job whose variables a tool stripped (only ``SLURM_JOB_ID`` left), take them
+    from the node file here — before the command server, which runs elsewhere, is asked
+    (:mod:`sbatch_k8s.runtime.node_file`)."""
+    if "SBATCHK8S_JOB_DIR" in environ or not (environ.get("SLURM_JOB_ID")
+                                                or environ.get("SLURM_JOBID")):
+        return
+    from sbatch_k8s.runtime.node_file import complete_environment
+
+    complete_environment(environ)
+
+
 def run(command: str) -> None:
     """Run ``command`` (sbatch, squeue, …) on the server, or here when it cannot."""
     argv = sys.argv[1:]
+    adopt_former_names(os.environ)
+    inside_job(os.environ)
     code = run_on_server(command, argv)
     if code is not None:
         raise SystemExit(code)

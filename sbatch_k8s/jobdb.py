@@ -1,6 +1,6 @@
 """The per-user job database: what sbatch submitted, what happened, for squeue and sacct.
 
-SQLite under the state directory (``$SBATCH_K8S_STATE_DIR``, else
+SQLite under the state directory (``$SBATCHK8S_STATE_DIR``, else
 ``$XDG_STATE_HOME/sbatch-k8s``, else ``~/.local/state/sbatch-k8s``), in WAL mode with a busy
 timeout so concurrent commands and the scheduler never corrupt or lose a write. The database
 is the truth the local scheduler (:mod:`sbatch_k8s.backends.local.scheduler`) works from:
@@ -48,10 +48,29 @@ STEP_COLUMNS: Dict[str, type] = {
 
 
 def _create_schema(path: str) -> None:
-    """Create or migrate the schema with sqlite-utils (only when the version is behind)."""
+    """Create or migrate the schema with sqlite-utils, once: any number of commands may
+    find a new (or older) database at the same moment — a workflow manager starts with
+    several at once — so they take turns on a lock file beside it, and whoever comes after
+    the first finds the version current and leaves. Every connection waits for SQLite's
+    locks (``journal_mode=WAL`` needs the database to itself for a moment)."""
+    import fcntl
+
+    with open(f"{path}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                _migrate(conn)
+        finally:
+            conn.close()
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """The schema of :data:`SCHEMA_VERSION` on ``conn`` (under the lock file)."""
     import sqlite_utils
 
-    db = sqlite_utils.Database(path)
+    db = sqlite_utils.Database(conn)
     db.execute("PRAGMA journal_mode=WAL")
     db["counters"].create({"name": str, "value": int}, pk="name", if_not_exists=True)
     db["jobs"].create(JOB_COLUMNS, pk="job_id", if_not_exists=True)
@@ -66,8 +85,6 @@ def _create_schema(path: str) -> None:
     jobs.create_index(["end_time"], if_not_exists=True)
     db.execute("INSERT OR IGNORE INTO counters (name, value) VALUES ('job_id', 0)")
     db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-    db.conn.commit()
-    db.conn.close()
 
 
 def connect(environ: Mapping[str, str]) -> sqlite3.Connection:

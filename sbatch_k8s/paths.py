@@ -11,10 +11,10 @@ if TYPE_CHECKING:  # typing costs milliseconds this module must not spend
 
 
 def state_dir(environ: Mapping[str, str]) -> str:
-    """``$SBATCH_K8S_STATE_DIR``, else ``$XDG_STATE_HOME/sbatch-k8s``, else
+    """``$SBATCHK8S_STATE_DIR``, else ``$XDG_STATE_HOME/sbatch-k8s``, else
     ``~/.local/state/sbatch-k8s``: the job database, job directories, the command server."""
-    if environ.get("SBATCH_K8S_STATE_DIR"):
-        return environ["SBATCH_K8S_STATE_DIR"]
+    if environ.get("SBATCHK8S_STATE_DIR"):
+        return environ["SBATCHK8S_STATE_DIR"]
     home = environ.get("HOME") or os.path.expanduser("~")
     base = environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state")
     return os.path.join(base, "sbatch-k8s")
@@ -22,8 +22,8 @@ def state_dir(environ: Mapping[str, str]) -> str:
 
 def state_dir_source(environ: Mapping[str, str]) -> str:
     """How the state directory was chosen, for messages: the variable that named it."""
-    if environ.get("SBATCH_K8S_STATE_DIR"):
-        return "SBATCH_K8S_STATE_DIR"
+    if environ.get("SBATCHK8S_STATE_DIR"):
+        return "SBATCHK8S_STATE_DIR"
     return "XDG_STATE_HOME" if environ.get("XDG_STATE_HOME") else "HOME"
 
 

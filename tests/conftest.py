@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+from parsers.own_variables import adopt_former_names
+
+# The settings a user (or a shared tool's env.sh) exports under their former SBATCH_K8S_
+# names count as the commands count them, for tests that read them too.
+adopt_former_names(os.environ)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

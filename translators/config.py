@@ -1,7 +1,7 @@
 """The cluster configuration schema: what a site says about its partitions.
 
 Plain frozen dataclasses; :mod:`sbatch_k8s.config` reads them from TOML
-(``$SBATCH_K8S_CONFIG``, ``~/.config/sbatch-k8s/config.toml``, ``/etc/sbatch-k8s/config.toml``)
+(``$SBATCHK8S_CONFIG``, ``~/.config/sbatch-k8s/config.toml``, ``/etc/sbatch-k8s/config.toml``)
 and :mod:`translators.config_check` checks them against this schema (each key's type comes
 from the field's annotation, its meaning from the field's ``doc``). Translators take a
 :class:`PartitionConfig` as input, so rendering stays a pure function. The schema is also the
@@ -230,7 +230,7 @@ class ClusterConfig:
 
     backend: Optional[str] = _key(
         "`local` or `kubernetes` (absent: kubernetes when a kubeconfig exists, else local; "
-        "`$SBATCH_K8S_BACKEND` overrides)", choices=BACKENDS)
+        "`$SBATCHK8S_BACKEND` overrides)", choices=BACKENDS)
     cluster_name: str = _key("Slurm's ClusterName (`SLURM_CLUSTER_NAME`, sacct, squeue -M)",
                              "sbatch-k8s")
     default_partition: str = _key("partition of jobs without `-p` (absent: the first one)",

@@ -46,7 +46,7 @@ from translators.targets import MPIJOB, PYTORCHJOB, TargetTraits, target_traits
 if TYPE_CHECKING:
     from translators import RenderInputs
 
-#: The runtime's longest wait for the other nodes (its ``SBATCH_K8S_NODE_WAIT`` in pods): a
+#: The runtime's longest wait for the other nodes (its ``SBATCHK8S_NODE_WAIT`` in pods): a
 #: pod may be active that long before the script (and its time limit) starts, and a worker
 #: waits as long again for node 0.
 NODE_WAIT_S = 600

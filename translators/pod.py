@@ -94,7 +94,7 @@ def runtime_command(target: str, image: str, runtime_digest: str = "") -> List[s
 
 #: Set in pods with a ServiceAccount of the partition's: node 0's runtime may use the API
 #: (:mod:`sbatch_k8s.runtime.job_end`).
-JOB_API_VARIABLE = "SBATCH_K8S_JOB_API"
+JOB_API_VARIABLE = "SBATCHK8S_JOB_API"
 
 
 def _field_env(name: str, path: str) -> Dict[str, Any]:
@@ -103,7 +103,7 @@ def _field_env(name: str, path: str) -> Dict[str, Any]:
 
 #: How often this pod's run restarted inside its workload, from the downward API
 #: (:func:`restarts_field`); the runtime adds it to the description's restart count.
-RESTARTED_VARIABLE = "SBATCH_K8S_RESTARTED"
+RESTARTED_VARIABLE = "SBATCHK8S_RESTARTED"
 
 
 def restarts_field(plan: "JobPlan", unit: "Unit", jobset: bool) -> Optional[str]:
@@ -125,17 +125,17 @@ def restarts_field(plan: "JobPlan", unit: "Unit", jobset: bool) -> Optional[str]
 def runtime_env(job_id: int, port: int, node_index_env: bool,
                 restarts: Optional[str] = None) -> List[Dict[str, Any]]:
     """What the runtime learns from the pod spec: namespace, pod name and IP, job id, port;
-    ``SBATCH_K8S_NODE_INDEX`` from the completion index where the target hides it;
+    ``SBATCHK8S_NODE_INDEX`` from the completion index where the target hides it;
     :data:`RESTARTED_VARIABLE` from the field ``restarts`` (:func:`restarts_field`)."""
     env = [
-        _field_env("SBATCH_K8S_NAMESPACE", "metadata.namespace"),
-        _field_env("SBATCH_K8S_POD_NAME", "metadata.name"),
-        _field_env("SBATCH_K8S_POD_IP", "status.podIP"),
-        {"name": "SBATCH_K8S_JOB_ID", "value": str(job_id)},
-        {"name": "SBATCH_K8S_RUNTIME_PORT", "value": str(port)},
+        _field_env("SBATCHK8S_NAMESPACE", "metadata.namespace"),
+        _field_env("SBATCHK8S_POD_NAME", "metadata.name"),
+        _field_env("SBATCHK8S_POD_IP", "status.podIP"),
+        {"name": "SBATCHK8S_JOB_ID", "value": str(job_id)},
+        {"name": "SBATCHK8S_RUNTIME_PORT", "value": str(port)},
     ]
     if node_index_env:
-        env.append(_field_env("SBATCH_K8S_NODE_INDEX",
+        env.append(_field_env("SBATCHK8S_NODE_INDEX",
                               f"metadata.annotations['{metadata.COMPLETION_INDEX}']"))
     if restarts:
         env.append(_field_env(RESTARTED_VARIABLE, restarts))

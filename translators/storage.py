@@ -44,7 +44,7 @@ ENVIRONMENT_KEY = "environment.json"
 CONTROL_DIR = "/etc/sbatch-k8s/control"
 CONTROL_KEY = "scancel-requests"
 SHM_DIR = "/dev/shm"
-#: The runtime's spool (its ``SBATCH_K8S_SPOOL`` default): the script's copy, step records.
+#: The runtime's spool (its ``SBATCHK8S_SPOOL`` default): the script's copy, step records.
 SPOOL_DIR = "/tmp/sbatch-k8s"
 TMP_DIR = "/tmp"
 

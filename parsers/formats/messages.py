@@ -70,3 +70,12 @@ def invalid_user_error(command: str, name: str) -> SlurmInputError:
     if command == "scancel":
         return SlurmInputError(f"Invalid user name: {name}", exit_code=EXIT_SUBMIT_ERROR)
     return SlurmInputError(f"Invalid user: {name}\n", exit_code=0)
+
+
+def submitted_line(job_id: int, parsable: bool, cluster: str = "") -> str:
+    """What sbatch prints for a submitted job: ``Submitted batch job 7``, or ``7`` with
+    ``--parsable``; with ``cluster`` (sbatch was given ``-M``) ``… on cluster <c>`` and
+    ``7;<c>``, as Slurm names the cluster it chose."""
+    if parsable:
+        return f"{job_id};{cluster}\n" if cluster else f"{job_id}\n"
+    return f"Submitted batch job {job_id}" + (f" on cluster {cluster}" if cluster else "") + "\n"

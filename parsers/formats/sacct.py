@@ -15,7 +15,7 @@ which jobs' records lack some of their steps (the listing itself stays what Slur
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Sequence
+from typing import Collection, Dict, List, Mapping, Optional, Sequence
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
 from parsers.formats.cells import print_field, print_header
@@ -113,9 +113,12 @@ def format_sacct(
     delimiter: Optional[str] = "|",
     allocations_only: bool = False,
     time_format: Optional[str] = None,
+    only_steps: Optional[Mapping[int, Collection[str]]] = None,
 ) -> str:
     """sacct's listing. ``parsable`` is None (columns), ``"p"`` (``-p``: every field followed
-    by the delimiter) or ``"P"`` (``-P``: no delimiter after the last field)."""
+    by the delimiter) or ``"P"`` (``-P``: no delimiter after the last field). ``only_steps``:
+    jobs (by id) of which ``-j`` named steps only — those steps are listed, not the job's
+    own line (unless ``allocations_only``, which lists just that line)."""
     ctx = JobContext(now, time_format)
     lines: List[str] = []
     if header:
@@ -125,11 +128,14 @@ def format_sacct(
         if not parsable:
             lines.append("".join("-" * abs(spec.width) + " " for spec in fields))
     for job in records:
-        lines.append(_line(fields, job, None, ctx, parsable, delimiter))
+        named = (only_steps or {}).get(job.job_id)
+        if named is None or allocations_only:
+            lines.append(_line(fields, job, None, ctx, parsable, delimiter))
         if allocations_only:
             continue
         for step in sorted(job.steps, key=_step_order):
-            lines.append(_line(fields, job, step, ctx, parsable, delimiter))
+            if named is None or step.step_id in named:
+                lines.append(_line(fields, job, step, ctx, parsable, delimiter))
     return "".join(line + "\n" for line in lines)
 
 

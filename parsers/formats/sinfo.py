@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from parsers.formats.cells import ctime_line, squeue_cell
-from parsers.formats.sinfo_fields import (
-    NODE_STATES,
-    NodeInfo,
-    PartitionInfo,
+from parsers.formats.sinfo_fields import NODE_STATES, NodeInfo, PartitionInfo
+from parsers.formats.sinfo_table import (
+    ALL_FORMAT,
     SinfoField,
     sinfo_field_by_letter,
     sinfo_field_by_name,
@@ -47,10 +46,12 @@ class SinfoRow:
     partition: PartitionInfo
     index: int
     nodes: Tuple[NodeInfo, ...]
+    #: The cluster's name when sinfo was asked about named clusters (``-M``), else "".
+    cluster: str = ""
 
 
 def _group(partitions: Sequence[PartitionInfo], fields: Sequence[SinfoField],
-           node_oriented: bool) -> List[SinfoRow]:
+           node_oriented: bool, cluster: str = "") -> List[SinfoRow]:
     rows: List[SinfoRow] = []
     for index, partition in enumerate(partitions):
         groups: Dict[Tuple[object, ...], List[NodeInfo]] = {}
@@ -58,8 +59,9 @@ def _group(partitions: Sequence[PartitionInfo], fields: Sequence[SinfoField],
             key: Tuple[object, ...] = tuple(f.match(node) for f in fields if f.match)
             groups.setdefault((number,) if node_oriented else key, []).append(node)
         if not partition.nodes:
-            rows.append(SinfoRow(partition, index, ()))
-        rows.extend(SinfoRow(partition, index, tuple(nodes)) for nodes in groups.values())
+            rows.append(SinfoRow(partition, index, (), cluster))
+        rows.extend(SinfoRow(partition, index, tuple(nodes), cluster)
+                    for nodes in groups.values())
     return rows
 
 
@@ -124,9 +126,9 @@ def default_format(summarize: bool = False, node_oriented: bool = False,
 def parse_sinfo_format(fmt: str, long_format: bool = False) -> ParsedFormat:
     """Read an ``-o`` format (or an ``-O`` list); errors in sinfo's words."""
     if long_format:
-        return parse_long_format(fmt, sinfo_field_by_name, "job")
-    parsed = parse_format(fmt, sinfo_field_by_letter, "node")
-    return parsed
+        everything = parse_format("%all", sinfo_field_by_letter, "node", ALL_FORMAT)
+        return parse_long_format(fmt, sinfo_field_by_name, "job", everything)
+    return parse_format(fmt, sinfo_field_by_letter, "node", ALL_FORMAT)
 
 
 def format_sinfo(
@@ -138,15 +140,17 @@ def format_sinfo(
     long: bool = False,
     header: bool = True,
     now: int = 0,
+    cluster: str = "",
 ) -> str:
     """sinfo's listing. ``fmt`` is an ``-o`` format (an ``-O`` list when ``long_format``);
     None selects the default for ``summarize`` (``-s``), ``node_oriented`` (``-N``) and
-    ``long`` (``-l``, which also prints the date first)."""
+    ``long`` (``-l``, which also prints the date first); ``cluster`` names the cluster
+    asked about with ``-M`` (sinfo's ``%V``)."""
     computed = fmt is None
     parsed = parse_sinfo_format(default_format(summarize, node_oriented, long)
                                 if fmt is None else fmt, long_format or computed)
     fields = [item.field for item in parsed.items if item.field is not None]
-    rows = sort_rows(_group(partitions, [] if summarize else fields, node_oriented),
+    rows = sort_rows(_group(partitions, [] if summarize else fields, node_oriented, cluster),
                      node_oriented)
     items = _computed_widths(parsed.items, rows, node_oriented) if computed else parsed.items
     lines: List[str] = []

@@ -76,8 +76,9 @@ def _split_token(token: str) -> Tuple[bool, int, str, str]:
 
 
 def parse_format(fmt: str, lookup: Lookup = job_field_by_letter,
-                 what: str = "job") -> ParsedFormat:
-    """Read an ``-o`` format; ``what`` is ``job`` or ``job step`` (for the error wording)."""
+                 what: str = "job", all_format: Optional[str] = None) -> ParsedFormat:
+    """Read an ``-o`` format; ``what`` is ``job`` or ``job step`` (for the error wording);
+    ``%all`` is ``all_format`` (default: every letter, separated by ``|``)."""
     items: List[FormatItem] = []
     errors: List[str] = []
     start = fmt.find("%")
@@ -88,7 +89,7 @@ def parse_format(fmt: str, lookup: Lookup = job_field_by_letter,
         fmt = fmt[start:]
     everything = fmt.lower() == "%all"
     if everything:
-        fmt = "|".join(f"%{letter}" for letter in ALL_LETTERS)
+        fmt = all_format or "|".join(f"%{letter}" for letter in ALL_LETTERS)
     for token in (t for t in fmt.split("%") if t):
         right, width, letter, suffix = _split_token(token)
         field = lookup(letter) if letter else None
@@ -101,12 +102,17 @@ def parse_format(fmt: str, lookup: Lookup = job_field_by_letter,
 
 
 def parse_long_format(spec: str, lookup: Lookup = job_field_by_name,
-                      what: str = "job") -> ParsedFormat:
-    """Read an ``-O`` list: ``name[:[.][size][suffix]]``, comma-separated, width 20 by default."""
+                      what: str = "job", everything: Optional[ParsedFormat] = None
+                      ) -> ParsedFormat:
+    """Read an ``-O`` list: ``name[:[.][size][suffix]]``, comma-separated, width 20 by default;
+    the name ``all`` (any case) stands for ``everything`` when given (sinfo's ``%all``)."""
     items: List[FormatItem] = []
     errors: List[str] = []
     for token in (t for t in spec.split(",") if t):
         name, colon, rest = token.partition(":")
+        if everything is not None and name.lower() == "all":
+            items.extend(everything.items)
+            continue
         right, width, suffix = False, DEFAULT_LONG_WIDTH, ""
         if colon:
             right = rest.startswith(".")

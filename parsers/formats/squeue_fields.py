@@ -113,6 +113,17 @@ def _exec_host(job: JobRecord, ctx: JobContext) -> str:
     return host or "n/a"
 
 
+def _accrue_time(job: JobRecord) -> Optional[int]:
+    """When the job began to accrue priority: its eligible time once it is eligible (a held
+    job, or one waiting for a dependency, accrues none yet)."""
+    if job.accrue_time:
+        return job.accrue_time
+    if is_pending(job.state) and job.reason in ("JobHeldUser", "JobHeldAdmin", "Dependency",
+                                                 "BeginTime"):
+        return None
+    return job.eligible_time
+
+
 def _row(name: str, letter: str, header: str, value: Getter, cut: Cut = True,
          header_cut: bool = True) -> FieldDef:
     return FieldDef(name, letter, header, value, cut, header_cut)
@@ -122,7 +133,7 @@ _NA, _NULL, _ZERO = _const("N/A"), _const(None), _const("0")
 
 JOB_FIELDS: Tuple[FieldDef, ...] = (
     _row("Account", "a", "ACCOUNT", lambda j, c: jv.text_or_null(j.account)),
-    _row("AccrueTime", "", "ACCRUE_TIME", lambda j, c: _time(j.accrue_time, c)),
+    _row("AccrueTime", "", "ACCRUE_TIME", lambda j, c: _time(_accrue_time(j), c)),
     _row("admin_comment", "", "ADMIN_COMMENT", _NULL),
     _row("AllocNodes", "", "ALLOC_NODES", lambda j, c: jv.text_or_null(j.submit_host)),
     _row("AllocSID", "", "ALLOC_SID", lambda j, c: str(j.alloc_sid)),
@@ -131,7 +142,7 @@ JOB_FIELDS: Tuple[FieldDef, ...] = (
     _row("AssocId", "", "ASSOC_ID", _ZERO),
     _row("BatchFlag", "", "BATCH_FLAG", lambda j, c: str(int(j.batch_flag))),
     _row("BatchHost", "B", "EXEC_HOST", _exec_host),
-    _row("BoardsPerNode", "", "BOARDS_PER_NODE", _NA),
+    _row("BoardsPerNode", "", "BOARDS_PER_NODE", _ZERO),
     _row("BurstBuffer", "", "BURST_BUFFER", _NULL),
     _row("BurstBufferState", "", "BURST_BUFFER_STATE", _NULL),
     _row("Cluster", "", "CLUSTER", lambda j, c: jv.text_or_null(j.cluster)),
@@ -139,23 +150,23 @@ JOB_FIELDS: Tuple[FieldDef, ...] = (
     _row("Command", "o", "COMMAND", lambda j, c: jv.text_or_null(j.command)),
     _row("Comment", "k", "COMMENT", lambda j, c: jv.text_or_null(j.comment)),
     _row("Container", "", "CONTAINER", _NULL),
-    _row("ContainerId", "", "CONTAINERID", _NULL),
     _row("Contiguous", "O", "CONTIGUOUS", _ZERO),
     _row("Cores", "I", "CORES_PER_SOCKET", _const("*")),
     _row("CoreSpec", "X", "CORE_SPEC", _NA),
     _row("CPUsPerTask", "", "CPUS_PER_TASK", lambda j, c: str(j.cpus_per_task)),
     _row("cpus-per-task", "", "CPUS_PER_TASK", lambda j, c: str(j.cpus_per_task)),
     _row("cpus-per-tres", "", "CPUS_PER_TRES", _NA),
-    _row("CronJob", "", "CRON_JOB", _const("No")),
     _row("Deadline", "", "DEADLINE", _NA),
     _row("DelayBoot", "", "DELAY_BOOT", _const("0:00")),
     _row("Dependency", "E", "DEPENDENCY", lambda j, c: jv.text_or_null(j.dependency)),
-    _row("DerivedEC", "", "DERIVED_EC", lambda j, c: f"{j.derived_exit_code}:0"),
+    # the raw wait status, as 22.05's squeue prints it (768 for exit 3, 9 for SIGKILL)
+    _row("DerivedEC", "", "DERIVED_EC", lambda j, c: str(int(j.derived_exit_code) << 8)),
     _row("EligibleTime", "", "ELIGIBLE_TIME", lambda j, c: _time(j.eligible_time, c)),
     _row("EndTime", "e", "END_TIME", _end_time),
-    _row("ExcNodes", "x", "EXC_NODES", lambda j, c: j.exc_nodes, cut=False),
+    # %x only: Slurm 22.05 has no -O name for it (a later one spells it ExcNodes)
+    _row("", "x", "EXC_NODES", lambda j, c: j.exc_nodes, cut=False),
     _row("exit_code", "", "EXIT_CODE",
-         lambda j, c: jv.exit_code_text(j.exit_code, j.exit_signal)),
+         lambda j, c: str((int(j.exit_code) << 8) | int(j.exit_signal))),
     _row("Feature", "f", "FEATURES", lambda j, c: jv.text_or_null(j.features)),
     _row("Gres", "b", "TRES_PER_NODE", lambda j, c: jv.tres_per_node(j) or "N/A"),
     _row("GroupId", "G", "GROUP", lambda j, c: str(j.gid)),
@@ -256,7 +267,8 @@ _BY_NAME: Dict[str, FieldDef] = {}
 for _field in JOB_FIELDS:
     if _field.letter:
         _BY_LETTER.setdefault(_field.letter, _field)
-    _BY_NAME.setdefault(_field.name.lower(), _field)
+    if _field.name:
+        _BY_NAME.setdefault(_field.name.lower(), _field)
 
 
 def job_field_by_letter(letter: str) -> Optional[FieldDef]:

@@ -94,13 +94,21 @@ def _array_task(view: StepView, ctx: JobContext) -> str:
 
 _NULL = _const(None)
 
+
+def _whole_job(view: StepView) -> bool:
+    """The batch or extern step (not one srun started)."""
+    return view[1].step_id in ("batch", "extern")
+
 STEP_FIELDS: Tuple[StepFieldDef, ...] = (
     StepFieldDef("ArrayJobId", "", "ARRAY_JOB_ID", _array_job),
     StepFieldDef("ArrayTaskId", "", "ARRAY_TASK_ID", _array_task),
     StepFieldDef("Cluster", "", "CLUSTER", lambda v, c: v[0].cluster or None),
     StepFieldDef("Container", "", "CONTAINER", _NULL),
-    StepFieldDef("ContainerId", "", "CONTAINERID", _NULL),
-    StepFieldDef("CPUFreq", "", "CPU_FREQ", _const("Unknown-Unknown:Unknown")),
+    StepFieldDef("ContainerId", "", "CONTAINER", _NULL),
+    # slurmctld knows an srun step's (unset) frequency request; the batch and extern steps
+    # have none at all (0-0:0), and their CPUs are the job's, not counted again (0)
+    StepFieldDef("CPUFreq", "", "CPU_FREQ", lambda v, c: "0-0:0" if _whole_job(v) else
+                 "Unknown-Unknown:Unknown"),
     StepFieldDef("cpus-per-tres", "", "CPUS_PER_TRES", _NULL),
     StepFieldDef("Gres", "", "TRES_PER_JOB", _NULL),
     StepFieldDef("JobId", "", "JOB_ID", lambda v, c: str(v[0].job_id)),
@@ -108,14 +116,12 @@ STEP_FIELDS: Tuple[StepFieldDef, ...] = (
     StepFieldDef("Network", "", "NETWORK", _NULL),
     StepFieldDef("Nodes", "N", "NODELIST", lambda v, c: v[1].node_list, cut=False,
                  header_cut=False),
-    StepFieldDef("NumCPUs", "", "NUM_CPUS", lambda v, c: str(v[1].cpus)),
+    StepFieldDef("NumCPUs", "", "NUM_CPUS", lambda v, c: "0" if _whole_job(v) else
+                 str(v[1].cpus)),
     StepFieldDef("NumTasks", "A", "TASKS", lambda v, c: str(v[1].ntasks)),
     StepFieldDef("Partition", "P", "PARTITION", lambda v, c: v[0].partition),
     StepFieldDef("ResvPorts", "", "RESERVED_PORTS", _NULL),
     StepFieldDef("StartTime", "S", "START_TIME", _start, header_left=True),
-    StepFieldDef("StdErr", "", "STDERR", _const("")),
-    StepFieldDef("StdIn", "", "STDIN", _const("")),
-    StepFieldDef("StdOut", "", "STDOUT", _const("")),
     StepFieldDef("StepId", "i", "STEPID", lambda v, c: step_id_text(*v)),
     StepFieldDef("StepName", "j", "NAME", lambda v, c: v[1].name),
     StepFieldDef("StepState", "", "STATE", lambda v, c: v[1].state),

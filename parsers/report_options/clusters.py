@@ -1,32 +1,65 @@
-"""``-M``/``--clusters`` of the reporting commands: sbatch-k8s answers for one cluster.
+"""``-M``/``--clusters`` (and ``SLURM_CLUSTERS``): sbatch-k8s is one cluster, named in its
+configuration; the commands choose among clusters as Slurm 22.05's do.
 
-squeue, sinfo and scancel accept the names of clusters the database knows and fail with
-Slurm's two lines for any other; ``all`` means every cluster. squeue and sinfo then print a
-``CLUSTER: <name>`` line first, as Slurm does when asked about named clusters.
+squeue, sinfo, scancel, scontrol, sbatch and srun look each name up in the database
+(``slurmdb_get_info_cluster``): the whole value ``all`` (any case) is every cluster; a name
+the database does not know gets ``No cluster 'x' known by database.`` and is skipped; when
+no name is left the command ends with the ``can't be reached`` line naming the value and
+where it came from (``--cluster`` or ``SLURM_CLUSTERS``), exit 1. squeue and sinfo then print
+a ``CLUSTER: <name>`` line before each cluster's listing.
+
+sacct only filters its records by cluster name: ``all`` or ``-1`` (the whole value) is every
+cluster, any other list keeps the records of the clusters it names — none for an unknown
+one, without a word.
+
+``--federation``, ``--local`` and ``--sibling`` (squeue, sinfo, scontrol, sacct) change
+nothing for a cluster that is in no federation, as on a Slurm without one.
 """
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import NamedTuple, Optional, Tuple
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
-from parsers.report_options.argv import comma_list
+
+#: Where a cluster list came from, as Slurm names it in its refusal.
+FROM_OPTION = "--cluster"
+FROM_ENVIRONMENT = "SLURM_CLUSTERS"
+#: The whole values that name every cluster.
+ALL_CLUSTERS = "all"
+SACCT_ALL_CLUSTERS = ("all", "-1")
 
 
-def check_clusters(command: str, text: str, known: str) -> Tuple[str, ...]:
-    """The clusters ``text`` names (``all``: the known one); an unknown name raises
-    ``No cluster 'x' known by database.`` and the ``can't be reached`` line (exit 1)."""
-    names = comma_list(text)
-    if any(name.lower() == "all" for name in names):
-        return (known,)
-    for name in names:
-        if name != known:
-            raise SlurmInputError(
-                f"No cluster '{name}' known by database.",
-                f"'{name}' can't be reached now, or it is an invalid entry "
-                "for --cluster.  Use 'sacctmgr list clusters' to see available clusters.",
-                exit_code=EXIT_SUBMIT_ERROR)
-    return names
+class ClusterChoice(NamedTuple):
+    """The clusters chosen, and the error lines for the names skipped (printed, not fatal)."""
+
+    names: Tuple[str, ...]
+    skipped: Tuple[str, ...]
+
+
+def choose_clusters(text: str, known: str, source: str = FROM_OPTION) -> ClusterChoice:
+    """The clusters ``text`` names among the one ``known`` (see the module docstring);
+    SlurmInputError (exit 1) when it names none of them."""
+    if text.lower() == ALL_CLUSTERS:
+        return ClusterChoice((known,), ())
+    names = [name for name in text.split(",") if name]
+    skipped = tuple(f"No cluster '{name}' known by database." for name in names
+                    if name != known)
+    if known not in names:
+        raise SlurmInputError(
+            *skipped,
+            f"'{text}' can't be reached now, or it is an invalid entry for {source}.  Use "
+            "'sacctmgr list clusters' to see available clusters.",
+            exit_code=EXIT_SUBMIT_ERROR)
+    return ClusterChoice((known,), skipped)
+
+
+def sacct_clusters(text: str) -> Optional[Tuple[str, ...]]:
+    """sacct's cluster filter: None for every cluster, else the names (see the module
+    docstring)."""
+    if text.lower() in SACCT_ALL_CLUSTERS:
+        return None
+    return tuple(name for name in text.split(",") if name)
 
 
 def cluster_line(name: str) -> str:

@@ -24,6 +24,7 @@ from parsers.formats.sacct import (
     parse_format,
 )
 from parsers.formats.states import SACCT_STATES, job_state_num
+from parsers.report_options.clusters import sacct_clusters
 from parsers.report_options.argv import (OPENAPI_REFUSED, comma_list, doc, options,
                                          parse_argv, refuse_unapplied)
 from parsers.report_options.ids import JobId, parse_sacct_jobs
@@ -275,7 +276,7 @@ def parse_sacct_args(argv: Sequence[str], environ: Mapping[str, str], now: int) 
             seconds = limit_seconds(value)
             q[g.key] = seconds if seconds == INFINITE else (seconds + 59) // 60
         elif g.key == "clusters":
-            q["clusters"] = comma_list(value)
+            q["clusters"] = sacct_clusters(value)
         elif g.key == "allclusters":
             q["clusters"] = None
         elif g.key in ("nnodes", "ncpus"):

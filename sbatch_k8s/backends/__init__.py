@@ -1,6 +1,6 @@
 """Backends: where jobs run. Commands reach them only through :func:`open_backend`.
 
-Selection, once per command: ``$SBATCH_K8S_BACKEND``, else the configuration file's
+Selection, once per command: ``$SBATCHK8S_BACKEND``, else the configuration file's
 ``backend``, else ``kubernetes`` when a kubeconfig (or an in-cluster service account) exists,
 else ``local`` (:func:`sbatch_k8s.config.choose_backend`).
 """

@@ -12,7 +12,7 @@ from parsers.records import NODE_FAIL, PREEMPTED
 #: slurmctld's wait before a requeued job may start: the credential lifetime (120 s) + 1;
 #: the variable sets it in seconds (the submitter's, kept with the job where it matters).
 DEFAULT_REQUEUE_DELAY_S = 121.0
-REQUEUE_DELAY_VARIABLE = "SBATCH_K8S_REQUEUE_DELAY"
+REQUEUE_DELAY_VARIABLE = "SBATCHK8S_REQUEUE_DELAY"
 #: How a run ends when the machine or the cluster ended it (a lost node; a node process, an
 #: evicted or preempted pod stopped by a signal): a job that may be requeued, and is a batch
 #: job, then runs again, that run kept as it ended — as slurmctld requeues on node failure.

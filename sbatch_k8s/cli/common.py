@@ -3,7 +3,7 @@
 Every command's ``main`` runs its body through :func:`run_command`: user errors
 (:class:`~parsers.errors.SlurmInputError`) print Slurm's words, I/O-layer errors
 (:class:`~sbatch_k8s.errors.SbatchK8sError`) print one ``<command>: error: …`` line, anything
-unexpected prints one line naming the failure. ``SBATCH_K8S_DEBUG=1`` (any non-empty value
+unexpected prints one line naming the failure. ``SBATCHK8S_DEBUG=1`` (any non-empty value
 but ``0``) prints the traceback before that line, in this process, so it also reaches the user
 when the command server ran the command (which reports an escaped exception in one line).
 """
@@ -52,13 +52,13 @@ def run_command(command: str, body: Callable[[List[str]], int],
             print_error(command, f"internal error: {type(e).__name__}: {e}")
         else:
             print_error(command, f"internal error: {type(e).__name__}: {e} "
-                                 "(set SBATCH_K8S_DEBUG=1 for details)")
+                                 "(set SBATCHK8S_DEBUG=1 for details)")
         return 1
 
 
 def debugging(environ: Mapping[str, str]) -> bool:
-    """Whether ``SBATCH_K8S_DEBUG`` asks for tracebacks."""
-    return environ.get("SBATCH_K8S_DEBUG", "") not in ("", "0")
+    """Whether ``SBATCHK8S_DEBUG`` asks for tracebacks."""
+    return environ.get("SBATCHK8S_DEBUG", "") not in ("", "0")
 
 
 def exit_with(code: int) -> None:
@@ -68,3 +68,12 @@ def exit_with(code: int) -> None:
     except BrokenPipeError:
         code = code or 141
     raise SystemExit(code)
+
+
+def say_backend(command: str, environ: Mapping[str, str], verbose: int) -> None:
+    """With ``-v``, one line naming the backend the command talks to (where Slurm's commands
+    name the plugins they load), as ``sbatch -v`` does."""
+    if verbose > 0:
+        from sbatch_k8s.backends import open_backend
+
+        sys.stderr.write(f"{command}: {open_backend(environ).describe()}\n")

@@ -163,6 +163,10 @@ def _profile_variables(job: JobSpec, environ: Mapping[str, str]) -> List[str]:
     return list(profile_variable_names(profile))
 
 
+#: slurmctld's refusal of a job no node could hold.
+CAPACITY_REFUSAL = "Requested node configuration is not available"
+
+
 def submission_outcome(command_line: CommandLine, environ: Mapping[str, str],
                        script: BatchScript) -> Tuple[List[str], bool]:
     """What ``sbatch`` would say after reading the options (its warnings about the
@@ -173,6 +177,10 @@ def submission_outcome(command_line: CommandLine, environ: Mapping[str, str],
     try:
         warnings = _submission_warnings(command_line, environ, script)
     except SlurmInputError as e:
+        if any(CAPACITY_REFUSAL in line for line in e.lines):
+            # where it would run now lacks the resources: a finding about the machine or
+            # the partition's nodes, not about the script (lint submits nothing)
+            return [f"capacity: {line}" for line in e.render("sbatch").splitlines()], True
         return e.render("sbatch").splitlines(), False
     except SbatchK8sError as e:
         return [f"sbatch: error: {e}"], False
@@ -194,8 +202,8 @@ def _submission_warnings(command_line: CommandLine, environ: Mapping[str, str],
         check_fits(job, allocation, config.local)
         return list(allocation.warnings)
     partition, allocation = plan(job, config)
-    return list(allocation.warnings) + list(_rendered_warnings(job, submit, allocation,
-                                                               partition, config, environ))
+    # the rendered plan's warnings start with the allocation's own
+    return list(_rendered_warnings(job, submit, allocation, partition, config, environ))
 
 
 def _rendered_warnings(job: JobSpec, submit: SubmitOptions, allocation: Allocation,

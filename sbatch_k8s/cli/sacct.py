@@ -12,7 +12,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
-from sbatch_k8s.cli.common import exit_with, print_warning, run_command
+from sbatch_k8s.cli.common import exit_with, print_warning, run_command, say_backend
 
 if TYPE_CHECKING:
     from parsers.records import JobRecord
@@ -34,7 +34,7 @@ def _texts(backend: "Backend", query: "SacctQuery", records: Sequence["JobRecord
 
 def _main(argv: List[str]) -> int:
     from parsers.formats.sacct import format_sacct, unrecorded_steps_notes
-    from parsers.job_filters import hosts_of, sacct_selects, truncated_to
+    from parsers.job_filters import hosts_of, named_steps, sacct_selects, truncated_to
     from parsers.report_options.sacct import parse_sacct_args
     from sbatch_k8s.backends import open_backend
     from sbatch_k8s.cli.help_text import report_action
@@ -46,12 +46,14 @@ def _main(argv: List[str]) -> int:
     if query.action:
         sys.stdout.write(report_action(COMMAND, query.action))
         return 0
+    say_backend(COMMAND, environ, query.verbose)
     backend = open_backend(environ)
     ids = None if query.jobs is None else [j.job_id for j in query.jobs]
     records = backend.accounting_records(query.start_time, query.end_time, ids)
     if query.duplicates:  # a requeued job's earlier runs too, each before the next
         records = [run for r in records for run in (*r.requeued_runs, r)]
     if query.clusters is not None and backend.config.cluster_name not in query.clusters:
+        # -M names clusters this one is not among (``all`` parsed as None: every cluster)
         records = []
     everyone = query.all_users or query.jobs is not None or (
         not query.users and backend.operators_see_all and backend.caller_is_operator())
@@ -64,8 +66,11 @@ def _main(argv: List[str]) -> int:
         return 0
     if query.truncate:
         chosen = [truncated_to(r, query.start_time, query.end_time) for r in chosen]
+    only_steps = {r.job_id: steps for r in chosen
+                  for steps in [named_steps(r, query.jobs)] if steps is not None}
     sys.stdout.write(format_sacct(chosen, query.fields, now, query.parsable, query.header,
-                                  query.delimiter or "|", query.allocations_only))
+                                  query.delimiter or "|", query.allocations_only,
+                                  only_steps=only_steps))
     if not query.allocations_only:
         sys.stdout.flush()
         for note in unrecorded_steps_notes(chosen):

@@ -27,12 +27,15 @@ from sbatch_k8s.cli.common import exit_with, run_command
 
 COMMAND = "sattach"
 USAGE = "Usage: sattach [options] <jobid.stepid>\n"
-HELP = USAGE + """\
-      --input-filter=taskid  send stdin to only the specified task
-      --output-filter=taskid only print stdout from the specified task
-      --error-filter=taskid  only print stderr from the specified task
-  -l, --label        prepend task number to lines of stdout & stderr
+#: Why the task options are refused (in ``--help`` and in the refusal).
+NO_TASKS = "the output comes from the job's output files, which carry no task numbers"
+HELP = USAGE + f"""\
+      --input-filter=taskid  send stdin to only the specified task [not supported: {NO_TASKS}]
+      --output-filter=taskid only print stdout from the specified task [not supported: {NO_TASKS}]
+      --error-filter=taskid  only print stderr from the specified task [not supported: {NO_TASKS}]
+  -l, --label        prepend task number to lines of stdout & stderr [not supported: {NO_TASKS}]
       --layout       print task layout info and exit (does not attach to tasks)
+                     [not supported: {NO_TASKS}]
   -Q, --quiet        quiet mode (suppress informational messages)
   -v, --verbose      verbose mode (multiple -v's increase verbosity)
   -V, --version      print the Slurm version and exit
@@ -71,9 +74,7 @@ def parse_args(argv: List[str]) -> Tuple[Optional[str], int, bool, bool]:
             return action, 0, False, False
     for name in given:
         if name in UNAVAILABLE:
-            raise UsageError(f"{COMMAND}: error: {name} is not available here: the output "
-                             "comes from the job's output files, which carry no task "
-                             "numbers\n")
+            raise UsageError(f"{COMMAND}: error: {name} is not available here: {NO_TASKS}\n")
     write_files = "--k8s-output" in given
     quiet = "-Q" in given or "--quiet" in given
     if len(words) != 1:

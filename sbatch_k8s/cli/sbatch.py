@@ -77,6 +77,17 @@ def _print_warnings(job: JobSpec, submit: SubmitOptions) -> None:
             print_warning(COMMAND, note.message, note.location)
 
 
+def _check_clusters(text: str, environ: Mapping[str, str]) -> None:
+    """``-M``: the configured cluster must be among those named (Slurm's refusal names
+    ``--cluster`` whether the list came from it or from the environment)."""
+    from parsers.report_options.clusters import FROM_OPTION, choose_clusters
+    from sbatch_k8s.config import load_config
+
+    for line in choose_clusters(text, load_config(environ)[0].cluster_name,
+                                FROM_OPTION).skipped:
+        print_error(COMMAND, line)
+
+
 def _with_partition_defaults(job: JobSpec, environ: Mapping[str, str]) -> JobSpec:
     """What the job's partition sets for jobs that do not say (DefMemPerCPU)."""
     from sbatch_k8s.config import load_config
@@ -102,6 +113,8 @@ def _main(argv: List[str]) -> int:
     text, path = read_script(command_line, environ)
     script = load_script(command_line, text, path)
     job, submit = build_job(command_line, environ, script)
+    if submit.clusters is not None:
+        _check_clusters(submit.clusters, environ)
     _print_warnings(job, submit)
     job = _with_partition_defaults(job, environ)
     if submit.k8s_export:

@@ -39,7 +39,9 @@ def _cancel_one(backend: "Backend", request: "ScancelRequest", targets: List[int
 
     if request.verbose > 0:
         sys.stderr.write(verbose_line(request, text, step))
-    if request.sibling is not None:
+    if request.sibling is not None and any(backend.known(t) for t in targets):
+        # slurmctld refuses a sibling cancel of any job it holds (no job is federated); an
+        # id it does not know takes the usual path below
         sys.stderr.write(f"{COMMAND}: error: Kill job error on job id {text}: "
                          "Not a valid federated job\n")
         return EXIT_NOT_FEDERATED
@@ -114,10 +116,11 @@ def _filtered(backend: "Backend", request: "ScancelRequest"
 
 
 def _main(argv: List[str]) -> int:
-    from parsers.report_options.clusters import check_clusters
+    from parsers.report_options.clusters import FROM_OPTION
     from parsers.report_options.scancel import parse_scancel_args
     from sbatch_k8s.backends import open_backend
     from sbatch_k8s.cli.help_text import report_action
+    from sbatch_k8s.cli.listing import chosen_clusters
 
     environ = os.environ
     request = parse_scancel_args(argv, environ)
@@ -126,10 +129,8 @@ def _main(argv: List[str]) -> int:
         return 0
     for line in request.warnings:
         sys.stderr.write(f"{COMMAND}: {line}\n")
-    if request.clusters is not None:
-        from sbatch_k8s.config import load_config
-
-        check_clusters(COMMAND, request.clusters, load_config(environ)[0].cluster_name)
+    option = None if request.clusters == environ.get("SLURM_CLUSTERS") else request.clusters
+    chosen_clusters(COMMAND, option, environ, env_source=FROM_OPTION)
     backend = open_backend(environ)
     if not request.has_filters:
         return max([_cancel_one(backend, request, backend.expand_id(j.job_id, j.array_task_id),

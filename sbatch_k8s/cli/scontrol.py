@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence
 
 from parsers.errors import SlurmInputError
-from sbatch_k8s.cli.common import exit_with, run_command
+from sbatch_k8s.cli.common import exit_with, run_command, say_backend
 
 if TYPE_CHECKING:
     from parsers.records import JobRecord
@@ -273,11 +273,10 @@ def _main(argv: List[str]) -> int:
     if request.action:
         sys.stdout.write(report_action(COMMAND, request.action))
         return 0
-    if request.clusters is not None:
-        from parsers.report_options.clusters import check_clusters
-        from sbatch_k8s.config import load_config
+    from sbatch_k8s.cli.listing import chosen_clusters
 
-        check_clusters(COMMAND, request.clusters, load_config(environ)[0].cluster_name)
+    chosen_clusters(COMMAND, request.clusters, environ)
+    say_backend(COMMAND, environ, request.verbose)
     if request.command is None:
         return _interactive(argv, environ)
     if request.command in ("exit", "quit"):

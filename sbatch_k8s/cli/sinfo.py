@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence
 
-from sbatch_k8s.cli.common import exit_with, run_command
+from sbatch_k8s.cli.common import exit_with, run_command, say_backend
 
 if TYPE_CHECKING:
     from parsers.formats.sinfo_fields import NodeInfo, PartitionInfo
@@ -61,8 +61,10 @@ def _listing(query: "SinfoQuery", environ: Mapping[str, str]) -> str:
     now = int(time.time())
     if query.list_reasons:
         return format_reasons(partitions, query.long, not query.noheader, now)
+    named = query.clusters is not None or "SLURM_CLUSTERS" in environ
     return format_sinfo(partitions, query.format, query.format_is_long, query.summarize,
-                        query.node_oriented, query.long, not query.noheader, now)
+                        query.node_oriented, query.long, not query.noheader, now,
+                        backend.config.cluster_name if named else "")
 
 
 def _main(argv: List[str]) -> int:
@@ -76,9 +78,10 @@ def _main(argv: List[str]) -> int:
         sys.stdout.write(report_action(COMMAND, query.action))
         return 0
     for line in format_error_lines(query):
-        sys.stderr.write(f"{COMMAND}: error: {line}\n")
+        sys.stderr.write(f"{line}\n")
+    say_backend(COMMAND, environ, query.verbose)
     return print_listings(COMMAND, query.clusters, query.iterate_s,
-                          lambda: _listing(query, environ), environ)
+                          lambda: _listing(query, environ), environ, query.noheader)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence
 
-from sbatch_k8s.cli.common import exit_with, run_command
+from sbatch_k8s.cli.common import exit_with, run_command, say_backend
 from sbatch_k8s.cli.user_ids import resolve_users
 
 if TYPE_CHECKING:
@@ -62,8 +62,9 @@ def _main(argv: List[str]) -> int:
         return 0
     for problem in query.format_errors:
         sys.stderr.write(f"{COMMAND}: error: {problem}\n")
+    say_backend(COMMAND, environ, query.verbose)
     return print_listings(COMMAND, query.clusters, query.iterate_s,
-                          lambda: _listing(query, environ), environ)
+                          lambda: _listing(query, environ), environ, query.noheader)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

@@ -13,14 +13,14 @@ from typing import List, Mapping, Optional, Sequence
 
 from parsers.getopt import parse_args
 from parsers.options import SRUN
-from sbatch_k8s.cli.common import exit_with, run_command
+from sbatch_k8s.cli.common import exit_with, run_command, say_backend
 
 COMMAND = "srun"
 FOLLOW_INTERVAL_S = 0.02
 
 
 def _inside_allocation(environ: Mapping[str, str]) -> bool:
-    return "SBATCH_K8S_NODE_ADDRS" in environ and "SBATCH_K8S_JOB_DIR" in environ
+    return "SBATCHK8S_NODE_ADDRS" in environ and "SBATCHK8S_JOB_DIR" in environ
 
 
 def _main(argv: List[str]) -> int:
@@ -28,14 +28,22 @@ def _main(argv: List[str]) -> int:
         from sbatch_k8s.runtime.step import main as step_main
 
         return step_main(argv, os.environ)
-    names = {g.option.long for g in parse_args(SRUN, argv).options}
+    given = parse_args(SRUN, argv).options
+    names = {g.option.long for g in given}
     if names & {"help", "usage", "version"}:
         from sbatch_k8s.cli.help_text import answer
 
         sys.stdout.write(answer(COMMAND, {n: None for n in names}))
         return 0
+    clusters = [g.raw for g in given if g.option.long == "clusters"]
+    if clusters or "SLURM_CLUSTERS" in os.environ:
+        from parsers.report_options.clusters import FROM_OPTION
+        from sbatch_k8s.cli.listing import chosen_clusters
+
+        chosen_clusters(COMMAND, clusters[-1] if clusters else None, os.environ, FROM_OPTION)
     from sbatch_k8s.backends import open_backend
 
+    say_backend(COMMAND, os.environ, sum(1 for g in given if g.option.long == "verbose"))
     return open_backend(os.environ).run_outside(argv)
 
 

@@ -3,7 +3,7 @@
 A pod may run as any uid (a partition may run tasks as the submitting user), its job files
 come from read-only ConfigMap and Secret volumes, and its root file system may be read-only
 (``--container-readonly``). The runtime reads the job's token and files and writes only
-under its spool directory (``SBATCH_K8S_SPOOL``, default ``/tmp/sbatch-k8s``). When any of
+under its spool directory (``SBATCHK8S_SPOOL``, default ``/tmp/sbatch-k8s``). When any of
 that is impossible the pod ends with one line naming the path and the uid it runs as —
 never with a traceback.
 """
@@ -46,7 +46,7 @@ def prepare_spool(spool: str) -> None:
     with needed("create the spool directory", spool):
         os.makedirs(spool, exist_ok=True)
     probe = os.path.join(spool, f".probe-{os.getpid()}")
-    with needed("write in the spool directory (SBATCH_K8S_SPOOL)", spool):
+    with needed("write in the spool directory (SBATCHK8S_SPOOL)", spool):
         with open(probe, "w"):
             pass
         os.unlink(probe)

@@ -88,7 +88,7 @@ def agent_ips(names: Sequence[str], addresses: Sequence[str],
               environ: Mapping[str, str]) -> Dict[str, str]:
     """Node name → what to connect to: node 0's recorded IPs where this process can see
     them (its spool), else the address as it is (looked up when connecting)."""
-    spool = environ.get("SBATCH_K8S_SPOOL")
+    spool = environ.get("SBATCHK8S_SPOOL")
     known = read_known(spool) if spool else {}
     return {name: known.get(name, address) for name, address in zip(names, addresses)}
 
@@ -96,7 +96,7 @@ def agent_ips(names: Sequence[str], addresses: Sequence[str],
 def wait_budget(environ: Mapping[str, str]) -> float:
     """How long a lookup may wait for the DNS here (the nodes' own wait, when set)."""
     try:
-        return float(environ.get("SBATCH_K8S_NODE_WAIT", RESOLVE_WAIT_S))
+        return float(environ.get("SBATCHK8S_NODE_WAIT", RESOLVE_WAIT_S))
     except ValueError:
         return RESOLVE_WAIT_S
 

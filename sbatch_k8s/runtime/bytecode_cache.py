@@ -9,7 +9,7 @@ therefore calls :func:`use_bytecode_cache` first: the bundle's files are extract
 compiles each module once and keeps ``__pycache__/<module>.cpython-3X.pyc`` beside it: one
 copy of the sources serves every Python version, each with its own bytecode.
 
-The cache root is ``$SBATCH_K8S_RUNTIME_CACHE`` if set (``0`` turns the cache off), else
+The cache root is ``$SBATCHK8S_RUNTIME_CACHE`` if set (``0`` turns the cache off), else
 ``sbatch-k8s-runtime-<uid>`` in ``$TMPDIR`` (or ``/tmp``; in a pod that is the container's own,
 writable even with a read-only root filesystem). It is used only when it is a real directory
 of this user that nobody else may write (made so when missing): another user's files are
@@ -25,7 +25,7 @@ import stat
 import sys
 from typing import Mapping, Optional
 
-CACHE_VARIABLE = "SBATCH_K8S_RUNTIME_CACHE"
+CACHE_VARIABLE = "SBATCHK8S_RUNTIME_CACHE"
 OFF = "0"
 #: Packages that were imported from the zip before the switch (this module's own).
 _BOOTSTRAP_PACKAGES = ("sbatch_k8s",)

@@ -159,9 +159,9 @@ async def watch_requests(path: str, deliver: Deliver, poll_s: float = POLL_S) ->
 
 def start_watch(contract: str, deliver: Deliver,
                 environ: Mapping[str, str]) -> "Optional[asyncio.Future[None]]":
-    """Node 0 of a job in pods watches :data:`REQUESTS_FILE` (``SBATCH_K8S_REQUESTS_FILE``
+    """Node 0 of a job in pods watches :data:`REQUESTS_FILE` (``SBATCHK8S_REQUESTS_FILE``
     overrides it); a local job gets scancel's messages over its socket instead (None)."""
     if contract == "local":
         return None
-    path = environ.get("SBATCH_K8S_REQUESTS_FILE", REQUESTS_FILE)
+    path = environ.get("SBATCHK8S_REQUESTS_FILE", REQUESTS_FILE)
     return asyncio.ensure_future(watch_requests(path, deliver))

@@ -8,8 +8,8 @@ commands: on the local backend, or in an image with sbatch-k8s installed), else 
 one line saying what is missing (the runtime alone has no API client).
 
 In a pod the full commands get the configuration the job carries (:data:`CARRIED_CONFIG`,
-written by the submitting command) unless ``$SBATCH_K8S_CONFIG`` names one, and no command
-server (``SBATCH_K8S_SERVER=0``: a daemon would outlive its use in a container); they find
+written by the submitting command) unless ``$SBATCHK8S_CONFIG`` names one, and no command
+server (``SBATCHK8S_SERVER=0``: a daemon would outlive its use in a container); they find
 the API server with the pod's ServiceAccount (in-cluster configuration).
 """
 
@@ -33,8 +33,13 @@ FULL_COMMANDS = "the sbatch-k8s commands in the image (pip install sbatch-k8s)"
 
 def own_record(desc: Mapping[str, Any], environ: Mapping[str, str]) -> JobRecord:
     """The running job as Slurm's reports see it."""
-    started = environ.get("SBATCH_K8S_JOB_START")
+    started = environ.get("SBATCHK8S_JOB_START")
     names = environ.get("SLURM_JOB_NODELIST", "")
+    if not names and environ.get("SBATCHK8S_NODE_ADDRS"):  # a tool stripped SLURM_*
+        from parsers.values.hostlist import compress_hostlist
+        from sbatch_k8s.runtime.srun import node_addresses
+
+        names = compress_hostlist(node_addresses(environ)[0])
     return JobRecord(
         job_id=int(desc["job_id"]), name=str(desc["job_name"]), user=str(desc["user"]),
         uid=int(desc["uid"]), group=str(desc["group"]), gid=int(desc["gid"]),
@@ -52,7 +57,7 @@ def own_record(desc: Mapping[str, Any], environ: Mapping[str, str]) -> JobRecord
 
 def full_command(name: str, environ: Mapping[str, str]) -> Optional[str]:
     """The next ``name`` on PATH after the shims, None when there is none."""
-    shims = os.path.join(environ.get("SBATCH_K8S_SPOOL", ""), "bin")
+    shims = os.path.join(environ.get("SBATCHK8S_SPOOL", ""), "bin")
     for directory in environ.get("PATH", "").split(os.pathsep):
         if not directory or os.path.abspath(directory) == os.path.abspath(shims):
             continue
@@ -66,11 +71,13 @@ def delegate_environment(environ: Mapping[str, str]) -> Dict[str, str]:
     """The full commands' environment (module docstring): in a pod, the carried
     configuration and no command server."""
     env = dict(environ)
-    if env.get("SBATCH_K8S_CONTRACT", "local") != "local":
-        carried = os.path.join(env.get("SBATCH_K8S_JOB_DIR", ""), CARRIED_CONFIG)
-        if not env.get("SBATCH_K8S_CONFIG") and os.path.isfile(carried):
-            env["SBATCH_K8S_CONFIG"] = carried
-        env["SBATCH_K8S_SERVER"] = "0"
+    if env.get("SBATCHK8S_CONTRACT", "local") != "local":
+        carried = os.path.join(env.get("SBATCHK8S_JOB_DIR", ""), CARRIED_CONFIG)
+        if not env.get("SBATCHK8S_CONFIG") and os.path.isfile(carried):
+            env["SBATCHK8S_CONFIG"] = carried
+        env["SBATCHK8S_SERVER"] = "0"
+        # a pod's job is on Kubernetes: never a local backend of whatever HOME holds
+        env.setdefault("SBATCHK8S_BACKEND", "kubernetes")
     return env
 
 
@@ -137,8 +144,8 @@ def _scancel(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any
     from sbatch_k8s.runtime.protocol import fresh_loop
 
     _, addresses = node_addresses(environ)
-    token = read_token(environ["SBATCH_K8S_TOKEN_FILE"])
-    port = int(environ["SBATCH_K8S_RUNTIME_PORT"])
+    token = read_token(environ["SBATCHK8S_TOKEN_FILE"])
+    port = int(environ["SBATCHK8S_RUNTIME_PORT"])
     loop = fresh_loop()
     for job in request.jobs:
         if request.verbose > 0:
@@ -161,7 +168,7 @@ def run(name: str, argv: List[str], environ: Mapping[str, str]) -> int:
         code = _delegate("sbatch", argv, environ)
         return code if code is not None else _refuse("sbatch", "submitting a job")
     try:
-        job_dir = environ["SBATCH_K8S_JOB_DIR"]
+        job_dir = environ["SBATCHK8S_JOB_DIR"]
         with needed("read the job description", os.path.join(job_dir, "job.json")):
             desc = load_description(job_dir)
         return handlers[name](argv, environ, desc)

@@ -12,7 +12,7 @@ on the agent port.
 |--------------|---------------------------------------------|------------------------------------|
 | local        | ``--index``                                 | ``127.0.0.<i+2>`` (also addresses) |
 | indexed-job  | ``JOB_COMPLETION_INDEX``                    | ``<job>-<i>``                      |
-| jobset       | ``SBATCH_K8S_NODE_INDEX`` / completion index| ``<js>-node-0-<i>``                |
+| jobset       | ``SBATCHK8S_NODE_INDEX`` / completion index| ``<js>-node-0-<i>``                |
 | pytorchjob   | ``RANK`` (Master 0, Worker i → i+1)         | ``<job>-master-0``,                |
 |              |                                             | ``<job>-worker-<i>``               |
 | mpijob       | launcher 0, worker i → i+1                  | ``<job>-launcher``,                |
@@ -100,7 +100,7 @@ def _prefix(hostname: str, suffix_parts: int) -> str:
 def _local(environ: Mapping[str, str], count: int, hostname: str,
            index: Optional[int]) -> NodeIdentity:
     if index is None:
-        index = _int(environ, "SBATCH_K8S_NODE_INDEX")
+        index = _int(environ, "SBATCHK8S_NODE_INDEX")
     _check_index(index, count)
     names = tuple(local_address(i) for i in range(count))
     return NodeIdentity(index, count, names, names, names[index])
@@ -117,7 +117,7 @@ def _indexed_job(environ: Mapping[str, str], count: int, hostname: str,
 def _jobset(environ: Mapping[str, str], count: int, hostname: str,
             index: Optional[int]) -> NodeIdentity:
     if index is None:
-        key = "SBATCH_K8S_NODE_INDEX" if "SBATCH_K8S_NODE_INDEX" in environ else \
+        key = "SBATCHK8S_NODE_INDEX" if "SBATCHK8S_NODE_INDEX" in environ else \
             "JOB_COMPLETION_INDEX"
         index = _int(environ, key)
     jobset = _prefix(hostname, 3)

@@ -50,7 +50,7 @@ from sbatch_k8s.runtime.release import (
     waiting_from,
 )
 
-JOB_API_VARIABLE = "SBATCH_K8S_JOB_API"
+JOB_API_VARIABLE = "SBATCHK8S_JOB_API"
 REPORT_KEY = "report.json"
 RECORD_PREFIX = "sbatch-k8s-job-"
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
@@ -175,7 +175,7 @@ def _me(desc: Mapping[str, Any], state: str, start_time: Optional[float]) -> Kno
 
 
 def _namespace(api: KubeApi, environ: Mapping[str, str]) -> str:
-    return environ.get("SBATCH_K8S_NAMESPACE") or api.namespace
+    return environ.get("SBATCHK8S_NAMESPACE") or api.namespace
 
 
 def cluster_question(environ: Mapping[str, str], desc: Mapping[str, Any]
@@ -188,7 +188,7 @@ def cluster_question(environ: Mapping[str, str], desc: Mapping[str, Any]
     from sbatch_k8s.runtime.end_cause import ask_cluster
 
     namespace = _namespace(api, environ)
-    pod_name = environ.get("SBATCH_K8S_POD_NAME", "")
+    pod_name = environ.get("SBATCHK8S_POD_NAME", "")
     return lambda: ask_cluster(api, namespace, int(desc["job_id"]), pod_name)
 
 

@@ -8,7 +8,7 @@ $KUBERNETES_SERVICE_PORT``, the bearer token and CA certificate Kubernetes mount
 rotate it). Only GET, LIST, merge PATCH and DELETE are needed; answers are parsed JSON, and
 a failure raises :class:`ApiError` with the HTTP status (0: not reached).
 
-**For tests only**: ``SBATCH_K8S_TEST_API_SCHEME=http`` lets it talk plain HTTP to the
+**For tests only**: ``SBATCHK8S_TEST_API_SCHEME=http`` lets it talk plain HTTP to the
 emulated API server of the test suite (which serves no TLS). Nothing else sets it.
 """
 
@@ -25,7 +25,7 @@ from typing import Any, Mapping, Optional
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: Test-suite switch to plain HTTP (see the module docstring).
-TEST_SCHEME_VARIABLE = "SBATCH_K8S_TEST_API_SCHEME"
+TEST_SCHEME_VARIABLE = "SBATCHK8S_TEST_API_SCHEME"
 TIMEOUT_S = 10.0
 
 

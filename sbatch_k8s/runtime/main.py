@@ -10,6 +10,8 @@ import signal
 import sys
 from typing import Callable, Dict, List, Mapping
 
+from parsers.own_variables import adopt_former_names
+
 Command = Callable[[List[str], Mapping[str, str]], int]
 
 
@@ -20,8 +22,8 @@ def _commands() -> Dict[str, Command]:
         return run(argv, environ)
 
     def srun(argv: List[str], environ: Mapping[str, str]) -> int:
-        server = environ.get("SBATCH_K8S_STEP_SERVER")
-        if server and environ.get("SBATCH_K8S_SERVER") != "0":
+        server = environ.get("SBATCHK8S_STEP_SERVER")
+        if server and environ.get("SBATCHK8S_SERVER") != "0":
             from sbatch_k8s.runtime.forkclient import run_on_server
 
             code = run_on_server(server, "srun", argv)
@@ -74,8 +76,16 @@ def main() -> None:
         sys.stderr.write("usage: runtime {" + ",".join(commands) + "} ...\n")
         raise SystemExit(2)
     name, rest = args[0], args[1:]
+    adopt_former_names(os.environ)
     if name in ("node", "run") and os.getpid() == 1:
         child = os.fork()
         if child:
             raise SystemExit(_be_init(child))
+    if name in ("node", "run"):
+        raise SystemExit(commands[name](rest, os.environ))
+    # a command inside a job: what a tool stripped from its environment, the node knows
+    # (into os.environ: srun hands it to node 0's step server)
+    from sbatch_k8s.runtime.node_file import complete_environment
+
+    complete_environment(os.environ)
     raise SystemExit(commands[name](rest, os.environ))

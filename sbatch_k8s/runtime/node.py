@@ -25,16 +25,20 @@ from sbatch_k8s.runtime.batch import CANCELLED, FAILED, BatchHost, JobResult
 from sbatch_k8s.runtime.cancel_requests import start_watch
 from sbatch_k8s.runtime.contract import ANY_ADDRESS, ContractError, NodeIdentity, identify, \
     pod_bind_host
+from sbatch_k8s.runtime.node_file import record_node
+from sbatch_k8s.runtime.node_namespace import own_node
 from sbatch_k8s.runtime.node_files import make_parents
 from sbatch_k8s.runtime.node_links import NodeLink, connect_all
 from sbatch_k8s.runtime.oom import node_ledger
 from sbatch_k8s.runtime.node_setup import (
     ENVIRONMENT_FILE,
     NodeSettings,
+    internal_environment,
     job_process_environment,
     load_description,
     platform_environment,
     settings_from,
+    with_master_port,
     with_restarts,
 )
 from sbatch_k8s.runtime.profile_files import files_directory, write_profile_files
@@ -122,8 +126,8 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     """Serve as this node until the job ends; the process exit code. ``step_server`` is
     node 0's step server socket, when it runs; ``tee`` copies the output files into the pod
     log."""
-    from parsers.slurm_env import batch_environment, node_gpu_ids, profile_variables, \
-        rendezvous_defaults
+    from parsers.slurm_env import batch_environment, master_port, node_gpu_ids, \
+        profile_variables, rendezvous_defaults
 
     token = read_token(settings.token_file)
     is_host = identity.index == 0
@@ -144,16 +148,20 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     notes = write_profile_files(desc, identity.names, identity.addresses, settings.spool,
                                 settings.contract != "local")
     if not is_host:
+        record_node(settings.spool, desc, identity.name,
+                    internal_environment(settings, identity), environ, log)
         return await serve_until_done(agent, settings.wait_s, settings.kill_wait_s, done)
     shim_dir = install_shims(settings.spool, runtime_invocation())
     env = job_process_environment(desc, identity, settings, shim_dir, environ)
     if step_server:
         env[STEP_SERVER_VARIABLE] = step_server
     env.update(batch_environment(desc, identity.names, 0))
-    env["SBATCH_K8S_JOB_START"] = str(int(time.time()))
-    env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names))
+    env["SBATCHK8S_JOB_START"] = str(int(time.time()))
+    env.update(rendezvous_defaults(desc.get("environment") or {}, identity.names,
+                                   master_port(desc)))
     env.update(profile_variables(desc, identity.names, identity.addresses, 0, env,
                                  files_directory(settings.spool)))
+    record_node(settings.spool, desc, identity.name, env, environ, log)
     batch = BatchHost(desc, identity.names, agent, settings.kill_wait_s,
                       settings.seconds_per_minute)
     batch.tee = tee
@@ -296,9 +304,12 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
     try:
         with needed("read the job description", os.path.join(settings.job_dir, "job.json")):
             loaded = load_description(settings.job_dir)
-        desc, identity = array_element(with_restarts(loaded, environ), settings, environ)
+        desc, identity = array_element(with_master_port(with_restarts(loaded, environ),
+                                                        environ), settings, environ)
         read_token(settings.token_file)
         prepare_spool(settings.spool)
+        if contract == "local":
+            own_node(identity.name, settings.spool, log)
         if identity.index == 0:
             stage_script(settings)
     except (ContractError, AccessError) as e:
@@ -315,7 +326,7 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
             batch_paths(desc, identity.names[0]).stdout):
         tee = start_tee(settings.spool)
     server = None
-    if identity.index == 0 and environ.get("SBATCH_K8S_SERVER") != "0":
+    if identity.index == 0 and environ.get("SBATCHK8S_SERVER") != "0":
         server = start_step_server(settings.spool)
     try:
         return fresh_loop().run_until_complete(

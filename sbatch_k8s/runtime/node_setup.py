@@ -13,6 +13,7 @@ import json
 import os
 from typing import Any, Dict, Mapping, Optional
 
+from parsers.own_variables import PREFIX
 from sbatch_k8s.runtime.agent import KILL_WAIT_S
 from sbatch_k8s.runtime.contract import NodeIdentity, node_address_map
 
@@ -20,7 +21,7 @@ DEFAULT_JOB_DIR = "/etc/sbatch-k8s/job"
 DEFAULT_TOKEN_FILE = "/etc/sbatch-k8s/token/token"
 DEFAULT_PORT = 6818
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-INTERNAL_PREFIX = "SBATCH_K8S_"
+INTERNAL_PREFIX = PREFIX
 
 
 
@@ -51,14 +52,14 @@ def settings_from(contract: str, environ: Mapping[str, str],
     local = contract == "local"
     return NodeSettings(
         contract=contract,
-        job_dir=environ.get("SBATCH_K8S_JOB_DIR", DEFAULT_JOB_DIR),
-        token_file=environ.get("SBATCH_K8S_TOKEN_FILE", DEFAULT_TOKEN_FILE),
-        port=int(environ.get("SBATCH_K8S_RUNTIME_PORT", DEFAULT_PORT)),
-        spool=environ.get("SBATCH_K8S_SPOOL", "/tmp/sbatch-k8s"),
+        job_dir=environ.get("SBATCHK8S_JOB_DIR", DEFAULT_JOB_DIR),
+        token_file=environ.get("SBATCHK8S_TOKEN_FILE", DEFAULT_TOKEN_FILE),
+        port=int(environ.get("SBATCHK8S_RUNTIME_PORT", DEFAULT_PORT)),
+        spool=environ.get("SBATCHK8S_SPOOL", "/tmp/sbatch-k8s"),
         index=index,
-        wait_s=float(environ.get("SBATCH_K8S_NODE_WAIT", 30 if local else 600)),
-        kill_wait_s=float(environ.get("SBATCH_K8S_KILL_WAIT", KILL_WAIT_S)),
-        seconds_per_minute=float(environ.get("SBATCH_K8S_SECONDS_PER_MINUTE", 60)))
+        wait_s=float(environ.get("SBATCHK8S_NODE_WAIT", 30 if local else 600)),
+        kill_wait_s=float(environ.get("SBATCHK8S_KILL_WAIT", KILL_WAIT_S)),
+        seconds_per_minute=float(environ.get("SBATCHK8S_SECONDS_PER_MINUTE", 60)))
 
 
 #: The description's private part, beside the token file: the environment ``--export``
@@ -70,12 +71,12 @@ ENVIRONMENT_FILE = "environment.json"
 def load_description(job_dir: str, token_file: Optional[str] = None) -> Dict[str, Any]:
     """The job description: ``job.json`` of the job directory, completed by its private part
     (:data:`ENVIRONMENT_FILE` beside ``token_file``; by default this process's
-    ``SBATCH_K8S_TOKEN_FILE``, else the pods' path). Without that file (a platform run, an
+    ``SBATCHK8S_TOKEN_FILE``, else the pods' path). Without that file (a platform run, an
     older submission) the description is ``job.json`` alone."""
     with open(os.path.join(job_dir, "job.json")) as f:
         desc: Dict[str, Any] = json.load(f)
     if token_file is None:
-        token_file = os.environ.get("SBATCH_K8S_TOKEN_FILE", DEFAULT_TOKEN_FILE)
+        token_file = os.environ.get("SBATCHK8S_TOKEN_FILE", DEFAULT_TOKEN_FILE)
     try:
         with open(os.path.join(os.path.dirname(token_file), ENVIRONMENT_FILE)) as f:
             desc.update(json.load(f))
@@ -87,10 +88,10 @@ def load_description(job_dir: str, token_file: Optional[str] = None) -> Dict[str
 #: How often the run restarted inside its workload, which the description's restart count
 #: (raised by our own requeues) does not know: a JobSet's gang restarts, the Job controller's
 #: replacements of an array element's disrupted pods (``translators.pod.restarts_field``).
-RESTARTED_VARIABLE = "SBATCH_K8S_RESTARTED"
+RESTARTED_VARIABLE = "SBATCHK8S_RESTARTED"
 #: How often our own requeues ran the job again: a requeue's copy of the workload carries it
 #: (the job's ConfigMap, holding the description, is immutable).
-REQUEUED_VARIABLE = "SBATCH_K8S_REQUEUED"
+REQUEUED_VARIABLE = "SBATCHK8S_REQUEUED"
 
 
 def with_restarts(desc: Dict[str, Any], environ: Mapping[str, str]) -> Dict[str, Any]:
@@ -104,6 +105,17 @@ def with_restarts(desc: Dict[str, Any], environ: Mapping[str, str]) -> Dict[str,
     if not restarted:
         return desc
     return dict(desc, restart_count=int(desc.get("restart_count") or 0) + restarted)
+
+
+#: The MASTER_PORT default the local backend chose for this run (:func:`with_master_port`).
+MASTER_PORT_VARIABLE = "SBATCHK8S_MASTER_PORT"
+
+
+def with_master_port(desc: Dict[str, Any], environ: Mapping[str, str]) -> Dict[str, Any]:
+    """``desc`` with the run's ``master_port`` (:func:`parsers.slurm_env.master_port`) when
+    :data:`MASTER_PORT_VARIABLE` gives one; unchanged otherwise."""
+    text = environ.get(MASTER_PORT_VARIABLE, "").strip()
+    return dict(desc, master_port=int(text)) if text.isdigit() else desc
 
 
 def platform_environment(environ: Mapping[str, str]) -> Dict[str, str]:
@@ -141,14 +153,19 @@ def job_process_environment(desc: Mapping[str, Any], identity: NodeIdentity,
     domains = _search_domains(identity, environ)
     if domains and "LOCALDOMAIN" not in env:
         env["LOCALDOMAIN"] = domains
-    env.update({
-        "SBATCH_K8S_JOB_DIR": settings.job_dir,
-        "SBATCH_K8S_TOKEN_FILE": settings.token_file,
-        "SBATCH_K8S_RUNTIME_PORT": str(settings.port),
-        "SBATCH_K8S_CONTRACT": settings.contract,
-        "SBATCH_K8S_SPOOL": settings.spool,
-        "SBATCH_K8S_KILL_WAIT": str(settings.kill_wait_s),
-        "SBATCH_K8S_SECONDS_PER_MINUTE": str(settings.seconds_per_minute),
-        "SBATCH_K8S_NODE_ADDRS": ";".join(f"{n}={a}" for n, a in node_address_map(identity)),
-    })
+    env.update(internal_environment(settings, identity))
     return env
+
+
+def internal_environment(settings: NodeSettings, identity: NodeIdentity) -> Dict[str, str]:
+    """The runtime's variables for the job's processes: where the job and the agents are."""
+    return {
+        "SBATCHK8S_JOB_DIR": settings.job_dir,
+        "SBATCHK8S_TOKEN_FILE": settings.token_file,
+        "SBATCHK8S_RUNTIME_PORT": str(settings.port),
+        "SBATCHK8S_CONTRACT": settings.contract,
+        "SBATCHK8S_SPOOL": settings.spool,
+        "SBATCHK8S_KILL_WAIT": str(settings.kill_wait_s),
+        "SBATCHK8S_SECONDS_PER_MINUTE": str(settings.seconds_per_minute),
+        "SBATCHK8S_NODE_ADDRS": ";".join(f"{n}={a}" for n, a in node_address_map(identity)),
+    }

@@ -20,7 +20,7 @@ import os
 from typing import Any, List, Mapping, Sequence
 
 from parsers.contract_profiles import FILES_DIRECTORY, PROFILES, node_facts, profile_files
-from parsers.slurm_env import DEFAULT_MASTER_PORT, node_gpu_ids
+from parsers.slurm_env import master_port, node_gpu_ids
 
 
 def files_directory(spool: str) -> str:
@@ -47,7 +47,7 @@ def write_profile_files(desc: Mapping[str, Any], names: Sequence[str],
     if profile not in PROFILES:
         return []
     directory = files_directory(spool)
-    facts = node_facts(0, names, len(node_gpu_ids(desc, 0)), int(DEFAULT_MASTER_PORT),
+    facts = node_facts(0, names, len(node_gpu_ids(desc, 0)), int(master_port(desc)),
                        int(desc["job_id"]), addresses, "", directory,
                        [node_gpu_ids(desc, i) for i in range(len(names))])
     notes: List[str] = []

@@ -45,7 +45,7 @@ from sbatch_k8s.runtime.step_run import COMMAND, NodeSession, StepRun
 
 def node_addresses(environ: Mapping[str, str]) -> Tuple[List[str], List[str]]:
     """Node names and agent addresses of the job, from the runtime's variable."""
-    pairs = [item.split("=", 1) for item in environ["SBATCH_K8S_NODE_ADDRS"].split(";") if item]
+    pairs = [item.split("=", 1) for item in environ["SBATCHK8S_NODE_ADDRS"].split(";") if item]
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 

@@ -164,10 +164,10 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     from parsers.step_layout import layout_step
     from parsers.steps import parse_srun
 
-    if "SBATCH_K8S_NODE_ADDRS" not in environ or "SBATCH_K8S_JOB_DIR" not in environ:
+    if "SBATCHK8S_NODE_ADDRS" not in environ or "SBATCHK8S_JOB_DIR" not in environ:
         raise SlurmInputError("srun runs only inside an sbatch-k8s job here "
                               "(no allocation found in the environment)", exit_code=1)
-    job_dir = environ["SBATCH_K8S_JOB_DIR"]
+    job_dir = environ["SBATCHK8S_JOB_DIR"]
     with needed("read the job description", os.path.join(job_dir, "job.json")):
         desc = load_description(job_dir)
     names, addresses = node_addresses(environ)
@@ -184,8 +184,8 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
                          bool(desc.get("overcommit")))
     holds, shared_gpus = step_holds(request, layout, desc,
                                     step_gpu_counts(request, layout, desc))
-    port = int(environ.get("SBATCH_K8S_RUNTIME_PORT", DEFAULT_PORT))
-    token = read_token(environ["SBATCH_K8S_TOKEN_FILE"])
+    port = int(environ.get("SBATCHK8S_RUNTIME_PORT", DEFAULT_PORT))
+    token = read_token(environ["SBATCHK8S_TOKEN_FILE"])
     loop = fresh_loop()
     # A step is named by srun -J, else by its command (slurmctld's step name).
     info = {"name": request.job_name or os.path.basename(request.command[0]),
@@ -206,7 +206,7 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     base = inherited_environment(_task_environment(environ, request), desc)
     base.update(step_environment(desc, names, layout, request, step_id, launch_host, port,
                                  f"{umask:04o}"))
-    profile_dir = files_directory(environ.get("SBATCH_K8S_SPOOL", ""))
+    profile_dir = files_directory(environ.get("SBATCHK8S_SPOOL", ""))
     profiles = {i: profile_variables(desc, names, addresses, i, environ, profile_dir)
                 for i in layout.node_indices}
     envs = {r: dict(base, **task_environment(desc, names, layout, request, r, profiles))
@@ -217,7 +217,7 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     router = OutputRouter(out, err, layout.ntasks, request.label, request.unbuffered)
     step = StepRun(step_id, job_id, request, names, router, stdin_fd)
     code = 1
-    kill_wait_s = float(environ.get("SBATCH_K8S_KILL_WAIT", 30))
+    kill_wait_s = float(environ.get("SBATCHK8S_KILL_WAIT", 30))
 
     async def launch() -> int:
         registration.watch(lambda signum: cancel_step(step, signum),
@@ -264,7 +264,7 @@ def _time_limit_s(request: Any, environ: Mapping[str, str]) -> Optional[float]:
     """The step's ``-t`` in seconds (whole minutes, as Slurm rounds it); None for none."""
     if not request.time_limit_min or request.time_limit_min <= 0:
         return None
-    return request.time_limit_min * float(environ.get("SBATCH_K8S_SECONDS_PER_MINUTE", 60))
+    return request.time_limit_min * float(environ.get("SBATCHK8S_SECONDS_PER_MINUTE", 60))
 
 
 def step_result(step: StepRun, code: int) -> Dict[str, Any]:

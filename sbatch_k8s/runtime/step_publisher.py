@@ -243,5 +243,5 @@ def start_publisher(environ: Mapping[str, str], desc: Mapping[str, Any],
     api = api_for(environ)
     if api is None:
         return None
-    namespace = environ.get("SBATCH_K8S_NAMESPACE") or api.namespace
+    namespace = environ.get("SBATCHK8S_NAMESPACE") or api.namespace
     return StepPublisher(api, namespace, int(desc["job_id"]), log, step_log)

@@ -6,8 +6,8 @@ forks this server, which loads that machinery once; the batch script's ``srun`` 
 client (:mod:`.forkclient`) handing the server its arguments, environment, working directory
 and stdio, and the server forks a child that runs the step exactly as the ``srun`` process
 would have. The socket lives in the node's spool; its path is in
-``$SBATCH_K8S_STEP_SERVER``. When it cannot be reached (another pod's path, a failed start,
-``SBATCH_K8S_SERVER=0``), ``srun`` runs the step itself. The server ends with node 0.
+``$SBATCHK8S_STEP_SERVER``. When it cannot be reached (another pod's path, a failed start,
+``SBATCHK8S_SERVER=0``), ``srun`` runs the step itself. The server ends with node 0.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import List, NamedTuple, Optional
 from sbatch_k8s.runtime.forkserver import ForkServer, Request, kill, listen
 
 SOCKET_NAME = "step.sock"
-ENVIRONMENT_VARIABLE = "SBATCH_K8S_STEP_SERVER"
+ENVIRONMENT_VARIABLE = "SBATCHK8S_STEP_SERVER"
 
 
 class StepServer(ForkServer):

@@ -10,7 +10,9 @@ from typing import Optional, Sequence
 
 import click
 
+from parsers.own_variables import adopt_former_names
 from sbatch_k8s.errors import SbatchK8sError
+from sbatch_k8s.tool.version import print_version
 
 PROGRAM = "sbatch-k8s"
 #: One module of :mod:`sbatch_k8s.tool` per subcommand, each defining ``command``.
@@ -18,6 +20,8 @@ SUBCOMMANDS = ("runtime", "config", "options", "version", "controller")
 
 
 @click.group(name=PROGRAM, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=print_version, help="Print the version line and exit.")
 def cli() -> None:
     """sbatch-k8s's own tools (the Slurm commands are sbatch, srun, squeue, …)."""
 
@@ -28,6 +32,7 @@ for _name in SUBCOMMANDS:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """Console entry point: click's own handling of usage errors, one line for ours."""
+    adopt_former_names(os.environ)
     try:
         code = cli.main(args=list(sys.argv[1:] if argv is None else argv), prog_name=PROGRAM,
                         standalone_mode=False)
@@ -41,8 +46,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     except SbatchK8sError as e:
         sys.stderr.write(f"{PROGRAM}: error: {e}\n")
         code = e.exit_code
-    except Exception as e:  # the boundary: no traceback unless SBATCH_K8S_DEBUG asks
-        if os.environ.get("SBATCH_K8S_DEBUG", "0") not in ("", "0"):
+    except Exception as e:  # the boundary: no traceback unless SBATCHK8S_DEBUG asks
+        if os.environ.get("SBATCHK8S_DEBUG", "0") not in ("", "0"):
             traceback.print_exc()
         sys.stderr.write(f"{PROGRAM}: error: internal error: {type(e).__name__}: {e}\n")
         code = 1

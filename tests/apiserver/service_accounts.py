@@ -13,7 +13,7 @@ ServiceAccount). Here:
   from the ``kube-root-ca.crt`` ConfigMap every namespace gets (:func:`root_ca_config_map`),
   namespace — what the kubernetes client's in-cluster configuration reads;
 * over plain HTTP there is no CA, so the volume holds the token and the namespace only,
-  and every container gets ``SBATCH_K8S_TEST_API_SCHEME=http`` — **a test-only switch**
+  and every container gets ``SBATCHK8S_TEST_API_SCHEME=http`` — **a test-only switch**
   telling the pod-side client (:mod:`sbatch_k8s.runtime.kube_api`) to use HTTP; a real
   server never sets it.
 
@@ -45,7 +45,7 @@ POD_UID_EXTRA = "authentication.kubernetes.io/pod-uid"
 ROOT_CA = "kube-root-ca.crt"
 TOKEN_SECONDS = 3607
 #: The test-only variable of the module docstring.
-TEST_SCHEME_VARIABLE = "SBATCH_K8S_TEST_API_SCHEME"
+TEST_SCHEME_VARIABLE = "SBATCHK8S_TEST_API_SCHEME"
 
 
 def service_account_user(namespace: str, name: str) -> str:

@@ -1,7 +1,7 @@
 """Whole-process latency of the user commands on the local backend, side by side with real
 Slurm's and with a bare Python interpreter (issue 3's goal: sbatch and squeue ≤ 60 ms
 median). Scaling: with the command server (the normal path) and in-process
-(``SBATCH_K8S_SERVER=0``, what a first command after an upgrade pays)."""
+(``SBATCHK8S_SERVER=0``, what a first command after an upgrade pays)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def figures(ctx: Context) -> Iterable[Figure]:
             figure.goal = f"≤ {GOAL_MS:.0f} ms median"
             figure.goal_met = figure.median is not None and figure.median <= GOAL_MS
         cold = _ours(slurm, name, args, job, max(3, repeats // 3),
-                     dict(slurm.env, SBATCH_K8S_SERVER="0"))
+                     dict(slurm.env, SBATCHK8S_SERVER="0"))
         figure.scaling = f"in-process (no server) {sorted(cold)[len(cold) // 2]:.0f} ms"
         yield figure
     if real_job is not None and ctx.real_env is not None:

@@ -12,9 +12,9 @@ from typing import Dict, List, Optional
 
 from tests.local.harness import BIN, REPO, LocalSlurm
 
-# The real-Slurm starter: beside the checkout, or named by $SBATCH_K8S_REAL_SLURM (a checkout
+# The real-Slurm starter: beside the checkout, or named by $SBATCHK8S_REAL_SLURM (a checkout
 # elsewhere, e.g. a worktree of the commit being measured).
-REAL_SLURM = Path(os.environ.get("SBATCH_K8S_REAL_SLURM")
+REAL_SLURM = Path(os.environ.get("SBATCHK8S_REAL_SLURM")
                   or REPO.parent / "shared" / "tools" / "real-slurm")
 BENCH_CONFIG = "[local]\ncpus = 256\ngpus = 0\n"
 

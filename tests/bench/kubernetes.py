@@ -2,7 +2,7 @@
 ``--kubeconfig PATH`` against the real API server PATH names, side by side
 with kubectl on the same server: sbatch vs ``kubectl create -f`` of the same manifests;
 squeue with 1,000 (and 10,000) jobs vs ``kubectl get jobs`` with the same selector — warm
-(through the command server, answered by its watch cache) and cold (``SBATCH_K8S_SERVER=0``:
+(through the command server, answered by its watch cache) and cold (``SBATCHK8S_SERVER=0``:
 one LIST per collection) — and the API calls one squeue makes either way; and, with the
 test kubelet, the time from sbatch to the script's first line and from its last line to
 ``sbatch --wait`` returning (1 and 8 nodes).
@@ -106,7 +106,7 @@ def _squeue_lines(kube: Any, *args: str, cold: bool = False) -> int:
     """How many jobs ``squeue -h ARGS`` shows (-1 when it fails); ``cold``: listed from the
     API server, not the command server's watch cache."""
     done = kube.run("squeue", "-h", *args, timeout=300,
-                    env={"SBATCH_K8S_SERVER": "0"} if cold else None)
+                    env={"SBATCHK8S_SERVER": "0"} if cold else None)
     return len(done.stdout.splitlines()) if done.returncode == 0 else -1
 
 
@@ -137,7 +137,7 @@ def _submit_and_listing(ctx: Context, server: BenchServer) -> List[Figure]:
             printed = subprocess.run(
                 command_argv("sbatch") + ["--k8s-print=objects", f"--k8s-job-id={90000 + k}",
                                           "-o", "/dev/null", "--wrap=true"],
-                env=dict(env, SBATCH_K8S_BACKEND="local"), cwd=cwd, capture_output=True,
+                env=dict(env, SBATCHK8S_BACKEND="local"), cwd=cwd, capture_output=True,
                 text=True)
             path = os.path.join(cwd, f"m{k}.yaml")
             with open(path, "w") as f:
@@ -182,7 +182,7 @@ def _count_calls(server: BenchServer, squeue: List[str]) -> Tuple[str, str]:
         if server.real:
             _settle(counter.kube)
         warm = _warm_calls(counter, squeue)
-        cold = _calls(counter, squeue, {"SBATCH_K8S_SERVER": "0"})
+        cold = _calls(counter, squeue, {"SBATCHK8S_SERVER": "0"})
     how = " (counted by a loopback proxy)" if server.real else ""
     return (f"{warm} API calls per squeue{how} (goal 0)",
             f"{cold} API calls per squeue{how} (constant: 1 per collection)")
@@ -207,13 +207,13 @@ def _listing_figures(ctx: Context, server: BenchServer, size: int) -> List[Figur
     kubectl = shutil.which("kubectl")
     squeue = command_argv("squeue")
     repeats = max(3, ctx.repeats(9) // 2)
-    cold_env = dict(env, SBATCH_K8S_SERVER="0")
+    cold_env = dict(env, SBATCHK8S_SERVER="0")
     kubectl_samples = process_times([kubectl, "get", "jobs", "-l", SELECTOR], repeats, env,
                                     cwd, warmup=1) if kubectl else []
     shown, listed = _settle(kube)
     warm = Figure(f"k8s: squeue, {size} jobs, warm (server's watch cache)", "ms",
                   process_times(squeue, repeats, env, cwd, warmup=1))
-    cold = Figure(f"k8s: squeue, {size} jobs, cold (SBATCH_K8S_SERVER=0, LISTs)", "ms",
+    cold = Figure(f"k8s: squeue, {size} jobs, cold (SBATCHK8S_SERVER=0, LISTs)", "ms",
                   process_times(squeue, repeats, cold_env, cwd, warmup=0))
     warm.scaling, cold.scaling = _count_calls(server, squeue)
     warm.scaling += f"; shows {shown} pending jobs of {listed} listed"

@@ -1,6 +1,6 @@
 """Figures on a real data plane (``python -m tests.bench --only real_nodes --real-node``):
 real kubelets, containerd, CNI and a cluster DNS (``../shared/tools/real-node``), with the
-cluster and configuration of ``$KUBECONFIG`` and ``$SBATCH_K8S_CONFIG`` (its ``env.sh``).
+cluster and configuration of ``$KUBECONFIG`` and ``$SBATCHK8S_CONFIG`` (its ``env.sh``).
 
 * submit → the script's first line, and the script's last line → ``sbatch --wait`` returns,
   for 1 and 2 nodes (the pods share this machine's clock);
@@ -40,7 +40,7 @@ BLOCK_BYTES = (36 * 28 + 1) * 1024
 
 
 def _env() -> Optional[Dict[str, str]]:
-    if not os.environ.get("KUBECONFIG") or not os.environ.get("SBATCH_K8S_CONFIG"):
+    if not os.environ.get("KUBECONFIG") or not os.environ.get("SBATCHK8S_CONFIG"):
         return None
     return dict(os.environ)
 
@@ -128,7 +128,7 @@ def _throughput(ctx: Context, env: Dict[str, str], work: str) -> Iterable[Figure
 def figures(ctx: Context) -> Iterable[Figure]:
     env = _env()
     if env is None or shutil.which("kubectl") is None:
-        yield Figure("real nodes", "", skipped="needs $KUBECONFIG and $SBATCH_K8S_CONFIG of "
+        yield Figure("real nodes", "", skipped="needs $KUBECONFIG and $SBATCHK8S_CONFIG of "
                                                "../shared/tools/real-node (source its env.sh)")
         return
     work = tempfile.mkdtemp(prefix="sbatch-k8s-bench-real-")

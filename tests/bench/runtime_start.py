@@ -52,7 +52,7 @@ def _python() -> str:
 
 
 def _no_op_ms(python: str, bundle: str, cache_root: Optional[str]) -> Optional[float]:
-    env = {"PATH": "/usr/bin:/bin", "SBATCH_K8S_RUNTIME_CACHE": cache_root or "0"}
+    env = {"PATH": "/usr/bin:/bin", "SBATCHK8S_RUNTIME_CACHE": cache_root or "0"}
     begun = time.perf_counter()
     done = subprocess.run([python, bundle, "node"], env=env, capture_output=True, text=True,
                           timeout=120)

@@ -4,7 +4,7 @@
 (1–2 nodes; 0 B–50 MB of output whose bytes are the CRI log format's worst cases: ``\\r\\n``,
 lone ``\\r``, NUL, invalid UTF-8, 1 MB lines, no final newline; exit codes, time limits,
 cancels, a deleted node-0 pod, out-of-memory kills) to the cluster of ``$KUBECONFIG`` with
-the configuration of ``$SBATCH_K8S_CONFIG`` (``../shared/tools/real-node``'s ``env.sh``
+the configuration of ``$SBATCHK8S_CONFIG`` (``../shared/tools/real-node``'s ``env.sh``
 sets both). Each job's output file is compared byte for byte with what the job wrote
 (regenerated here from the same seed), and its end with what was done to it (sacct). It
 prints one line per mismatch and a summary: jobs, bytes, mismatches (goal: 0).
@@ -235,7 +235,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     for tool in ("sbatch", "kubectl"):
         if shutil.which(tool) is None:
             parser.error(f"{tool} is not on PATH")
-    env = dict(os.environ, SBATCH_K8S_REQUEUE_DELAY="2")
+    env = dict(os.environ, SBATCHK8S_REQUEUE_DELAY="2")
     work = tempfile.mkdtemp(prefix="sbatch-k8s-soak-")
     cases = plan(args.jobs, args.seed, int(args.max_mb * 1_000_000))
     lock = threading.Lock()

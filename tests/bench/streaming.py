@@ -59,7 +59,7 @@ def _memory_kb(pid: int, field: str) -> Optional[int]:
 def _node0_pids(job_dir: Path) -> List[int]:
     """Node 0's runtime processes: the node process, its step server and the steps that
     server runs (forks share the node's command line and environment); not user tasks."""
-    marker = f"SBATCH_K8S_SPOOL={job_dir}/node-0".encode()
+    marker = f"SBATCHK8S_SPOOL={job_dir}/node-0".encode()
     found = []
     for pid in Path("/proc").iterdir():
         if pid.name.isdigit():

@@ -8,7 +8,7 @@ the rest exactly (``compare.py``). Intended differences are listed, with their r
 
 Run: ``python -m pytest tests/conformance --with-real-slurm`` (about a minute);
 ``CONFORMANCE_DUMP=<dir>`` keeps both normalised texts of every comparison;
-``SBATCH_K8S_REAL_SLURM=<tools dir>`` names another real-slurm tool directory (a second
+``SBATCHK8S_REAL_SLURM=<tools dir>`` names another real-slurm tool directory (a second
 instance); ``CONFORMANCE_FIRST_JOB_ID=1`` starts our job ids at 1, as a freshly purged
 cluster's. The verdict does not depend on either side's ids (``normalise.py``).
 

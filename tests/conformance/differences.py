@@ -34,8 +34,8 @@ INTENDED: Dict[str, str] = {
                                                 "no heterogeneous jobs here",
     "env:SLURM_MEM_PER_CPU": "the emulated cluster sets DefMemPerCPU=256; sbatch-k8s has no "
                              "memory default, so without --mem* no memory variable exists",
-    "env:MASTER_ADDR": "sbatch-k8s adds torch rendezvous defaults (node 0, port 29500) unless "
-                       "the job sets them (DESIGN: rendezvous helpers)",
+    "env:MASTER_ADDR": "sbatch-k8s adds torch rendezvous defaults (node 0, a port of the "
+                       "job's own) unless the job sets them (DESIGN: rendezvous helpers)",
     "env:MASTER_PORT": "see MASTER_ADDR",
     "output:memory default": "scontrol show job: the emulated cluster's DefMemPerCPU=256 "
                              "gives every job TRES mem=<256 x CPUs>M and MinMemoryCPU=256M; "
@@ -93,6 +93,14 @@ INTENDED: Dict[str, str] = {
     "value:SLURM_JOB_GPUS@env-gpu": "see CUDA_VISIBLE_DEVICES@env-gpu (real Slurm's tasks on "
                                     "node 1 inherit the batch node's 0,1; ours name node 1's "
                                     "own machine-wide ids)",
+    "output:cpu binding support": (
+        "the emulated cluster runs TaskPlugin=task/none, so its srun says 'cluster "
+        "configuration lacks support for cpu binding' for any --cpu-bind; a cluster that binds "
+        "says nothing for --cpu-bind=q (quiet), nor does sbatch-k8s (pods bind nothing; other "
+        "bindings get its approximation warning)"),
+    "output:--exclusive warning": (
+        "sbatch warns about every option the option table marks approximated; --exclusive "
+        "gives whole nodes as the partition's node size says (the machine's pool locally)"),
     "behaviour:uneven GPUs per node": (
         "--gpus that does not divide by the node count (--gpus=3 -N2): Slurm gives the nodes "
         "different counts (2 and 1); all pods of a job share one template, so each requests "
@@ -134,6 +142,8 @@ REWRITES: Dict[str, List[Tuple[str, str, str]]] = {
         ("sinfo-summarize", r"(?m)^(\S+ +up +\S+) +#/#/#/# <host\[[\d,-]+\]>$",
          rf"\1{'#/#/#/#':>{17 - len(_IDLE_AIOT) + 7}} <host[0-{_LOCAL_NODES - 1}]>")],
     "output:%b in file names": [("files-unknown-letters", r"unk-%b-", "unk-4-")],
+    "output:cpu binding support": [
+        ("executor", r"(?m)^srun: cluster configuration lacks support for cpu binding\n", "")],
     "output:step termination line": [
         ("*", r"\bsrun: launch/slurm: _step_signal: Terminating ", "srun: Terminating ")],
     "output:ntasks-per-node warning wording": [
@@ -158,6 +168,8 @@ REWRITES: Dict[str, List[Tuple[str, str, str]]] = {
 #: Slurm prints there): for lines only sbatch-k8s adds, which real Slurm's text cannot
 #: predict
 OUR_REWRITES: Dict[str, List[Tuple[str, str, str]]] = {
+    "output:--exclusive warning": [
+        ("sbatch-exclusive", r"(?m)^sbatch: warning: --exclusive is approximated: .*\n", "")],
     "behaviour:srun -N1 in --ntasks-per-node job@too-many-tasks": [
         ("too-many-tasks", _tpn_warning(tasks=5, nodes=2), "")],
 }

@@ -22,8 +22,8 @@ from typing import Dict, List, Optional, Sequence
 
 from tests.local.harness import BIN, LocalSlurm
 
-# beside the checkout, or named by $SBATCH_K8S_REAL_SLURM (as for the benchmarks)
-REAL_SLURM_TOOLS = Path(os.environ.get("SBATCH_K8S_REAL_SLURM")
+# beside the checkout, or named by $SBATCHK8S_REAL_SLURM (as for the benchmarks)
+REAL_SLURM_TOOLS = Path(os.environ.get("SBATCHK8S_REAL_SLURM")
                         or Path(__file__).resolve().parents[3] / "shared" / "tools"
                         / "real-slurm")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -87,9 +87,10 @@ class Side(abc.ABC):
             env: Optional[Dict[str, str]] = None, stdin: Optional[str] = None,
             timeout: float = 60) -> "subprocess.CompletedProcess[str]":
         """Run one of the Slurm commands to completion."""
+        # a byte that is not UTF-8 (a job name given as one) is kept, as surrogateescape
         return subprocess.run([*self.command(command), *args], cwd=cwd or self.work,
                               env=self.environment(env), input=stdin, text=True,
-                              capture_output=True, timeout=timeout)
+                              errors="surrogateescape", capture_output=True, timeout=timeout)
 
     def shell(self, text: str, cwd: Optional[Path] = None,
               timeout: float = 60) -> "subprocess.CompletedProcess[str]":
@@ -260,7 +261,7 @@ class OurSlurm(Side):
         self.local = LocalSlurm(root, config=LOCAL_CONFIG)
         self.work = self.local.work
         self.local.env["LC_ALL"] = "C"
-        self.local.env.pop("SBATCH_K8S_KILL_WAIT", None)   # Slurm's KillWait, as real
+        self.local.env.pop("SBATCHK8S_KILL_WAIT", None)   # Slurm's KillWait, as real
 
     def command(self, command: str) -> List[str]:
         return [sys.executable, str(BIN / command)]

@@ -47,9 +47,9 @@ class KubeSlurm(LocalSlurm):
         if CONFIG_FILTER is not None:
             config = CONFIG_FILTER(config, str(root))
         super().__init__(root, config=config, commands=commands)
-        del self.env["SBATCH_K8S_BACKEND"]
+        del self.env["SBATCHK8S_BACKEND"]
         self.env["KUBECONFIG"] = kubeconfig
-        self.env["SBATCH_K8S_API_RETRY_S"] = "3"
+        self.env["SBATCHK8S_API_RETRY_S"] = "3"
         self.kubeconfig = kubeconfig
         self.namespace = namespace or context_namespace(kubeconfig)
 

@@ -4,7 +4,7 @@ The same site on both tiers: ``deploy/rbac.yaml`` and ``deploy/policy.yaml`` app
 administrator would, each user bound with the users' Role (and the id counter's), carol in
 the operators group ``sbatch-k8s:operators``. On the emulated API server (RBAC on, the
 policies evaluated) users are bearer tokens; on a real one (``--with-kube-apiserver``)
-they are client certificates signed by the cluster's CA (``$SBATCH_K8S_TEST_CA``, default
+they are client certificates signed by the cluster's CA (``$SBATCHK8S_TEST_CA``, default
 ``/tmp/k8s-real/pki/ca.{crt,key}``), the test's namespace is labelled for the policies'
 bindings (named for the test, limited to its namespace: other tests on the server are left
 alone) and holds the id counter.
@@ -73,7 +73,7 @@ class Site:
         """A KubeClient with ``user``'s credentials."""
         from sbatch_k8s.backends.kubernetes.client import connect
 
-        return connect({"KUBECONFIG": self.kubeconfigs[user], "SBATCH_K8S_API_RETRY_S": "2"})
+        return connect({"KUBECONFIG": self.kubeconfigs[user], "SBATCHK8S_API_RETRY_S": "2"})
 
     def slurm(self, user: str) -> KubeSlurm:
         """``user``'s commands (their own state directory and working directory)."""
@@ -160,7 +160,7 @@ def real_site(root: Path) -> Any:
     @contextmanager
     def made() -> Any:
         admin = os.environ["KUBECONFIG"]
-        ca = os.environ.get("SBATCH_K8S_TEST_CA", "/tmp/k8s-real/pki/ca")
+        ca = os.environ.get("SBATCHK8S_TEST_CA", "/tmp/k8s-real/pki/ca")
         cluster = RealCluster(admin, str(root)).start()
         site = Site(cluster, cluster.namespace, {}, root, real=True)
         try:

@@ -26,11 +26,11 @@ from typing import Any, Dict, List, Mapping, Optional
 from tests.kube.real_cluster import RealCluster
 
 #: What ``../shared/tools/real-node`` sets up (its README; overridable by environment).
-IMAGE = os.environ.get("SBATCH_K8S_REAL_NODE_IMAGE", "local/python3:bookworm")
+IMAGE = os.environ.get("SBATCHK8S_REAL_NODE_IMAGE", "local/python3:bookworm")
 NODE_LABEL = os.environ.get("NODE_LABEL", "realnode.test/node=true")
 NODE_TAINT_KEY = os.environ.get("NODE_TAINT", "realnode.test/dedicated=true:NoSchedule") \
     .split("=", 1)[0]
-NODE_CPUS = int(os.environ.get("SBATCH_K8S_REAL_NODE_CPUS", "2"))
+NODE_CPUS = int(os.environ.get("SBATCHK8S_REAL_NODE_CPUS", "2"))
 DEFAULT_KUBECONFIG = "/tmp/k8s-real/kubeconfig"
 #: Images of the real nodes themselves (a test asking for one keeps it: the torch image).
 LOCAL_IMAGES = "local/"

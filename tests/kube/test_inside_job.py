@@ -195,8 +195,8 @@ def test_an_image_without_the_commands_names_what_is_missing(tmp_path: Path) -> 
 
     empty = tmp_path / "bin"
     empty.mkdir()
-    environ = {"PATH": str(empty), "SBATCH_K8S_SPOOL": str(tmp_path),
-               "SBATCH_K8S_CONTRACT": "slurm"}
+    environ = {"PATH": str(empty), "SBATCHK8S_SPOOL": str(tmp_path),
+               "SBATCHK8S_CONTRACT": "slurm"}
     caught = io.StringIO()
     with redirect_stderr(caught):
         code = run("sbatch", ["next.sh"], environ)

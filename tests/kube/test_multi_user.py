@@ -298,7 +298,7 @@ def _token_client(site: Site, token: str) -> Any:
     configuration = client.Configuration()
     configuration.host = site.cluster.url
     if site.real:
-        configuration.ssl_ca_cert = os.environ.get("SBATCH_K8S_TEST_CA",
+        configuration.ssl_ca_cert = os.environ.get("SBATCHK8S_TEST_CA",
                                                    "/tmp/k8s-real/pki/ca") + ".crt"
     configuration.api_key = {"authorization": token}
     configuration.api_key_prefix = {"authorization": "Bearer"}

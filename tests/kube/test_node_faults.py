@@ -189,7 +189,7 @@ def test_node0_pod_deleted_is_a_node_failure_and_requeued(cluster: Any, tmp_path
     keeps the run NODE_FAIL, the job runs again with Restarts=1 (before: CANCELLED AT in the
     output, FAILED 0:0 NonZeroExitCode in sacct, never requeued)."""
     kube = _commands(cluster, tmp_path, account)
-    kube.env["SBATCH_K8S_REQUEUE_DELAY"] = "1"
+    kube.env["SBATCHK8S_REQUEUE_DELAY"] = "1"
     with kubelet_with(cluster):
         kube.script("stop.sh", TWO_NODES.replace("echo started",
                                                  "echo started run ${SLURM_RESTART_COUNT:-0}"))

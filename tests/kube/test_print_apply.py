@@ -22,7 +22,7 @@ JOB = "#!/bin/sh\n#SBATCH --job-name=printed\necho printed and applied\n"
 def _pipe(kube: KubeSlurm, apply: str) -> "subprocess.CompletedProcess[str]":
     sbatch = " ".join(kube.commands("sbatch"))
     return subprocess.run(["/bin/sh", "-c", f"{sbatch} --k8s-print job.sh | {apply}"],
-                          cwd=kube.work, env=dict(kube.env, SBATCH_K8S_BACKEND="local"),
+                          cwd=kube.work, env=dict(kube.env, SBATCHK8S_BACKEND="local"),
                           capture_output=True, text=True, timeout=120)
 
 

@@ -55,7 +55,7 @@ def test_requeue_runs_the_job_again_under_its_id(kube: KubeSlurm, kubelet: Any) 
     record = f"sbatch-k8s-job-{job_id}"
     kube.api().merge_patch(kinds.CONFIG_MAP, record, kube.namespace,
                            {"data": {"running-steps.json": "[]"}})
-    kube.env["SBATCH_K8S_REQUEUE_DELAY"] = "4"
+    kube.env["SBATCHK8S_REQUEUE_DELAY"] = "4"
     done = kube.run("scontrol", "requeue", str(job_id))
     assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done
     shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
@@ -132,7 +132,7 @@ def test_requeuehold_keeps_the_job_held_until_release(kube: KubeSlurm, kubelet: 
     kube.script("again.sh", RUNS)
     job_id = submitted_id(kube.run("sbatch", "again.sh").stdout)
     wait_until(lambda: _runs(kube) == [f"run unset of {job_id}"], WAIT_S, "the first run")
-    kube.env["SBATCH_K8S_REQUEUE_DELAY"] = "2"
+    kube.env["SBATCHK8S_REQUEUE_DELAY"] = "2"
     done = kube.run("scontrol", "requeuehold", str(job_id))
     assert (done.returncode, done.stderr) == (0, ""), done
     held = kube.run("squeue", "-h", "-j", str(job_id), "-o", "%i %T %r").stdout
@@ -229,7 +229,7 @@ def test_evicted_pod_of_a_requeue_job_runs_again(request: pytest.FixtureRequest,
     the cluster ended it, PREEMPTED 0:0 whichever pod's failure failed the Job first (node 0's
     report is lost with its pod when node 1's did), the restart count raised."""
     kube: KubeSlurm = request.getfixturevalue("account_kube")
-    kube.env["SBATCH_K8S_REQUEUE_DELAY"] = "1"
+    kube.env["SBATCHK8S_REQUEUE_DELAY"] = "1"
     kube.script("evicted.sh", EVICTED)
     job_id = submitted_id(kube.run("sbatch", "evicted.sh").stdout)
     wait_until(lambda: len(_lines_of(kube, "evicted-runs.txt")) == 1, WAIT_S, "the first run")

@@ -66,7 +66,7 @@ def _b_still_waits(kube: KubeSlurm, a: int, b: int) -> None:
 
 
 def test_afterany_dependent_waits_through_a_requeue(kube: KubeSlurm, kubelet: Any) -> None:
-    kube.env["SBATCH_K8S_REQUEUE_DELAY"] = "1"
+    kube.env["SBATCHK8S_REQUEUE_DELAY"] = "1"
     kube.script("a.sh", A)
     kube.script("b.sh", B)
     a = submit(kube, "a.sh")

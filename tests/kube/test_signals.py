@@ -195,7 +195,7 @@ def test_another_users_job_is_refused_in_slurms_words(kube: KubeSlurm, kubelet: 
                == "RUNNING\n", WAIT_S, "the job running")
     other = kubeconfig(tmp_path / "bob.kubeconfig", cluster.url, "bob",
                        cluster.add_user("bob"))
-    env = {"KUBECONFIG": other, "USER": "root", "SBATCH_K8S_SERVER": "0"}
+    env = {"KUBECONFIG": other, "USER": "root", "SBATCHK8S_SERVER": "0"}
     refused = f"scancel: error: Kill job error on job id {job_id}: Access/permission denied\n"
     for args, code, stderr in [
             ((str(job_id),), 210, refused),

@@ -124,7 +124,7 @@ def test_unreachable_server(kube: KubeSlurm, tmp_path: Any) -> None:
         "contexts: [{name: dead, context: {cluster: dead, user: u}}]\n")
     kube.script("hello.sh", HELLO)
     done = kube.run("sbatch", "hello.sh", env={"KUBECONFIG": str(config),
-                                               "SBATCH_K8S_API_RETRY_S": "0.5"})
+                                               "SBATCHK8S_API_RETRY_S": "0.5"})
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == (
         "sbatch: error: Batch job submission failed: cannot reach the Kubernetes API server "
@@ -155,7 +155,7 @@ def test_missing_namespace(kube: KubeSlurm, tmp_path: Any) -> None:
     config = tmp_path / "ns.toml"
     config.write_text('[partitions.debug]\nnamespace = "nowhere"\nimage = "python:3.12"\n')
     kube.script("hello.sh", HELLO)
-    done = kube.run("sbatch", "hello.sh", env={"SBATCH_K8S_CONFIG": str(config)})
+    done = kube.run("sbatch", "hello.sh", env={"SBATCHK8S_CONFIG": str(config)})
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == (
         'sbatch: error: Batch job submission failed: namespaces "nowhere" not found')

@@ -1,8 +1,11 @@
 """The design document's torchrun script, unchanged, on the indexed-job target: a 2-pod ×
 2-process gloo all-reduce whose rendezvous goes over the pods' names (the test kubelet runs
-the pods on this machine; torch runs on the CPU). On real nodes (``--with-real-node``, the
-torch image of ``../shared/tools/real-node``, ``WITH_TORCH=1``): the same script without
-GPUs, and with too little memory, where the kernel kills a torchrun agent."""
+the pods on this machine; torch runs on the CPU). Two torchrun jobs at once with the
+rendezvous endpoint fixed to the runtime's ``$MASTER_ADDR:$MASTER_PORT``: each job's node 0
+is a pod with an address of its own, so both finish (issue 18, item 5). On real nodes
+(``--with-real-node``, the torch image of ``../shared/tools/real-node``, ``WITH_TORCH=1``):
+the same script without GPUs, and with too little memory, where the kernel kills a
+torchrun agent."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import pytest
 from tests.data import TORCHRUN_SCRIPT
 from tests.kube import harness
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
-from tests.local.test_torchrun import TRAIN, check_torchrun_output
+from tests.local.test_torchrun import TRAIN, check_torchrun_output, run_two_at_once
 
 pytestmark = pytest.mark.slow
 
@@ -37,6 +40,12 @@ def test_design_torchrun_script_runs_on_pods(kube: KubeSlurm, gpu_kubelet: Any,
     assert done.returncode == 0, done.stderr
     job = submitted_id(done.stdout)
     check_torchrun_output(kube.read(f"logs/llm-{job}.out"))
+
+
+def test_two_torchrun_jobs_with_fixed_endpoints_both_finish(kube: KubeSlurm,
+                                                            kubelet: Any) -> None:
+    pytest.importorskip("torch", reason="torch is needed (CI installs torch==2.13.0)")
+    run_two_at_once(kube, shared_addresses=False)
 
 
 def _cpu_script() -> str:

@@ -50,7 +50,7 @@ def warm(cluster: Any, kube: KubeSlurm) -> None:
     """Run squeue until one is answered by the cache alone (server started, mirrors synced).
     The server may hold a reader back for up to 30 s while the cache catches up (not 1 s):
     on a loaded machine too, an answer from the cache never depends on timing."""
-    kube.env["SBATCH_K8S_CACHE_WAIT_S"] = "30"
+    kube.env["SBATCHK8S_CACHE_WAIT_S"] = "30"
     wait_until(lambda: counted(cluster, kube, "squeue")[1] == 0, 60, "a warm cache")
 
 

@@ -35,10 +35,10 @@ class LocalSlurm:
         self.work.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SBATCH", "SLURM"))}
         env.update({
-            "SBATCH_K8S_STATE_DIR": str(self.state),
-            "SBATCH_K8S_BACKEND": "local",
-            "SBATCH_K8S_KILL_WAIT": "1",
-            "SBATCH_K8S_NODE_WAIT": "20",
+            "SBATCHK8S_STATE_DIR": str(self.state),
+            "SBATCHK8S_BACKEND": "local",
+            "SBATCHK8S_KILL_WAIT": "1",
+            "SBATCHK8S_NODE_WAIT": "20",
             "HOME": str(root),
             # The commands of this checkout come first (a job calling sacct or sbatch gets
             # ours, never a system Slurm's), then this interpreter.
@@ -48,7 +48,7 @@ class LocalSlurm:
         if config is not None:
             path = root / "config.toml"
             path.write_text(config)
-            env["SBATCH_K8S_CONFIG"] = str(path)
+            env["SBATCHK8S_CONFIG"] = str(path)
         self.env: Dict[str, str] = env
 
     def run(self, command: str, *args: str, stdin: Optional[str] = None,

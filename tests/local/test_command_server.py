@@ -8,7 +8,7 @@ import time
 
 from tests.local.harness import LocalSlurm
 
-IN_PROCESS = {"SBATCH_K8S_SERVER": "0"}
+IN_PROCESS = {"SBATCHK8S_SERVER": "0"}
 
 
 def test_same_results_with_and_without_the_server(slurm: LocalSlurm) -> None:

@@ -90,7 +90,7 @@ def _node_process(job_dir: Path, index: int) -> int:
         except OSError:
             continue
         if b"node" in cmd and cmd[-1] == str(index).encode() and \
-                f"SBATCH_K8S_SPOOL={job_dir}/node-{index}".encode() in env:
+                f"SBATCHK8S_SPOOL={job_dir}/node-{index}".encode() in env:
             return int(pid)
     raise AssertionError(f"node {index} process not found")
 
@@ -141,7 +141,7 @@ def test_a_launch_with_a_wrong_token_is_rejected(slurm: LocalSlurm) -> None:
 
 
 def test_time_limit_ends_the_job_as_timeout(slurm: LocalSlurm) -> None:
-    env = {"SBATCH_K8S_SECONDS_PER_MINUTE": "1"}
+    env = {"SBATCHK8S_SECONDS_PER_MINUTE": "1"}
     done = slurm.run("sbatch", "--wait", "--time=1", "-o", "to.out", "--wrap",
                      "srun sleep 30", env=env)
     assert done.returncode == 1
@@ -157,7 +157,7 @@ def test_time_limit_ends_the_job_as_timeout(slurm: LocalSlurm) -> None:
 
 
 def test_signal_before_the_time_limit_reaches_the_batch_shell(slurm: LocalSlurm) -> None:
-    env = {"SBATCH_K8S_SECONDS_PER_MINUTE": "2"}
+    env = {"SBATCHK8S_SECONDS_PER_MINUTE": "2"}
     slurm.run("sbatch", "--wait", "--time=1", "--signal=B:USR1@1", "-o", "sig.out", "--wrap",
               "trap 'echo got USR1; exit 0' USR1; sleep 30 & wait", env=env)
     assert slurm.read("sig.out") == "got USR1\n"

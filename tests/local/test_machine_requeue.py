@@ -3,7 +3,7 @@ process that dies (``NODE_FAIL``) or is stopped by SIGTERM (``PREEMPTED``) ends 
 job that may be requeued runs again under its id — no command needs to be typed: the
 scheduler process requeues it when it records the end. Its earlier run stays in ``sacct -D``
 as it ended; the job waits ``PD (BeginTime)`` for the requeue delay (shortened here with
-``SBATCH_K8S_REQUEUE_DELAY``), then runs with ``SLURM_RESTART_COUNT`` one higher.
+``SBATCHK8S_REQUEUE_DELAY``), then runs with ``SLURM_RESTART_COUNT`` one higher.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ WAIT_S = 60.0
 
 def _node_process(slurm: LocalSlurm, job: str, index: int) -> int:
     """The pid of node ``index`` of ``job`` (its spool directory in its environment)."""
-    spool = f"SBATCH_K8S_SPOOL={slurm.state}/jobs/{job}/node-{index}\0".encode()
+    spool = f"SBATCHK8S_SPOOL={slurm.state}/jobs/{job}/node-{index}\0".encode()
     wanted = f"node\0--contract\0local\0--index\0{index}\0".encode()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -55,7 +55,7 @@ def _start_first_run(slurm: LocalSlurm, *options: str) -> str:
 
 
 def test_a_lost_node_requeues_the_job_which_runs_again(slurm: LocalSlurm) -> None:
-    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "1"
+    slurm.env["SBATCHK8S_REQUEUE_DELAY"] = "1"
     job = _start_first_run(slurm, "--requeue")
     os.kill(_node_process(slurm, job, 1), signal.SIGKILL)
 
@@ -82,7 +82,7 @@ def test_a_lost_node_requeues_the_job_which_runs_again(slurm: LocalSlurm) -> Non
 def test_a_stopped_node_requeues_the_job_pending_its_begin_time(slurm: LocalSlurm) -> None:
     """SIGTERM to node 1 (its pod deleted, on a cluster): PREEMPTED, then requeued; the job
     waits ``PD (BeginTime)`` with one more restart until the delay is over."""
-    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "600"
+    slurm.env["SBATCHK8S_REQUEUE_DELAY"] = "600"
     job = _start_first_run(slurm)  # Slurm's default: JobRequeue=1
     os.kill(_node_process(slurm, job, 1), signal.SIGTERM)
 
@@ -98,7 +98,7 @@ def test_a_stopped_node_requeues_the_job_pending_its_begin_time(slurm: LocalSlur
 
 
 def test_a_no_requeue_job_stays_node_fail(slurm: LocalSlurm) -> None:
-    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "0"
+    slurm.env["SBATCHK8S_REQUEUE_DELAY"] = "0"
     job = _start_first_run(slurm, "--no-requeue")
     os.kill(_node_process(slurm, job, 1), signal.SIGKILL)
 
@@ -115,7 +115,7 @@ def test_losing_node_0_is_a_node_failure_and_requeues(slurm: LocalSlurm) -> None
     """The batch host's node process killed (nothing of it left to report): the job's node
     failed — NODE_FAIL (NodeDown), not a failed script — and it is requeued like any lost
     node's job; the other node does not outlive it."""
-    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "1"
+    slurm.env["SBATCHK8S_REQUEUE_DELAY"] = "1"
     job = _start_first_run(slurm)
     node1 = _node_process(slurm, job, 1)
     os.kill(_node_process(slurm, job, 0), signal.SIGKILL)
@@ -129,7 +129,7 @@ def test_losing_node_0_is_a_node_failure_and_requeues(slurm: LocalSlurm) -> None
 
 def test_srun_outside_a_job_is_not_requeued_when_it_loses_a_node(slurm: LocalSlurm) -> None:
     """slurmctld requeues batch jobs only: srun's own job ends NODE_FAIL, and srun with it."""
-    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "0"
+    slurm.env["SBATCHK8S_REQUEUE_DELAY"] = "0"
     process = slurm.start("srun", "-N2", "bash", "-c",
                           "echo up >> ran.$SLURM_NODEID; sleep 120")
     try:

@@ -46,7 +46,7 @@ def test_a_gpu_job_without_pretend_gpus_says_what_to_configure(slurm: LocalSlurm
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
         "sbatch: error: the job needs 2 GPUs; this machine offers none (pretend GPUs for local "
-        "jobs: gpus = N in the [local] table of the configuration file ($SBATCH_K8S_CONFIG, "
+        "jobs: gpus = N in the [local] table of the configuration file ($SBATCHK8S_CONFIG, "
         "else ~/.config/sbatch-k8s/config.toml))\n"
         "sbatch: error: Batch job submission failed: Requested node configuration is not "
         "available\n")

@@ -13,10 +13,14 @@ from translators.config import LocalConfig
 
 
 def _db(*running: tuple) -> sqlite3.Connection:
+    """Running jobs as ``(node_count, cpus)`` or ``(node_count, cpus, exclusive)``."""
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE jobs (state TEXT, node_count INTEGER, cpus INTEGER)")
-    conn.executemany("INSERT INTO jobs VALUES ('RUNNING', ?, ?)", running)
-    conn.execute("INSERT INTO jobs VALUES ('PENDING', 4, 4)")
+    conn.row_factory = sqlite3.Row      # as the job database's connections
+    conn.execute("CREATE TABLE jobs (state TEXT, node_count INTEGER, cpus INTEGER, "
+                 "exclusive TEXT)")
+    conn.executemany("INSERT INTO jobs VALUES ('RUNNING', ?, ?, ?)",
+                     [tuple(job) + (None,) * (3 - len(job)) for job in running])
+    conn.execute("INSERT INTO jobs VALUES ('PENDING', 4, 4, NULL)")
     return conn
 
 
@@ -39,6 +43,15 @@ def test_states_follow_the_running_jobs_and_the_pool():
     full = local_nodes(_db((2, 2), (1, 2)), LocalConfig(cpus=4))
     assert [(n.state, n.alloc_cpus) for n in full] == [
         ("allocated", 3), ("allocated", 1), ("allocated", 0), ("allocated", 0)]
+
+
+def test_an_exclusive_job_holds_the_pool_once():
+    """``-N2 --exclusive`` on a 4-CPU pool: each node all 4 CPUs, the pool held once."""
+    nodes = local_nodes(_db((2, 8, "node")), LocalConfig(cpus=4))
+    assert [(n.state, n.alloc_cpus) for n in nodes][:3] == [
+        ("allocated", 4), ("allocated", 4), ("allocated", 0)]
+    part = PartitionInfo("local", nodes, default=True)
+    assert format_sinfo([part], fmt="%C", header=False) == "4/0/0/4\n"
 
 
 def test_totals_count_the_shared_pool_once():
@@ -72,3 +85,19 @@ def test_sinfo_names_the_nodes_squeue_shows(tmp_path) -> None:
         slurm.run("scancel", str(job))
     finally:
         slurm.cleanup()
+
+
+def test_the_scheduler_counts_an_exclusive_job_once():
+    """What sinfo shows is what the scheduler holds: an exclusive job takes the whole pool
+    and its GPUs once, whatever its node count; a plain job its own CPUs."""
+    from sbatch_k8s.backends.local.capacity import Capacity
+
+    config = LocalConfig(cpus=4, gpus=2)
+    exclusive = {"cpus": 8, "gpus": 2, "node_count": 2, "mem_mb": None, "gpu_ids": "",
+                 "exclusive": "node"}
+    free = Capacity(config, [])
+    assert free.take(exclusive) == [[0, 1], [0, 1]]        # each node shows the pool's GPUs
+    assert (free.free_cpus, free.free_gpus) == (0, [])
+    busy = Capacity(config, [dict(exclusive, gpu_ids="0,1;0,1")])
+    assert busy.take({"cpus": 1, "gpus": 0, "node_count": 1, "mem_mb": None,
+                      "exclusive": None}) is None

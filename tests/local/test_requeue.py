@@ -5,7 +5,7 @@ kept by sacct as a ``REQUEUED`` row (``sacct -D``; plain ``sacct`` shows the cur
 only), the job is ``PD (BeginTime)`` with ``Restarts=1``, its submit time the requeue time
 and its eligible time 121 s later, then runs under the same id with
 ``SLURM_RESTART_COUNT=1``. ``requeuehold`` leaves it ``job requeued in held state`` (priority
-0) until ``scontrol release``. The delay is shortened here with ``SBATCH_K8S_REQUEUE_DELAY``.
+0) until ``scontrol release``. The delay is shortened here with ``SBATCHK8S_REQUEUE_DELAY``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _sacct(slurm: LocalSlurm, job: str, *args: str) -> List[str]:
 
 
 def test_requeue_of_a_running_job(slurm: LocalSlurm) -> None:
-    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "2"
+    slurm.env["SBATCHK8S_REQUEUE_DELAY"] = "2"
     slurm.script("again.sh", RUNS)
     job = slurm.run("sbatch", "--parsable", "again.sh").stdout.strip()
     slurm.wait_for(lambda: _runs(slurm) == [f"run unset of {job}"], WAIT_S)
@@ -70,8 +70,8 @@ def test_a_job_being_requeued_shows_completing(slurm: LocalSlurm) -> None:
     """Between ``scontrol requeue`` and its run's end (a script that ignores SIGTERM lasts
     KillWait), real slurmctld shows the job ``CG COMPLETING`` (reason None) with its restart
     count already raised, and sacct the run ``REQUEUED``."""
-    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "600"
-    slurm.env["SBATCH_K8S_KILL_WAIT"] = "10"
+    slurm.env["SBATCHK8S_REQUEUE_DELAY"] = "600"
+    slurm.env["SBATCHK8S_KILL_WAIT"] = "10"
     job = slurm.run("sbatch", "--parsable", "-o", "/dev/null", "--wrap",
                     "trap '' TERM; echo up > up.txt; sleep 60").stdout.strip()
     slurm.wait_for(lambda: (slurm.work / "up.txt").exists(), WAIT_S)
@@ -88,7 +88,7 @@ def test_a_job_being_requeued_shows_completing(slurm: LocalSlurm) -> None:
 
 
 def test_requeuehold_then_release_and_requeue_of_an_ended_job(slurm: LocalSlurm) -> None:
-    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "0"
+    slurm.env["SBATCHK8S_REQUEUE_DELAY"] = "0"
     slurm.script("again.sh", RUNS)
     job = slurm.run("sbatch", "--parsable", "again.sh").stdout.strip()
     slurm.wait_for(lambda: len(_runs(slurm)) == 1, WAIT_S)
@@ -147,7 +147,7 @@ def test_requeue_refusals(slurm: LocalSlurm) -> None:
 def test_requeue_of_array_elements(slurm: LocalSlurm) -> None:
     """One element, then the whole array: each element answers for itself, in Slurm's
     ``<array>_<tasks>: <error>`` lines when any is refused."""
-    slurm.env["SBATCH_K8S_REQUEUE_DELAY"] = "300"
+    slurm.env["SBATCHK8S_REQUEUE_DELAY"] = "300"
     array = slurm.run("sbatch", "--parsable", "--array=1-3", "--wrap",
                       "sleep 300").stdout.strip()
     running = [f"{array}_{t} RUNNING None" for t in (1, 2, 3)]

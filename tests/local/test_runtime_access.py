@@ -71,10 +71,10 @@ def run_node(python: str, job_dir: Path, spool: Path, index: int = 0
              ) -> "subprocess.CompletedProcess[str]":
     """The node process as a pod starts it: ``python3 runtime.pyz node …``."""
     env: Dict[str, str] = {"PATH": os.environ.get("PATH", os.defpath),
-                           "SBATCH_K8S_JOB_DIR": str(job_dir),
-                           "SBATCH_K8S_TOKEN_FILE": str(job_dir / "token"),
-                           "SBATCH_K8S_SPOOL": str(spool), "SBATCH_K8S_RUNTIME_PORT": "1",
-                           "SBATCH_K8S_NODE_WAIT": "1"}
+                           "SBATCHK8S_JOB_DIR": str(job_dir),
+                           "SBATCHK8S_TOKEN_FILE": str(job_dir / "token"),
+                           "SBATCHK8S_SPOOL": str(spool), "SBATCHK8S_RUNTIME_PORT": "1",
+                           "SBATCHK8S_NODE_WAIT": "1"}
     return subprocess.run([python, str(job_dir.parent / "runtime.pyz"), "node", "--contract",
                            "local", "--index", str(index)], env=env, cwd="/",
                           capture_output=True, text=True, timeout=60,
@@ -115,9 +115,9 @@ def test_a_spool_that_cannot_be_written_is_named(python: str, job_dir: Path) -> 
 
 def test_srun_names_an_unreadable_job_file(python: str, job_dir: Path) -> None:
     forbid(job_dir / "job.json")
-    env = {"PATH": os.environ.get("PATH", os.defpath), "SBATCH_K8S_JOB_DIR": str(job_dir),
-           "SBATCH_K8S_TOKEN_FILE": str(job_dir / "token"),
-           "SBATCH_K8S_NODE_ADDRS": "127.0.0.2=127.0.0.2", "SBATCH_K8S_SERVER": "0"}
+    env = {"PATH": os.environ.get("PATH", os.defpath), "SBATCHK8S_JOB_DIR": str(job_dir),
+           "SBATCHK8S_TOKEN_FILE": str(job_dir / "token"),
+           "SBATCHK8S_NODE_ADDRS": "127.0.0.2=127.0.0.2", "SBATCHK8S_SERVER": "0"}
     done = subprocess.run([python, str(job_dir.parent / "runtime.pyz"), "srun", "true"],
                           env=env, cwd="/", capture_output=True, text=True, timeout=60,
                           **as_runtime_user())  # type: ignore[call-overload]

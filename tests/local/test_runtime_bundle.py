@@ -39,7 +39,7 @@ def test_a_job_runs_on_the_bundle(tmp_path: Path, bundle: Path, version: str) ->
         pytest.skip(f"python{version} is not installed here")
     slurm = LocalSlurm(tmp_path)
     try:
-        env = {"SBATCH_K8S_RUNTIME_PYZ": str(bundle), "SBATCH_K8S_RUNTIME_PYTHON": interpreter}
+        env = {"SBATCHK8S_RUNTIME_PYZ": str(bundle), "SBATCHK8S_RUNTIME_PYTHON": interpreter}
         done = slurm.run("sbatch", "--wait", "-N2", "-o", "b.out", "--wrap",
                          "srun -l python3 -c 'import sys; print(sys.version_info[:2])' "
                          ">/dev/null; scontrol show hostnames; srun -l hostname | wc -l",

@@ -87,7 +87,7 @@ def test_a_job_that_can_never_fit_is_refused(small: LocalSlurm) -> None:
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "sbatch: error: the job needs 1200 MB of memory in all; this machine offers 1000 MB "
-        "(memory_mb = N in the [local] table of the configuration file ($SBATCH_K8S_CONFIG, "
+        "(memory_mb = N in the [local] table of the configuration file ($SBATCHK8S_CONFIG, "
         "else ~/.config/sbatch-k8s/config.toml))",
         "sbatch: error: Batch job submission failed: Requested node configuration is not "
         "available"]

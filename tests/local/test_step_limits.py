@@ -1,6 +1,6 @@
 """A step's limits inside a job, and the job's end reaching running steps, as real Slurm 22.05
 prints and records them (observed there with ``KillWait=5``; our jobs run with KillWait 1 s
-and, where a time limit is involved, a minute of ``SBATCH_K8S_SECONDS_PER_MINUTE`` seconds).
+and, where a time limit is involved, a minute of ``SBATCHK8S_SECONDS_PER_MINUTE`` seconds).
 
 Real Slurm's lines for a step past its ``srun -t`` (job 373, ``-N2 -n2``)::
 
@@ -34,7 +34,7 @@ from typing import Dict, List, Optional, Tuple
 from tests.local.harness import LocalSlurm, job_id_of
 
 STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
-FAST_MINUTE = {"SBATCH_K8S_SECONDS_PER_MINUTE": "2"}
+FAST_MINUTE = {"SBATCHK8S_SECONDS_PER_MINUTE": "2"}
 
 
 def run_job(slurm: LocalSlurm, body: str, *args: str,

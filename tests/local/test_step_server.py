@@ -34,16 +34,16 @@ def _job(slurm: LocalSlurm, body: str, nodes: int = 2) -> str:
 
 def test_srun_in_a_job_is_served_by_node_0(slurm: LocalSlurm) -> None:
     body = (EPOLL_PROBE.format(env="") + "probe served\n"
-            + EPOLL_PROBE.replace("probe()", "probe_alone()").format(env="SBATCH_K8S_SERVER=0")
+            + EPOLL_PROBE.replace("probe()", "probe_alone()").format(env="SBATCHK8S_SERVER=0")
             + "probe_alone in-process\n"
-            + 'echo "server=${SBATCH_K8S_STEP_SERVER##*/}"\n')
+            + 'echo "server=${SBATCHK8S_STEP_SERVER##*/}"\n')
     out = _job(slurm, body)
     assert out.splitlines() == ["served epoll=0", "in-process epoll=1", "server=step.sock"]
 
 
 def test_served_and_in_process_steps_agree(slurm: LocalSlurm) -> None:
     served = _job(slurm, STEPS)
-    alone = _job(slurm, "export SBATCH_K8S_SERVER=0\n" + STEPS)
+    alone = _job(slurm, "export SBATCHK8S_SERVER=0\n" + STEPS)
     assert served == alone
     assert served.endswith("hello\nto-err\nsrun: error: 127.0.0.2: task 0: Exited with exit "
                            "code 3\nrc=3\n/\n")
@@ -56,12 +56,12 @@ def test_signals_reach_a_served_step(slurm: LocalSlurm) -> None:
             "for i in $(seq 200); do [ -e ready ] && break; sleep 0.05; done\n"
             "kill -TERM $pid; wait $pid; echo \"rc=$?\"\n")
     served = _job(slurm, body, nodes=1)
-    alone = _job(slurm, "export SBATCH_K8S_SERVER=0\n" + body, nodes=1)
+    alone = _job(slurm, "export SBATCHK8S_SERVER=0\n" + body, nodes=1)
     assert served == alone
     assert served.startswith("srun: forcing job termination\n")
     assert served.endswith("rc=137\n")
 
 
 def test_an_unreachable_step_server_falls_back(slurm: LocalSlurm) -> None:
-    out = _job(slurm, "SBATCH_K8S_STEP_SERVER=/nonexistent/step.sock srun -n2 echo ok\n")
+    out = _job(slurm, "SBATCHK8S_STEP_SERVER=/nonexistent/step.sock srun -n2 echo ok\n")
     assert out == "ok\nok\n"

@@ -186,7 +186,7 @@ def test_jobs_that_do_not_fit_wait_for_resources(tmp_path) -> None:
         too_big = cluster.run("sbatch", "-n5", "--wrap", "true")
         assert (too_big.returncode, too_big.stderr) == (
             1, "sbatch: error: the job needs 5 CPUs; this machine offers 4 (cpus = N in the "
-               "[local] table of the configuration file ($SBATCH_K8S_CONFIG, else "
+               "[local] table of the configuration file ($SBATCHK8S_CONFIG, else "
                "~/.config/sbatch-k8s/config.toml))\n"
                "sbatch: error: Batch job submission failed: Requested node configuration is "
                "not available\n")

@@ -32,7 +32,7 @@ BIN_PATH = f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin"
 #: This machine's directories the containers' commands need (the test venv: its torchrun's
 #: ``#!`` names its python) that lie under /tmp and would be hidden by the container's own.
 HIDDEN_BY_TMP = [p for p in (sys.prefix,) if p == "/tmp" or p.startswith("/tmp/")]
-#: The runtime's agent port (``SBATCH_K8S_RUNTIME_PORT``'s default).
+#: The runtime's agent port (``SBATCHK8S_RUNTIME_PORT``'s default).
 AGENT_PORT = 6818
 #: The containers' python3: the oldest the runtime supports, when this machine has it.
 OLDEST_PYTHON = "/root/.pyenv/versions/3.8.18/bin/python3.8"

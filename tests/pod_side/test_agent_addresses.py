@@ -19,7 +19,7 @@ def test_node0s_recorded_ips_come_first(tmp_path: Path) -> None:
     assert read_known(str(tmp_path)) == {"llm-1-0": "10.88.0.5", "llm-1-1": "10.88.1.7"}
     names = ["llm-1-0", "llm-1-1", "llm-1-2"]
     addresses = ["llm-1-0.llm-1", "llm-1-1.llm-1", "llm-1-2.llm-1"]
-    assert agent_ips(names, addresses, {"SBATCH_K8S_SPOOL": str(tmp_path)}) == {
+    assert agent_ips(names, addresses, {"SBATCHK8S_SPOOL": str(tmp_path)}) == {
         "llm-1-0": "10.88.0.5", "llm-1-1": "10.88.1.7", "llm-1-2": "llm-1-2.llm-1"}
     assert agent_ips(names, addresses, {}) == dict(zip(names, addresses))
 

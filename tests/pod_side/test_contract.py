@@ -28,8 +28,8 @@ CASES = [
      ("a-b-c-77-0.a-b-c-77",), ANY_ADDRESS),
     ("jobset", {"JOB_COMPLETION_INDEX": "3"}, 4, "llm-1234-node-0-3", 3, JOBSET,
      tuple(f"{n}.llm-1234" for n in JOBSET), ANY_ADDRESS),
-    # SBATCH_K8S_NODE_INDEX wins over the completion index.
-    ("jobset", {"SBATCH_K8S_NODE_INDEX": "1", "JOB_COMPLETION_INDEX": "3"}, 4,
+    # SBATCHK8S_NODE_INDEX wins over the completion index.
+    ("jobset", {"SBATCHK8S_NODE_INDEX": "1", "JOB_COMPLETION_INDEX": "3"}, 4,
      "llm-1234-node-0-3", 1, JOBSET, tuple(f"{n}.llm-1234" for n in JOBSET), ANY_ADDRESS),
     # PyTorchJob: Master 0, Worker i is node i+1 (RANK), reached by the operator's services.
     ("pytorchjob", {"RANK": "2"}, 3, "llm-1234-worker-1", 2, PYTORCH, PYTORCH, ANY_ADDRESS),
@@ -44,7 +44,7 @@ CASES = [
     ("mpijob", {}, 1, "solo-9-launcher", 0, ("solo-9-launcher",), ("solo-9-launcher.solo-9",),
      ANY_ADDRESS),
     # local: loopback addresses 127.0.0.<i+2>, bound to its own.
-    ("local", {"SBATCH_K8S_NODE_INDEX": "1"}, 3, "laptop", 1,
+    ("local", {"SBATCHK8S_NODE_INDEX": "1"}, 3, "laptop", 1,
      ("127.0.0.2", "127.0.0.3", "127.0.0.4"), ("127.0.0.2", "127.0.0.3", "127.0.0.4"),
      "127.0.0.3"),
 ]
@@ -67,7 +67,7 @@ def test_identity(contract, environ, count, hostname, index, names, addresses, b
     ("pytorchjob", "llm-1234-master-0"), ("mpijob", "llm-1234-launcher"),
 ])
 def test_an_explicit_index_wins_over_the_environment(contract, hostname):
-    environ = {"JOB_COMPLETION_INDEX": "0", "SBATCH_K8S_NODE_INDEX": "0", "RANK": "0"}
+    environ = {"JOB_COMPLETION_INDEX": "0", "SBATCHK8S_NODE_INDEX": "0", "RANK": "0"}
     identity = identify(contract, environ, 3, index=2, hostname=hostname)
     assert identity.index == 2
     assert identity.name == identity.names[2]
@@ -76,7 +76,7 @@ def test_an_explicit_index_wins_over_the_environment(contract, hostname):
 def test_every_contract_has_an_adapter():
     assert CONTRACTS == ("local", "indexed-job", "jobset", "pytorchjob", "mpijob")
     for contract in CONTRACTS:
-        identity = identify(contract, {"JOB_COMPLETION_INDEX": "0", "SBATCH_K8S_NODE_INDEX": "0",
+        identity = identify(contract, {"JOB_COMPLETION_INDEX": "0", "SBATCHK8S_NODE_INDEX": "0",
                                        "RANK": "0"}, 2, hostname={
             "local": "h", "indexed-job": "j-1-0", "jobset": "j-1-node-0-0",
             "pytorchjob": "j-1-master-0", "mpijob": "j-1-launcher"}[contract])
@@ -99,7 +99,7 @@ def test_local_addresses():
     ("jobset", {}, 2, "llm-1234-node-0-0",
      "JOB_COMPLETION_INDEX is not set to a node index in this pod"),
     ("pytorchjob", {}, 2, "llm-1234-worker-0", "RANK is not set to a node index in this pod"),
-    ("local", {}, 2, "x", "SBATCH_K8S_NODE_INDEX is not set to a node index in this pod"),
+    ("local", {}, 2, "x", "SBATCHK8S_NODE_INDEX is not set to a node index in this pod"),
     # Index out of range.
     ("indexed-job", {"JOB_COMPLETION_INDEX": "5"}, 2, "llm-1234-5",
      "node index 5 is outside 0..1"),
@@ -133,7 +133,7 @@ def test_index_out_of_range_given_explicitly():
 
 @pytest.mark.parametrize("environ, index, message", [
     ({}, 3, r"node index 3 is outside 0\.\.2"),
-    ({"SBATCH_K8S_NODE_INDEX": "4"}, None, r"node index 4 is outside 0\.\.2"),
+    ({"SBATCHK8S_NODE_INDEX": "4"}, None, r"node index 4 is outside 0\.\.2"),
 ])
 def test_local_index_out_of_range_is_a_contract_error(environ, index, message):
     with pytest.raises(ContractError, match=message):

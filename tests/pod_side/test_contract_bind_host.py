@@ -64,6 +64,6 @@ def test_a_resolver_error_of_any_kind_binds_every_address():
 def test_the_local_contract_never_resolves_and_keeps_its_loopback_address():
     def unexpected(name: str) -> str:
         raise AssertionError(f"resolved {name!r}")
-    identity = identify("local", {"SBATCH_K8S_NODE_INDEX": "2"}, 3, hostname="laptop",
+    identity = identify("local", {"SBATCHK8S_NODE_INDEX": "2"}, 3, hostname="laptop",
                         resolve=unexpected)
     assert identity.bind_host == "127.0.0.4"

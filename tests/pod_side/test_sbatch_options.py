@@ -721,7 +721,7 @@ WARNED_OPTIONS = [o for o in options_for(SBATCH) if o.level(SBATCH) in (APPROXIM
 
 
 def test_the_table_has_rejected_and_warned_sbatch_options():
-    assert {"clusters", "container", "uid", "gid"} <= {o.long for o in REJECTED_OPTIONS}
+    assert {"container", "uid", "gid"} <= {o.long for o in REJECTED_OPTIONS}
     assert len(WARNED_OPTIONS) > 40
 
 
@@ -738,9 +738,9 @@ def test_rejected_options_raise_with_the_tables_note(option):
 
 
 def test_rejected_option_from_the_environment_names_the_variable():
-    e = error_of(script(), "job.sh", {"SBATCH_CLUSTERS": "other"})
-    assert rendered(e) == ["sbatch: error: SBATCH_CLUSTERS: --clusters is not supported by "
-                           f"sbatch-k8s: {find_option(SBATCH, 'clusters').note}"]
+    e = error_of(script(), "job.sh", {"SBATCH_CONTAINER": "/bundle"})
+    assert rendered(e) == ["sbatch: error: SBATCH_CONTAINER: --container is not supported by "
+                           f"sbatch-k8s: {find_option(SBATCH, 'container').note}"]
 
 
 @pytest.mark.parametrize("option", WARNED_OPTIONS, ids=lambda o: o.long)

@@ -45,7 +45,7 @@ def _hash_of(bundle: Path) -> str:
 
 
 def _env(cache: object) -> Dict[str, str]:
-    return {"PATH": os.defpath, "SBATCH_K8S_RUNTIME_CACHE": str(cache)}
+    return {"PATH": os.defpath, "SBATCHK8S_RUNTIME_CACHE": str(cache)}
 
 
 def _probe(python: str, bundle: Path, cache: object) -> List[str]:

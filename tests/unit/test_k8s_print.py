@@ -23,7 +23,7 @@ from tests.unit.translators.validation import manifest_problems
 
 REPO = CASES_DIR.parents[1]
 SCRIPT = "#!/bin/bash\n#SBATCH --nodes=2 --time=10\nsrun hostname\n"
-ENVIRON = {"SBATCH_K8S_CONFIG": str(CASES_DIR / "config.toml"), "SBATCH_K8S_BACKEND": "local",
+ENVIRON = {"SBATCHK8S_CONFIG": str(CASES_DIR / "config.toml"), "SBATCHK8S_BACKEND": "local",
            "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
 
 

@@ -18,7 +18,7 @@ def work(private_home):
 
 
 def _lint(monkeypatch, capsys, backend):
-    monkeypatch.setenv("SBATCH_K8S_BACKEND", backend)
+    monkeypatch.setenv("SBATCHK8S_BACKEND", backend)
     code = run_command("sbatch", _main, ["--k8s-lint", "job.sh"])
     return code, capsys.readouterr().out.splitlines()
 

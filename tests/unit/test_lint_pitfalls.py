@@ -143,12 +143,12 @@ def test_every_finding_says_why_and_how_to_fix(rule):
 
 @pytest.fixture
 def work(tmp_path, monkeypatch):
-    for name in ("SBATCH_K8S_CONFIG", "SBATCH_K8S_DEBUG", "XDG_CONFIG_HOME", "KUBECONFIG",
+    for name in ("SBATCHK8S_CONFIG", "SBATCHK8S_DEBUG", "XDG_CONFIG_HOME", "KUBECONFIG",
                  "NPROC_PER_NODE", "RDZV_ID"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("SBATCH_K8S_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("SBATCH_K8S_BACKEND", "local")
+    monkeypatch.setenv("SBATCHK8S_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("SBATCHK8S_BACKEND", "local")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

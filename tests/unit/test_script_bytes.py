@@ -23,8 +23,8 @@ UTF8 = "#!/bin/sh\n# résumé en UTF-8\necho ok\n".encode()
 
 def _printed(tmp_path: Path, script: bytes) -> List[Dict[str, Any]]:
     (tmp_path / "job.sh").write_bytes(script)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SBATCH_K8S_SERVER": "0",
-           "SBATCH_K8S_BACKEND": "kubernetes", "SBATCH_K8S_STATE_DIR": str(tmp_path / "s")}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SBATCHK8S_SERVER": "0",
+           "SBATCHK8S_BACKEND": "kubernetes", "SBATCHK8S_STATE_DIR": str(tmp_path / "s")}
     done = subprocess.run([sys.executable, str(REPO / "bin" / "sbatch"), "-Q",
                            "--k8s-print=objects", "job.sh"], cwd=tmp_path, env=env,
                           capture_output=True, timeout=120)

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _tool(*args: str, cwd: Optional[Path] = None, env: Optional[dict] = None
           ) -> "subprocess.CompletedProcess[str]":
-    base = {k: v for k, v in os.environ.items() if not k.startswith("SBATCH_K8S")}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SBATCHK8S")}
     return subprocess.run([sys.executable, "-m", "sbatch_k8s.tool", *args], cwd=cwd or REPO,
                           env=dict(base, **(env or {})), capture_output=True, text=True,
                           timeout=120)
@@ -88,7 +88,7 @@ def test_config_check_of_a_good_file():
 def test_config_check_finds_the_file_the_commands_load(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text('default_partition = "cpu"\n[partitions.gpu]\n')
-    done = _tool("config", "check", env={"SBATCH_K8S_CONFIG": str(path)})
+    done = _tool("config", "check", env={"SBATCHK8S_CONFIG": str(path)})
     assert (done.returncode, done.stdout) == (
         1, f"{path}: default_partition 'cpu' is not defined\n")
 

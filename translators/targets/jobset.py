@@ -2,7 +2,7 @@
 
 The child Job is the Indexed Job of the ``indexed-job`` target; JobSet adds the headless
 Service (``network``), so pods resolve as ``<name>-node-0-<i>.<name>``. The runtime reads the
-node index from ``SBATCH_K8S_NODE_INDEX`` (the completion-index annotation).
+node index from ``SBATCHK8S_NODE_INDEX`` (the completion-index annotation).
 
 * Success: ``operator: Any`` over ``node``. With a single replicated Job, Any and All agree;
   Any states the intent — the JobSet is done when the node Job is done, and that Job is done

@@ -2,7 +2,7 @@
 
 ``sbatch`` and ``squeue`` inside a job run as the job's ServiceAccount (partitions with
 ``service_account``), but the pod has neither the login machine's configuration file nor
-its ``$SBATCH_K8S_CONFIG`` (``--export`` leaves our variables behind). So the submitting
+its ``$SBATCHK8S_CONFIG`` (``--export`` leaves our variables behind). So the submitting
 command copies the file it used into the job's ConfigMap (key :data:`CONFIG_KEY`, mounted
 beside ``job.json``), and the runtime points the commands inside the job at it (the
 runtime's ``sbatch_k8s.runtime.commands.CARRIED_CONFIG``). Built-in defaults (no file)

@@ -304,7 +304,7 @@ def _connection_reason(error: BaseException) -> str:
 
 
 def connect(environ: Mapping[str, str], context: Optional[str] = None) -> KubeClient:
-    """A client for the kubeconfig context (``$SBATCH_K8S_CONTEXT``, ``context``, else the
+    """A client for the kubeconfig context (``$SBATCHK8S_CONTEXT``, ``context``, else the
     current one), or for the pod's service account when running inside a cluster."""
     from kubernetes import client as k8s_client
     from kubernetes import config as k8s_config
@@ -312,7 +312,7 @@ def connect(environ: Mapping[str, str], context: Optional[str] = None) -> KubeCl
     configuration = k8s_client.Configuration()
     kubeconfig = environ.get("KUBECONFIG") or os.path.join(
         environ.get("HOME") or os.path.expanduser("~"), ".kube", "config")
-    wanted = environ.get("SBATCH_K8S_CONTEXT") or context
+    wanted = environ.get("SBATCHK8S_CONTEXT") or context
     paths = [p for p in kubeconfig.split(os.pathsep) if p and os.path.exists(p)]
     try:
         if not paths and environ.get("KUBERNETES_SERVICE_HOST"):
@@ -337,7 +337,7 @@ def connect(environ: Mapping[str, str], context: Optional[str] = None) -> KubeCl
     except Exception as e:  # the library's ConfigException, a malformed file, a bad path
         raise ConfigurationError(f"cannot use kubeconfig {kubeconfig}: {e}") from e
     configuration.retries = 0
-    budget = float(environ.get("SBATCH_K8S_API_RETRY_S", "20"))
+    budget = float(environ.get("SBATCHK8S_API_RETRY_S", "20"))
     return KubeClient(k8s_client.ApiClient(configuration), target, retry_budget_s=budget)
 
 

@@ -198,7 +198,7 @@ def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping
     workload still there: the pass first claims it by writing its record at the
     resourceVersion it read with the requeue mark (:mod:`.requeue_mark`; another reconciler
     then gets 409 and leaves it), then :func:`.requeue.requeue_on_cluster` replaces the
-    workload, after the delay of this process's ``SBATCH_K8S_REQUEUE_DELAY``. The requeued
+    workload, after the delay of this process's ``SBATCHK8S_REQUEUE_DELAY``. The requeued
     record; the job shown being requeued (not ended) when someone else requeues it or the
     requeue failed (the next look tries again); None when it is not such a job."""
     import os

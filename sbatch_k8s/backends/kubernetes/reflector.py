@@ -45,14 +45,14 @@ BACKOFF_MAX_S = 15.0
 ABSENT_RECHECK_S = 30.0
 #: A watch the server ends this soon, having sent nothing, counts as a failure (no busy loop).
 SHORTEST_WATCH_S = 1.0
-#: The longest a mirror goes without a fresh LIST (``$SBATCH_K8S_CACHE_RELIST_S`` changes it).
+#: The longest a mirror goes without a fresh LIST (``$SBATCHK8S_CACHE_RELIST_S`` changes it).
 RELIST_S = 300.0
 
 
 def relist_after_s(environ: Mapping[str, str]) -> float:
     """How long a mirror may go on from one LIST (at least a second)."""
     try:
-        return max(1.0, float(environ.get("SBATCH_K8S_CACHE_RELIST_S", RELIST_S)))
+        return max(1.0, float(environ.get("SBATCHK8S_CACHE_RELIST_S", RELIST_S)))
     except ValueError:
         return RELIST_S
 

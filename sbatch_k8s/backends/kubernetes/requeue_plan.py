@@ -12,7 +12,7 @@ with its steps (a running one's closed as a cancel closes them), for ``sacct --d
 slurmctld's reason ``job requeued in held state`` until ``scontrol release``.
 
 Slurm keeps a requeued job ``PD (BeginTime)`` until its earlier run's credentials expired:
-121 s after the requeue (``SBATCH_K8S_REQUEUE_DELAY`` seconds instead, as on the local
+121 s after the requeue (``SBATCHK8S_REQUEUE_DELAY`` seconds instead, as on the local
 backend). The copy is created suspended with the ``--begin`` gate
 (:mod:`translators.gates`: annotation ``sbatch-k8s.io/begin``, on a Kueue partition without
 Kueue's labels), its record ``begin_time`` that moment and labelled waiting, so the usual
@@ -93,7 +93,7 @@ def fresh_workload(workload: Mapping[str, Any], hold: bool = False,
 #: The requeues a workload's copy is the run after, in its pods' environment (the job's
 #: ConfigMap is immutable): the runtime adds it to the description's restart count
 #: (``sbatch_k8s.runtime.node_setup.REQUEUED_VARIABLE``).
-REQUEUED_VARIABLE = "SBATCH_K8S_REQUEUED"
+REQUEUED_VARIABLE = "SBATCHK8S_REQUEUED"
 
 
 def _pod_specs(node: Any) -> List[Dict[str, Any]]:

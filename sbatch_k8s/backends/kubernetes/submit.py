@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
+from parsers.formats.messages import submitted_line
 from parsers.jobspec import JobSpec, SubmitOptions
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.cli.common import print_warning
@@ -44,8 +45,8 @@ def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
         return 0
     namespace, job_ids = created
     if not submit.quiet:
-        sys.stdout.write(f"{job_ids[0]}\n" if submit.parsable else
-                         f"Submitted batch job {job_ids[0]}\n")
+        sys.stdout.write(submitted_line(job_ids[0], submit.parsable, config.cluster_name
+                                        if submit.clusters is not None else ""))
         sys.stdout.flush()
     if not submit.wait:
         return 0

@@ -72,8 +72,8 @@ class SubmissionPlan:
             runtime_digest=bundle_digest(self.bundle),
             submit_time=self.submit_iso, target=self.target, kubernetes_minor=self.minor,
             ownership=self.ownership))
-        if warn and not self.submit.quiet:
-            for note in result.warnings:
+        if warn and not self.submit.quiet:  # the allocation's, printed before, lead these
+            for note in result.warnings[len(self.allocation.warnings):]:
                 print_warning(self.command, note)
         units = _units(result.manifests)
         if self.partition.service_account:  # the commands inside the job use the same config

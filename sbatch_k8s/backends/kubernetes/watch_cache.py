@@ -25,7 +25,7 @@ forking a reader, the server waits up to :func:`catch_up_wait_s` for lagging mir
 other case that collection is listed from the API server as without a cache. What a cache
 read would record as final is confirmed by a LIST before it is shown or written back
 (:mod:`.cluster_jobs`): a mirror that lags never shows a job as finished or gone wrongly.
-Writes made elsewhere (another machine, a command run with ``SBATCH_K8S_SERVER=0``) reach
+Writes made elsewhere (another machine, a command run with ``SBATCHK8S_SERVER=0``) reach
 the cache through its watch, within the watch's latency, as they would reach a later LIST.
 What the server's history lost (an API server restarted on an empty or restored etcd) leaves
 the cache by a fresh LIST once the mirror sees the server's resourceVersion below its own,
@@ -46,7 +46,7 @@ from sbatch_k8s.backends.kubernetes.reflector import Reflector, rv_number
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 MANAGED_SELECTOR = "app.kubernetes.io/managed-by=sbatch-k8s"
 #: How long the server holds back a reader while a mirror catches up with our writes (or
-#: takes its first LIST), unless ``$SBATCH_K8S_CACHE_WAIT_S`` says otherwise.
+#: takes its first LIST), unless ``$SBATCHK8S_CACHE_WAIT_S`` says otherwise.
 CATCH_UP_WAIT_S = 1.0
 #: A forked command reads its snapshot only this soon after the fork (at least; twice the
 #: catch-up wait when that is longer: a loaded machine starts commands slowly).
@@ -82,7 +82,7 @@ def mirrors_for(namespace: str, workload_kinds: List[Kind]) -> List[Tuple[Kind, 
 def catch_up_wait_s(environ: Mapping[str, str]) -> float:
     """The bound on the server's wait before a reader (see :data:`CATCH_UP_WAIT_S`)."""
     try:
-        return max(0.0, float(environ.get("SBATCH_K8S_CACHE_WAIT_S", CATCH_UP_WAIT_S)))
+        return max(0.0, float(environ.get("SBATCHK8S_CACHE_WAIT_S", CATCH_UP_WAIT_S)))
     except ValueError:
         return CATCH_UP_WAIT_S
 

@@ -28,8 +28,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 #: Labels the cache's selectors use; a ``wrote`` line carries these only.
 TRACKED_LABELS = ("sbatch-k8s.io/kind", "app.kubernetes.io/managed-by")
 #: What the server uses to connect as the command did.
-CONNECT_VARIABLES = ("KUBECONFIG", "HOME", "SBATCH_K8S_CONTEXT", "KUBERNETES_SERVICE_HOST",
-                     "KUBERNETES_SERVICE_PORT", "SBATCH_K8S_API_RETRY_S")
+CONNECT_VARIABLES = ("KUBECONFIG", "HOME", "SBATCHK8S_CONTEXT", "KUBERNETES_SERVICE_HOST",
+                     "KUBERNETES_SERVICE_PORT", "SBATCHK8S_API_RETRY_S")
 #: How long a command keeps trying when the pipe is full (the server drains it continuously).
 FULL_PIPE_WAIT_S = 10.0
 MAX_LINE = 4000

@@ -39,7 +39,8 @@ class LocalBackend(Backend):
 
         conn = jobdb.connect(self.environ)
         ensure_scheduler(self.environ, nudge=False, conn=conn)
-        return active_records(conn, include_finished, now, job_ids=job_ids)
+        return active_records(conn, include_finished, now, self.config.cluster_name,
+                              job_ids=job_ids)
 
     def accounting_records(self, start: int, end: int,
                            job_ids: Optional[List[int]]) -> List[JobRecord]:

@@ -26,11 +26,37 @@ def local_cpus(config: LocalConfig) -> int:
     return max(4 * (os.cpu_count() or 1), 16)
 
 
+def machine_memory_mb() -> int:
+    """This machine's memory in MB (what sinfo shows of a local node when ``memory_mb`` sets
+    no limit; 1, Slurm's RealMemory default, where the system does not say)."""
+    try:
+        return max(1, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20)
+    except (ValueError, OSError):
+        return 1
+
+
 def local_shape(config: LocalConfig) -> NodeShape:
     """One local "node" can hold the whole machine. Without pretend GPUs the GPU count is
     left open, so that a GPU job is refused by :func:`check_fits`, which says why."""
     return NodeShape(cpus=local_cpus(config), gpus=config.gpus or None,
                      memory_mb=config.memory_mb)
+
+
+#: The ``exclusive`` column of a job that has its nodes to itself.
+EXCLUSIVE_NODES = "node"
+
+
+def pooled(row: Mapping[str, Any]) -> bool:
+    """Whether a job holds the machine's whole pool: an ``--exclusive`` job has its nodes to
+    itself, and every local node is the whole pool (what sinfo shows of each), so however
+    many nodes it has it holds every CPU and GPU once — ``-N2 --exclusive`` fits wherever
+    ``-N1 --exclusive`` does, with each node all its CPUs, as sinfo describes them."""
+    return row["exclusive"] == EXCLUSIVE_NODES
+
+
+def held_cpus(row: Mapping[str, Any], config: LocalConfig) -> int:
+    """CPUs of the pool a job holds: its own, or the whole pool (:func:`pooled`)."""
+    return local_cpus(config) if pooled(row) else int(row["cpus"] or 1)
 
 
 def job_memory_mb(row: Mapping[str, Any]) -> int:
@@ -50,8 +76,9 @@ class Capacity:
     def __init__(self, config: LocalConfig, running: Iterable[Mapping[str, Any]]) -> None:
         used_gpus = set()
         used_cpus = used_mem = 0
+        self.config = config
         for row in running:
-            used_cpus += int(row["cpus"] or 0)
+            used_cpus += held_cpus(row, config) if row["cpus"] else 0
             used_mem += job_memory_mb(row)
             ids = row["gpu_ids"] or ""
             used_gpus.update(int(x) for x in ids.replace(";", ",").split(",") if x)
@@ -62,17 +89,20 @@ class Capacity:
     def take(self, row: Mapping[str, Any]) -> Optional[List[List[int]]]:
         """Reserve the job's CPUs, GPUs and memory if they fit now; its GPU ids per node,
         or None (nothing reserved)."""
-        cpus = row["cpus"] or 1
+        cpus = held_cpus(row, self.config)
         if cpus > self.free_cpus:
             return None
         per_node, nodes = row["gpus"] or 0, row["node_count"] or 1
-        if per_node * nodes > len(self.free_gpus):
+        # a pooled job's nodes all show the pool's GPUs, held once
+        wanted = per_node if pooled(row) else per_node * nodes
+        if wanted > len(self.free_gpus):
             return None
         memory = job_memory_mb(row) if self.free_memory_mb is not None else 0
         if self.free_memory_mb is not None and memory > self.free_memory_mb:
             return None
-        ids = [self.free_gpus[i * per_node:(i + 1) * per_node] for i in range(nodes)]
-        self.free_gpus = self.free_gpus[per_node * nodes:]
+        ids = [self.free_gpus[:per_node] if pooled(row) else
+               self.free_gpus[i * per_node:(i + 1) * per_node] for i in range(nodes)]
+        self.free_gpus = self.free_gpus[wanted:]
         self.free_cpus -= cpus
         if self.free_memory_mb is not None:
             self.free_memory_mb -= memory
@@ -85,7 +115,7 @@ def gpu_ids_text(ids: List[List[int]]) -> str:
 
 
 #: Where the capacity is configured, for the reasons below.
-_CONFIGURE = ("in the [local] table of the configuration file ($SBATCH_K8S_CONFIG, else "
+_CONFIGURE = ("in the [local] table of the configuration file ($SBATCHK8S_CONFIG, else "
               "~/.config/sbatch-k8s/config.toml)")
 
 
@@ -107,8 +137,10 @@ def fits_ever(cpus: int, gpus: int, config: LocalConfig) -> Tuple[bool, str]:
 def check_fits(job: JobSpec, allocation: Allocation, config: LocalConfig) -> None:
     """The controller's refusal of a job this machine can never run: the reason, then
     Slurm's "Requested node configuration is not available"."""
-    ok, reason = fits_ever(sum(allocation.cpus_per_node),
-                           allocation.gpus_per_node * allocation.node_count, config)
+    whole = job.exclusive == EXCLUSIVE_NODES  # the pool once (:func:`pooled`)
+    ok, reason = fits_ever(
+        max(allocation.cpus_per_node) if whole else sum(allocation.cpus_per_node),
+        allocation.gpus_per_node * (1 if whole else allocation.node_count), config)
     memory = (allocation.mem_per_node_mb or 0) * allocation.node_count
     if ok and config.memory_mb and memory > config.memory_mb:
         ok, reason = False, (f"the job needs {memory} MB of memory in all; this machine "

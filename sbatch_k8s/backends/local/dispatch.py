@@ -21,23 +21,26 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from parsers.records import CANCELLED, PENDING, RUNNING
-from sbatch_k8s.backends.local.capacity import Capacity, gpu_ids_text
+from sbatch_k8s.backends.local.capacity import Capacity, gpu_ids_text, local_cpus
 from sbatch_k8s.backends.local.waiting import BEGIN_TIME, NEVER, eligibility
 from translators.config import LocalConfig
 
 RESOURCES = "Resources"
 #: Columns a look needs of the running jobs, and of the pending ones.
-RUNNING_COLUMNS = "job_id, array_job_id, cpus, gpu_ids, mem_mb, mem_per_cpu, node_count"
+RUNNING_COLUMNS = ("job_id, array_job_id, cpus, gpu_ids, mem_mb, mem_per_cpu, node_count, "
+                   "exclusive")
 PENDING_COLUMNS = ("job_id, array_job_id, array_task_id, array_max_running, hold, begin_time, "
                    "dependency, kill_on_invalid_dep, reason, cpus, gpus, node_count, mem_mb, "
-                   "mem_per_cpu, name, uid, restarts")
+                   "mem_per_cpu, name, uid, restarts, exclusive")
 #: The pending jobs a look considers, in priority order. Left out in SQL (so that 10,000
 #: jobs waiting for resources cost milliseconds, not a Python loop): those already known to
 #: wait for resources, with nothing else to wait for, that do not fit in what is free now —
 #: nothing this look does can change their state or reason.
 PENDING_SQL = (f"SELECT {PENDING_COLUMNS} FROM jobs WHERE state='PENDING' AND hold=0 AND NOT ("
                "reason='Resources' AND COALESCE(dependency, '')='' AND (begin_time IS NULL OR "
-               "begin_time <= :now) AND (cpus > :cpus OR COALESCE(gpus, 0) * node_count > :gpus "
+               "begin_time <= :now) AND ((CASE WHEN exclusive='node' THEN :pool ELSE cpus END) "
+               "> :cpus OR COALESCE(gpus, 0) * (CASE WHEN exclusive='node' THEN 1 ELSE "
+               "node_count END) > :gpus "
                "OR (:mem >= 0 AND COALESCE(mem_mb, 0) * (CASE WHEN mem_per_cpu = 1 THEN cpus "
                "ELSE node_count END) > :mem))) ORDER BY job_id")
 
@@ -72,6 +75,7 @@ def _decide(conn: sqlite3.Connection, config: LocalConfig, now: float, look: Loo
     reasons: Dict[int, str] = {}
     pending = conn.execute(PENDING_SQL, {
         "now": now, "cpus": capacity.free_cpus, "gpus": len(capacity.free_gpus),
+        "pool": local_cpus(config),
         "mem": -1 if capacity.free_memory_mb is None else capacity.free_memory_mb,
     })  # streamed, not fetched at once: the first look after a mass release sees them all
     for row in pending:

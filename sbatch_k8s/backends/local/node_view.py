@@ -17,11 +17,12 @@ held/free/0/pool, a node's own line held-there/free/held-elsewhere/pool, and
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
-from sbatch_k8s.backends.local.capacity import local_cpus
+from sbatch_k8s.backends.local.capacity import held_cpus, local_cpus, machine_memory_mb
 from sbatch_k8s.runtime.contract import local_address
 from translators.config import LocalConfig
 
@@ -42,12 +43,14 @@ def local_nodes(conn: sqlite3.Connection, config: LocalConfig) -> Tuple[NodeInfo
     count = min(pool, MAX_LOCAL_NODES)
     held = [0] * count
     in_use = 0
-    for node_count, cpus in conn.execute(
-            "SELECT node_count, cpus FROM jobs WHERE state='RUNNING'"):
-        in_use += int(cpus or 0)
-        for i, taken in enumerate(held_per_node(int(node_count or 1), int(cpus or 0))[:count]):
+    for row in conn.execute(
+            "SELECT node_count, cpus, exclusive FROM jobs WHERE state='RUNNING'"):
+        node_count, cpus = int(row["node_count"] or 1), int(row["cpus"] or 0)
+        in_use += held_cpus(row, config) if cpus else 0
+        for i, taken in enumerate(held_per_node(node_count, cpus)[:count]):
             held[i] += taken
     gres = f"gpu:{config.gpus}" if config.gpus else ""
+    load, free = machine_load()
     nodes = []
     for i in range(count):
         if held[i] == 0:
@@ -55,6 +58,25 @@ def local_nodes(conn: sqlite3.Connection, config: LocalConfig) -> Tuple[NodeInfo
         else:
             state = "allocated" if in_use >= pool else "mixed"
         nodes.append(NodeInfo(local_address(i), state, pool, min(held[i], pool),
-                              config.memory_mb or 1, sockets=pool, gres=gres,
-                              pool_alloc_cpus=min(in_use, pool)))
+                              config.memory_mb or machine_memory_mb(), sockets=pool, gres=gres,
+                              pool_alloc_cpus=min(in_use, pool), address=local_address(i),
+                              cpu_load=load, free_mem_mb=free))
     return tuple(nodes)
+
+
+def machine_load() -> Tuple[Optional[float], Optional[int]]:
+    """What slurmd reports of its machine, here this one's: the 1-minute load average and
+    the memory available in MB (``/proc/meminfo``); None where the system does not say."""
+    try:
+        load: Optional[float] = os.getloadavg()[0]
+    except OSError:
+        load = None
+    free = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    free = int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return load, free

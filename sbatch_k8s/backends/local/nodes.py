@@ -17,7 +17,7 @@ import socket
 import sqlite3
 import subprocess
 import time
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
 
 from parsers.records import COMPLETED, FAILED, NODE_FAIL, derived_exit_code
 from parsers.values.hostlist import compress_hostlist
@@ -31,16 +31,21 @@ PORT_RANGE = (20000, 60000)
 FOLLOW_S = 5.0
 
 
-def free_port(addresses: List[str]) -> int:
-    """A TCP port that is free on every one of ``addresses``."""
+def free_port(addresses: List[str], taken: Collection[int] = (), count: int = 1) -> int:
+    """The first of ``count`` consecutive TCP ports free on every one of ``addresses``, none
+    of them in ``taken``."""
     for _ in range(200):
-        port = random.randint(*PORT_RANGE)
+        port = random.randint(PORT_RANGE[0], PORT_RANGE[1] - count)
+        wanted = range(port, port + count)
+        if any(p in taken for p in wanted):
+            continue
         probes = []
         try:
             for address in addresses:
-                probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                probes.append(probe)
-                probe.bind((address, port))
+                for number in wanted:
+                    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                    probes.append(probe)
+                    probe.bind((address, number))
             return port
         except OSError:
             continue
@@ -48,6 +53,18 @@ def free_port(addresses: List[str]) -> int:
             for probe in probes:
                 probe.close()
     raise RuntimeError("no free port on the local node addresses")
+
+
+def job_ports(conn: sqlite3.Connection, addresses: List[str]) -> Tuple[int, int]:
+    """A starting job's agent port and its MASTER_PORT default, the next one: both free on
+    its nodes' addresses and neither held by another running job (whose ``port`` column is
+    its agent port and the port after it its rendezvous), since every local job's nodes
+    share the addresses 127.0.0.2…: two jobs with one fixed MASTER_PORT collide on node 0's
+    address (EADDRINUSE, or one job's ranks joining the other's group)."""
+    held = [int(row[0]) for row in conn.execute(
+        "SELECT port FROM jobs WHERE state='RUNNING' AND port IS NOT NULL")]
+    port = free_port(addresses, {p + i for p in held for i in (0, 1)}, count=2)
+    return port, port + 1
 
 
 class NodeProcess:
@@ -88,7 +105,7 @@ def node_alive(pid: int, spool: str) -> bool:
     """Whether ``pid`` is a live (not zombie) node process of the spool ``spool``."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
-            if f"SBATCH_K8S_SPOOL={spool}\0".encode() not in f.read():
+            if f"SBATCHK8S_SPOOL={spool}\0".encode() not in f.read():
                 return False
         with open(f"/proc/{pid}/stat", "rb") as f:
             return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
@@ -108,7 +125,7 @@ class ElementRun:
         self.processes = processes
         #: The submitter's :data:`LAUNCH_SETTINGS` (KillWait, the requeue delay).
         self.settings = dict(settings)
-        self.kill_wait_s = float(settings.get("SBATCH_K8S_KILL_WAIT", 30))
+        self.kill_wait_s = float(settings.get("SBATCHK8S_KILL_WAIT", 30))
         self.node0_end: Optional[float] = None
 
     def poll(self, now: float) -> bool:
@@ -202,9 +219,9 @@ def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapp
 #: The submitter's variables a job's node processes are started with (kept per job in
 #: ``launch.json``: one scheduler starts the jobs of many commands), and the delay before a
 #: job the machine ended runs again (:mod:`~sbatch_k8s.backends.local.requeue`).
-LAUNCH_SETTINGS = ("PATH", "SBATCH_K8S_KILL_WAIT", "SBATCH_K8S_NODE_WAIT",
-                   "SBATCH_K8S_SECONDS_PER_MINUTE", "SBATCH_K8S_RUNTIME_PYZ",
-                   "SBATCH_K8S_RUNTIME_PYTHON", "SBATCH_K8S_REQUEUE_DELAY")
+LAUNCH_SETTINGS = ("PATH", "SBATCHK8S_KILL_WAIT", "SBATCHK8S_NODE_WAIT",
+                   "SBATCHK8S_SECONDS_PER_MINUTE", "SBATCHK8S_RUNTIME_PYZ",
+                   "SBATCHK8S_RUNTIME_PYTHON", "SBATCHK8S_REQUEUE_DELAY")
 
 
 def start_element(conn: sqlite3.Connection, settings: Mapping[str, str], directory: str,
@@ -213,31 +230,32 @@ def start_element(conn: sqlite3.Connection, settings: Mapping[str, str], directo
     record where it runs."""
     count = int(desc["node_count"])
     names = [local_address(i) for i in range(count)]
-    port = free_port(names)
-    kill_wait = float(settings.get("SBATCH_K8S_KILL_WAIT", 30))
+    port, master_port = job_ports(conn, names)
+    kill_wait = float(settings.get("SBATCHK8S_KILL_WAIT", 30))
     jobdb.update_job(conn, int(desc["job_id"]), node_list=compress_hostlist(names),
                      batch_host=names[0], port=port)
     invocation = runtime_invocation()
-    if settings.get("SBATCH_K8S_RUNTIME_PYZ"):
+    if settings.get("SBATCHK8S_RUNTIME_PYZ"):
         # Run the zipapp pods run, with the interpreter given (e.g. to test Python 3.8).
-        invocation = [settings.get("SBATCH_K8S_RUNTIME_PYTHON", "python3"),
-                      settings["SBATCH_K8S_RUNTIME_PYZ"]]
+        invocation = [settings.get("SBATCHK8S_RUNTIME_PYTHON", "python3"),
+                      settings["SBATCHK8S_RUNTIME_PYZ"]]
     processes = []
     for index in range(count):
         spool = os.path.join(directory, f"node-{index}")
         os.makedirs(spool, exist_ok=True)
         env = {
             "PATH": settings.get("PATH", os.defpath),
-            "SBATCH_K8S_JOB_DIR": directory,
-            "SBATCH_K8S_TOKEN_FILE": os.path.join(directory, "token"),
-            "SBATCH_K8S_SPOOL": spool,
-            "SBATCH_K8S_RUNTIME_PORT": str(port),
-            "SBATCH_K8S_KILL_WAIT": str(kill_wait),
-            "SBATCH_K8S_NODE_WAIT": settings.get("SBATCH_K8S_NODE_WAIT", "30"),
+            "SBATCHK8S_JOB_DIR": directory,
+            "SBATCHK8S_TOKEN_FILE": os.path.join(directory, "token"),
+            "SBATCHK8S_SPOOL": spool,
+            "SBATCHK8S_RUNTIME_PORT": str(port),
+            "SBATCHK8S_KILL_WAIT": str(kill_wait),
+            "SBATCHK8S_NODE_WAIT": settings.get("SBATCHK8S_NODE_WAIT", "30"),
+            "SBATCHK8S_MASTER_PORT": str(master_port),
         }
-        if settings.get("SBATCH_K8S_SECONDS_PER_MINUTE"):
+        if settings.get("SBATCHK8S_SECONDS_PER_MINUTE"):
             # Testing knob: how long a "minute" of --time and --signal lasts.
-            env["SBATCH_K8S_SECONDS_PER_MINUTE"] = settings["SBATCH_K8S_SECONDS_PER_MINUTE"]
+            env["SBATCHK8S_SECONDS_PER_MINUTE"] = settings["SBATCHK8S_SECONDS_PER_MINUTE"]
         with open(os.path.join(directory, f"node-{index}.log"), "ab") as log:
             popen = subprocess.Popen(
                 invocation + ["node", "--contract", "local", "--index", str(index)],

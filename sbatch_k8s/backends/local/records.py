@@ -44,7 +44,9 @@ def _step(row: sqlite3.Row) -> StepRecord:
         exit_code=row["exit_code"] or 0, exit_signal=row["exit_signal"] or 0,
         start_time=_int(row["start_time"]), end_time=_int(row["end_time"]),
         node_list=row["node_list"] or "", node_count=row["node_count"] or 0,
-        ntasks=row["ntasks"] or 0, cpus=row["cpus"] or 0)
+        ntasks=row["ntasks"] or 0, cpus=row["cpus"] or 0,
+        # what the step held (sacct AllocTRES): its CPUs on its nodes
+        tres=f"cpu={row['cpus'] or 0},node={row['node_count'] or 0}" if row["cpus"] else "")
 
 
 def to_record(row: Union[sqlite3.Row, Dict[str, Any]], steps: Sequence[StepRecord] = (),

@@ -10,7 +10,7 @@ As slurmctld does it (``_job_requeue_op``):
 * the requeued job is ``PENDING`` again with its restart count one higher, its submit time
   now and reason ``BeginTime``: Slurm lets it start only after its credentials of the earlier
   run expired (``begin_time`` = now + :func:`requeue_delay_s`, 121 s by default as
-  slurmctld's; ``SBATCH_K8S_REQUEUE_DELAY`` sets it in seconds); with ``requeuehold`` it is
+  slurmctld's; ``SBATCHK8S_REQUEUE_DELAY`` sets it in seconds); with ``requeuehold`` it is
   also held (reason ``job requeued in held state``, as user hold) until ``scontrol release``;
 * the earlier run (its row as it ended, state ``REQUEUED``, end time now, and its steps) is
   kept in the row's ``requeued_runs`` for ``sacct --duplicates``, and its node files move to
@@ -24,7 +24,7 @@ died: node 0 lost it) or ``PREEMPTED`` (one was stopped by SIGTERM or SIGINT and
 before it went) — :data:`REQUEUED_ENDS` — is requeued by the scheduler process the moment it
 records that end (:func:`record_end`; no command needs to run), the run kept in
 ``requeued_runs`` as it ended (its state, end time, exit code and steps), the job pending
-with reason ``BeginTime`` for the delay of its submitter's ``SBATCH_K8S_REQUEUE_DELAY`` (kept
+with reason ``BeginTime`` for the delay of its submitter's ``SBATCHK8S_REQUEUE_DELAY`` (kept
 with the job's launch settings; 121 s without). A ``--no-requeue`` job stays so.
 
 The next run gets ``SLURM_RESTART_COUNT`` and ``%r`` from ``restart_count`` in its

@@ -23,6 +23,7 @@ from parsers.errors import submission_failed
 from parsers.formats.job_stdio import recorded_stdio
 from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
+from parsers.own_variables import PREFIX
 from parsers.records import PENDING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.base import SRUN_COMMAND
@@ -44,15 +45,15 @@ from parsers.job_description import (
 from translators.storage import ENVIRONMENT_KEY
 
 #: Our variables a local job keeps: the settings naming this cluster, so that sacct, sbatch…
-#: run inside the job see the same one. Every other ``SBATCH_K8S_*`` belongs to the runtime
+#: run inside the job see the same one. Every other ``SBATCHK8S_*`` belongs to the runtime
 #: of an enclosing job and is dropped.
-LOGIN_SETTINGS = ("SBATCH_K8S_STATE_DIR", "SBATCH_K8S_CONFIG", "SBATCH_K8S_BACKEND",
-                  "SBATCH_K8S_SERVER", "SBATCH_K8S_DEBUG")
+LOGIN_SETTINGS = ("SBATCHK8S_STATE_DIR", "SBATCHK8S_CONFIG", "SBATCHK8S_BACKEND",
+                  "SBATCHK8S_SERVER", "SBATCHK8S_DEBUG")
 
 
 def _runtime_variables(environ: Mapping[str, str]) -> List[str]:
     """The enclosing job's runtime variables, not to be passed on."""
-    return [k for k in environ if k.startswith("SBATCH_K8S_") and k not in LOGIN_SETTINGS]
+    return [k for k in environ if k.startswith(PREFIX) and k not in LOGIN_SETTINGS]
 
 
 def _check_request(job: JobSpec, allocation: Allocation, config: ClusterConfig,
@@ -127,10 +128,13 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
     return rows
 
 
-def _print_submitted(job_id: int, submit: SubmitOptions) -> None:
+def _print_submitted(job_id: int, submit: SubmitOptions, cluster: str) -> None:
+    from parsers.formats.messages import submitted_line
+
     if submit.quiet:
         return
-    sys.stdout.write(f"{job_id}\n" if submit.parsable else f"Submitted batch job {job_id}\n")
+    sys.stdout.write(submitted_line(job_id, submit.parsable,
+                                    cluster if submit.clusters is not None else ""))
     sys.stdout.flush()
 
 
@@ -196,7 +200,7 @@ def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
     job_id = create_job(job, config, environ, submit.test_only, submit.quiet)
     if submit.test_only:
         return 0
-    _print_submitted(job_id, submit)
+    _print_submitted(job_id, submit, config.cluster_name)
     if not submit.wait:
         return 0
     return wait_for_job(environ, job_id)

@@ -36,7 +36,7 @@ SCHEDULER_FIFO = "scheduler.fifo"
 SCHEDULER_LOG = "scheduler.log"
 WAITERS = "waiters"
 #: The variable that tells a starting scheduler which descriptor holds its lock.
-LOCK_FD_VARIABLE = "SBATCH_K8S_SCHEDULER_LOCK_FD"
+LOCK_FD_VARIABLE = "SBATCHK8S_SCHEDULER_LOCK_FD"
 #: How long a command waits for a scheduler on its way in or out before giving up (the
 #: next command tries again; nothing is lost).
 TAKEOVER_S = 10.0

@@ -40,9 +40,9 @@ HOSTFILE_VARIABLES = (OPENMPI.named_by, "I_MPI_HYDRA_HOST_FILE", MPICH.named_by)
 DEFAULT_SLOTS_VARIABLE = "OMPI_MCA_orte_set_default_slots"
 #: What the launcher tells every worker's run: the hosts (comma list, hostfile order), the
 #: job's identity, and GPUs per node (absent when the hostfile does not say).
-HOSTS_VARIABLE = "SBATCH_K8S_MPIJOB_HOSTS"
-KEY_VARIABLE = "SBATCH_K8S_MPIJOB_KEY"
-GPUS_VARIABLE = "SBATCH_K8S_MPIJOB_GPUS"
+HOSTS_VARIABLE = "SBATCHK8S_MPIJOB_HOSTS"
+KEY_VARIABLE = "SBATCHK8S_MPIJOB_KEY"
+GPUS_VARIABLE = "SBATCHK8S_MPIJOB_GPUS"
 #: The contract of the runs the launcher starts.
 WORKER_CONTRACT = "mpijob-worker"
 
@@ -52,7 +52,7 @@ _LAUNCHER_ONLY = frozenset((
     "HOSTNAME", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "MAIL", "PWD", "OLDPWD", "SHLVL",
     "_", "K_MPI_JOB_ROLE", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
     "CUDA_VISIBLE_DEVICES"))
-_LAUNCHER_ONLY_PREFIXES = ("OMPI_", "PMIX_", "I_MPI_", "HYDRA_", "SSH_", "SBATCH_K8S_MPIJOB_")
+_LAUNCHER_ONLY_PREFIXES = ("OMPI_", "PMIX_", "I_MPI_", "HYDRA_", "SSH_", "SBATCHK8S_MPIJOB_")
 
 
 def _listed(names: Tuple[str, ...], addresses: Tuple[str, ...]) -> PeerNaming:

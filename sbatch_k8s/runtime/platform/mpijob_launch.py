@@ -10,7 +10,7 @@ is one shell line: ``cd`` to the launcher's working directory, then ``python3 <r
 log.
 
 Bounded start: each host's agent must answer an authenticated ``ping`` within the wait bound
-(``--wait``, ``SBATCH_K8S_NODE_WAIT``); a host whose run ends first, or never answers, ends
+(``--wait``, ``SBATCHK8S_NODE_WAIT``); a host whose run ends first, or never answers, ends
 the job with one line naming it and the agent, every other run stopped. Node 0 answers and
 may finish the whole job between two pings, so its early end counts as a failed start only
 with the exit codes of a command that could not start (the agent's 255, the shell's 126/127,

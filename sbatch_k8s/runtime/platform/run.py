@@ -39,7 +39,7 @@ from sbatch_k8s.runtime.step_server import start as start_step_server
 PREFIX = "sbatch-k8s: "
 #: A secret the platform's form may set on every container; else the token is derived from
 #: the platform's job identity (platform mode then relies on the platform's network).
-TOKEN_VARIABLE = "SBATCH_K8S_TOKEN"
+TOKEN_VARIABLE = "SBATCHK8S_TOKEN"
 USAGE = "usage: runtime run [--contract NAME] [-v] [--wait SECONDS] job.sh [args...]"
 
 
@@ -279,7 +279,7 @@ def become_node(options: RunOptions, environ: Mapping[str, str], container: Cont
     if index == 0:
         stage_script(settings)
     server = None
-    if index == 0 and environ.get("SBATCH_K8S_SERVER") != "0":
+    if index == 0 and environ.get("SBATCHK8S_SERVER") != "0":
         server = start_step_server(settings.spool)
     try:
         code = fresh_loop().run_until_complete(

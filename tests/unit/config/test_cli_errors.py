@@ -10,11 +10,11 @@ from sbatch_k8s.cli.sbatch import _main
 
 @pytest.fixture
 def work(tmp_path, monkeypatch):
-    for name in ("SBATCH_K8S_CONFIG", "SBATCH_K8S_DEBUG", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
+    for name in ("SBATCHK8S_CONFIG", "SBATCHK8S_DEBUG", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("SBATCH_K8S_BACKEND", "local")
-    monkeypatch.setenv("SBATCH_K8S_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("SBATCHK8S_BACKEND", "local")
+    monkeypatch.setenv("SBATCHK8S_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "job.sh").write_text("#!/bin/sh\ntrue\n")
     return tmp_path
@@ -33,7 +33,7 @@ def _sbatch(args, capsys):
 ])
 def test_a_mistyped_configuration_value_names_the_key(work, monkeypatch, capsys, toml, message):
     (work / "c.toml").write_text(toml)
-    monkeypatch.setenv("SBATCH_K8S_CONFIG", str(work / "c.toml"))
+    monkeypatch.setenv("SBATCHK8S_CONFIG", str(work / "c.toml"))
     assert _sbatch(["--test-only", "job.sh"], capsys) == (
         1, "", f"sbatch: error: {work / 'c.toml'}: {message}\n")
 
@@ -46,10 +46,10 @@ def test_a_state_directory_that_cannot_be_one_is_named(work, monkeypatch, capsys
                                                        problem):
     (work / "statefile").write_text("")
     target = work / name
-    monkeypatch.setenv("SBATCH_K8S_STATE_DIR", str(target))
+    monkeypatch.setenv("SBATCHK8S_STATE_DIR", str(target))
     code, out, err = _sbatch(["job.sh"], capsys)
     assert (code, out) == (1, "")
-    assert err == (f"sbatch: error: state directory {target} (from SBATCH_K8S_STATE_DIR): "
+    assert err == (f"sbatch: error: state directory {target} (from SBATCHK8S_STATE_DIR): "
                    f"{problem.format(path=target)}\n")
 
 
@@ -59,8 +59,8 @@ def test_debug_prints_the_traceback_then_the_line(work, monkeypatch, capsys):
 
     assert run_command("sbatch", broken, []) == 1
     assert capsys.readouterr().err == ("sbatch: error: internal error: RuntimeError: boom "
-                                       "(set SBATCH_K8S_DEBUG=1 for details)\n")
-    monkeypatch.setenv("SBATCH_K8S_DEBUG", "1")
+                                       "(set SBATCHK8S_DEBUG=1 for details)\n")
+    monkeypatch.setenv("SBATCHK8S_DEBUG", "1")
     assert run_command("sbatch", broken, []) == 1
     err = capsys.readouterr().err
     assert err.startswith("Traceback (most recent call last):\n")

@@ -150,7 +150,7 @@ def local_view(args: str, files: Path, state: Path, monkeypatch: Any) -> Dict[st
     from sbatch_k8s.submit import with_partition_defaults
 
     shutil.rmtree(state, ignore_errors=True)
-    environ = {"SBATCH_K8S_STATE_DIR": str(state), "HOME": "/home/probe", "PROBE_SUBMIT": "1"}
+    environ = {"SBATCHK8S_STATE_DIR": str(state), "HOME": "/home/probe", "PROBE_SUBMIT": "1"}
     _keep_jobs_from_starting(monkeypatch)
     for name, value in environ.items():
         monkeypatch.setenv(name, value)

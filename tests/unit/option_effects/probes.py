@@ -97,6 +97,7 @@ JOB: Dict[str, Probe] = {
 
 COMMAND: Dict[str, Probe] = {
     "autocomplete": Probe("--autocomplete=--exp"),
+    "clusters": Probe("--clusters=all"),
     "help": Probe("--help"),
     "ignore-pbs": Probe("--ignore-pbs"),
     "k8s-export": Probe("--k8s-export=aistation"),

@@ -84,7 +84,7 @@ def test_array_job_id_input_overrides_the_job_id() -> None:
     result = render_script(script("--array=0-1", "-N 2"), job_id=5, array_job_id=3)
     assert [m["metadata"]["name"] for m in result.manifests if m["kind"] == "Job"] == [
         "job-sh-3-0", "job-sh-3-1"]
-    assert container(result)["env"][3] == {"name": "SBATCH_K8S_JOB_ID", "value": "3"}
+    assert container(result)["env"][3] == {"name": "SBATCHK8S_JOB_ID", "value": "3"}
 
 
 @pytest.mark.parametrize("target, kind", [("pytorchjob", "PyTorchJob"), ("mpijob", "MPIJob")])

@@ -98,13 +98,13 @@ def test_runtime_env_and_port() -> None:
     assert main["name"] == "main"
     assert main["command"] == runtime_command("indexed-job", "python:3.11-slim")
     env = {e["name"]: e for e in main["env"]}
-    assert env["SBATCH_K8S_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+    assert env["SBATCHK8S_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == (
         "metadata.namespace")
-    assert env["SBATCH_K8S_POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
-    assert env["SBATCH_K8S_POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
-    assert env["SBATCH_K8S_JOB_ID"]["value"] == "1234"
-    assert env["SBATCH_K8S_RUNTIME_PORT"]["value"] == "7000"
-    assert "SBATCH_K8S_NODE_INDEX" not in env
+    assert env["SBATCHK8S_POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    assert env["SBATCHK8S_POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    assert env["SBATCHK8S_JOB_ID"]["value"] == "1234"
+    assert env["SBATCHK8S_RUNTIME_PORT"]["value"] == "7000"
+    assert "SBATCHK8S_NODE_INDEX" not in env
     assert main["ports"] == [{"name": "slurmd", "containerPort": 7000}]
 
 

@@ -45,7 +45,7 @@ def test_jobset_wraps_the_indexed_job() -> None:
     assert "suspend" not in child and "ttlSecondsAfterFinished" not in child
     assert child["template"]["spec"]["restartPolicy"] == "Never"
     env = {e["name"]: e for e in container(result)["env"]}
-    assert env["SBATCH_K8S_NODE_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+    assert env["SBATCHK8S_NODE_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"] == (
         "metadata.annotations['batch.kubernetes.io/job-completion-index']")
 
 
