@@ -53,6 +53,7 @@ VARIABLES: Dict[str, OwnVariable] = {v.name: v for v in (
         "REQUEUE_DELAY": "seconds before a requeued job may run again (Slurm's 121)",
         "API_RETRY_S": "how long failed API connections are retried",
         "CACHE_WAIT_S": "how long the command server waits for its watch cache",
+        "CACHE_RELIST_S": "the longest a watch-cache mirror goes without a fresh LIST",
         "KILL_WAIT": "local jobs: Slurm's KillWait in seconds",
         "NODE_WAIT": "how long a node waits for the job's other nodes",
         "SECONDS_PER_MINUTE": "local jobs: how long a minute of --time lasts (tests)",
@@ -75,6 +76,7 @@ VARIABLES: Dict[str, OwnVariable] = {v.name: v for v in (
         "NODE_INDEX": "pods: the node index where the target hides the completion index",
         "JOB_API": "pods: 1 when node 0 may use the API (a ServiceAccount of the partition)",
         "RESTARTED": "pods: restarts made inside the workload (downward API)",
+        "REQUEUED": "pods: how often our own requeues ran the job again (the workload's copy)",
         "REQUESTS_FILE": "pods: where node 0 reads cancel requests",
         "MPIJOB_HOSTS": "MPIJob launcher: the workers' hosts",
         "MPIJOB_KEY": "MPIJob launcher: the key of its ssh launch",
@@ -91,6 +93,7 @@ VARIABLES: Dict[str, OwnVariable] = {v.name: v for v in (
         "REAL_SLURM": "tests: where the real Slurm's tools are",
         "REAL_NODE_IMAGE": "tests: the image of the real nodes' pods",
         "REAL_NODE_CPUS": "tests: the real nodes' CPUs",
+        "TEST_CA": "tests: the real API server's CA (signs the test users' certificates)",
     }))}
 
 
