@@ -70,7 +70,10 @@ class LogSource:
     @property
     def file_name(self) -> str:
         """The name a download of it takes."""
-        return f"{self.key}.log" if self.kind == NODE_LOG else f"{self.key}.txt"
+        if self.kind == NODE_LOG:
+            return f"{self.key}.log"
+        return self.origin.rsplit("/", 1)[-1] if self.origin.startswith("/") else \
+            f"{self.key}.txt"
 
 
 @dataclass(frozen=True)

@@ -150,10 +150,14 @@ class JobsSource:
         from parsers.formats.array_fold import pending_element
 
         number, _, task_text = job_text.partition("_")
-        if not number.isdigit() or (task_text and not task_text.isdigit()):
+        folded = task_text.startswith("[") and task_text.endswith("]")
+        if not number.isdigit() or (task_text and not task_text.isdigit() and not folded):
             return None
-        job_id, task = int(number), int(task_text) if task_text else None
+        job_id, task = int(number), int(task_text) if task_text.isdigit() else None
         now = int(time.time())
+        if folded:   # a pending array's line, as squeue shows it (``12_[3-9%2]``)
+            return next((r for r in self.backend.job_records(True, now, job_ids=[job_id])
+                         if r.job_id_text == job_text and self.may_see(r)), None)
         for records in (lambda: self.backend.job_records(True, now, job_ids=[job_id]),
                         lambda: self.backend.accounting_records(0, now + 1, [job_id])):
             for record in records():
@@ -244,13 +248,20 @@ class JobsSource:
         """Resource samples over time per node: not recorded yet (issue 19's accounting)."""
         return Unavailable(NOT_YET["samples"])
 
+    def jobs_on_nodes(self, now: int) -> Dict[str, List[str]]:
+        """Node name (as :meth:`partitions` names nodes) → the running jobs on it."""
+        running = [r for r in self.active_records(now) if r.state == "RUNNING"]
+        return self._views().jobs_on_nodes(self.backend, running)
+
     # -- actions -----------------------------------------------------------------------
 
-    def cancel(self, record: JobRecord, step: Optional[str] = None) -> ActionResult:
-        """``scancel`` of the job, element or step (``step``: ``0``, ``batch``…)."""
+    def cancel(self, record: JobRecord, step: Optional[str] = None,
+               whole_array: bool = False) -> ActionResult:
+        """``scancel`` of the job, element or step (``step``: ``0``, ``batch``…), or of
+        every element of its array."""
         from sbatch_k8s.ui.jobs_source.actions import cancel
 
-        return cancel(self.backend, record, step)
+        return cancel(self.backend, record, step, whole_array)
 
     def hold(self, record: JobRecord) -> ActionResult:
         """``scontrol hold`` of a pending job."""

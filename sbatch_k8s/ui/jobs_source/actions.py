@@ -21,32 +21,38 @@ if TYPE_CHECKING:
 DONE, REFUSED, UNKNOWN = "done", "refused", "unknown"
 
 
-def _targets(backend: "Backend", record: JobRecord) -> List[int]:
-    """The job ids one row means: the job or element, or every task still waiting on a
-    pending array's line."""
+def _targets(backend: "Backend", record: JobRecord, whole_array: bool = False) -> List[int]:
+    """The job ids one row means: the job or element, every task still waiting on a
+    pending array's line, or (``whole_array``) every element of the job's array."""
     from parsers.formats.squeue_select import pending_tasks
 
     if record.array_job_id is None:
         return [record.job_id]
+    if whole_array:
+        return backend.expand_id(record.array_job_id, None)
     tasks = sorted(pending_tasks(record)) if record.array_pending is not None else \
         [record.array_task_id]
     return [job_id for task in tasks
             for job_id in backend.expand_id(record.array_job_id, task)]
 
 
-def cancel(backend: "Backend", record: JobRecord, step: Optional[str]) -> ActionResult:
-    """``scancel JOB`` or ``scancel JOB.STEP``, as scancel words what it came to."""
+def cancel(backend: "Backend", record: JobRecord, step: Optional[str],
+           whole_array: bool = False) -> ActionResult:
+    """``scancel JOB`` or ``scancel JOB.STEP`` (``whole_array``: ``scancel ARRAY``), as
+    scancel words what it came to."""
     from parsers.formats.messages import kill_job_error, kill_refused_error
 
     number = int(step) if step is not None and step.isdecimal() else None
     uid = backend.caller_uid()
     outcomes = [backend.cancel(target, uid, None, step == "batch", False, number)
-                for target in _targets(backend, record)]
-    text = record.job_id_text if step is None else f"{record.job_id_text}.{step}"
+                for target in _targets(backend, record, whole_array and step is None)]
+    job_text = str(record.array_job_id) if whole_array and record.array_job_id is not None \
+        else record.job_id_text
+    text = job_text if step is None else f"{job_text}.{step}"
     if outcomes and all(o == DONE for o in outcomes):
         return ActionResult(True)
     if REFUSED in outcomes:
-        refused = kill_refused_error(record.job_id_text, step is not None)
+        refused = kill_refused_error(job_text, step is not None)
         return ActionResult(False, refused.render("scancel").strip())
     reason = ("Invalid job id specified" if UNKNOWN in outcomes
               else "Job/step already completing or completed")

@@ -233,3 +233,19 @@ def yaml_text(backend: Any, record: JobRecord) -> Union[str, Unavailable]:
     if not objects:
         return Unavailable("the job's workload and pods are gone (only its record is kept)")
     return str(yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False))
+
+
+def jobs_on_nodes(backend: Any, records: List[JobRecord]) -> Dict[str, List[str]]:
+    """Kubernetes node name → the running jobs with a pod on it (one LIST of our pods per
+    namespace)."""
+    wanted = {str(r.job_id): r.job_id_text for r in records}
+    found: Dict[str, List[str]] = {}
+    for namespace in sorted(backend.namespaces()):
+        pods, _ = backend.client.list(POD, namespace, "app.kubernetes.io/managed-by=sbatch-k8s")
+        for pod in pods:
+            job = wanted.get(((pod.get("metadata") or {}).get("labels") or {})
+                             .get(JOB_ID_LABEL, ""))
+            node = (pod.get("spec") or {}).get("nodeName")
+            if job and node and job not in found.get(node, []):
+                found.setdefault(node, []).append(job)
+    return found

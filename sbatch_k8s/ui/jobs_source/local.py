@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 from parsers.records import JobRecord
 from sbatch_k8s.ui.jobs_source.logs import FileLog, LogHandle
@@ -86,3 +86,12 @@ def _description(directory: str) -> Optional[dict]:
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) else None
+
+
+def jobs_on_nodes(backend: Any, records: List[JobRecord]) -> Dict[str, List[str]]:
+    """Node name → the running jobs on it (their node lists name the local nodes)."""
+    found: Dict[str, List[str]] = {}
+    for record in records:
+        for host in _hosts(record):
+            found.setdefault(host, []).append(record.job_id_text)
+    return found
