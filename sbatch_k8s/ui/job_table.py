@@ -67,7 +67,8 @@ def filter_argv(fields: Mapping[str, str]) -> Tuple[List[str], List[str]]:
             continue
         if squeue_option:
             squeue.append(f"{squeue_option}={value}")
-        if sacct_option:
+        if sacct_option and not (name == "states" and value.lower() == "all"):
+            # squeue's "all" is every state, which is sacct without --state
             sacct.append(f"{sacct_option}={value}")
     if fields.get("array") in ("1", "true", "on"):
         squeue.append("--array")

@@ -63,6 +63,7 @@ def _available(value: Any, key: str) -> Dict[str, Any]:
 
 async def job(request: web.Request, record: JobRecord) -> web.Response:
     source = console_of(request).source
+    record = await in_thread(source.with_history, record)
     running = await in_thread(source.running_steps, record)
     return json_response(job_json(record, running, int(time.time())))
 
@@ -180,6 +181,7 @@ async def logs_zip(request: web.Request, record: JobRecord) -> web.StreamRespons
 
 async def events(request: web.Request, record: JobRecord) -> web.Response:
     source = console_of(request).source
+    record = await in_thread(source.with_history, record)
     found = await in_thread(source.events, record)
     return json_response({"events": to_json(found),
                           "runtime": to_json(source.runtime_events(record))})

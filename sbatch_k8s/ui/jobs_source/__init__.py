@@ -174,6 +174,20 @@ class JobsSource:
                             return element
         return None
 
+    def with_history(self, record: JobRecord) -> JobRecord:
+        """``record`` (squeue's view) with the steps and earlier runs sacct's record of the
+        same job holds (squeue's records carry none on some backends)."""
+        from parsers.records import with_changes
+
+        if record.steps or record.array_pending is not None:
+            return record
+        now = int(time.time())
+        for kept in self.backend.accounting_records(0, now + 1, [record.job_id]):
+            if kept.job_id == record.job_id and kept.array_pending is None:
+                return with_changes(record, steps=kept.steps,
+                                    requeued_runs=kept.requeued_runs or record.requeued_runs)
+        return record
+
     def running_steps(self, record: JobRecord) -> List[StepRecord]:
         """The steps of a running job still running (``squeue -s``)."""
         return self.backend.running_steps(record) if record.state == "RUNNING" else []
