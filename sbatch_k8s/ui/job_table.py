@@ -124,10 +124,13 @@ def _row(record: JobRecord, cells: Dict[str, str], source: str, used_s: int
 
 def table_rows(active: Sequence[JobRecord], history: Sequence[JobRecord], now: int
                ) -> List[Dict[str, Any]]:
-    """squeue's rows, then the history's rows of jobs squeue no longer shows."""
+    """squeue's rows, then the history's rows of jobs squeue no longer shows (a pending
+    array's line of sacct included: squeue may list the same elements one by one, -r)."""
     rows = [squeue_row(r, now) for r in active]
     shown = {row["key"] for row in rows}
-    rows += [sacct_row(r, now) for r in history if row_key(r) not in shown]
+    arrays = {r.array_job_id for r in active if r.array_job_id is not None}
+    rows += [sacct_row(r, now) for r in history if row_key(r) not in shown
+             and not (r.array_pending is not None and r.array_job_id in arrays)]
     return rows
 
 

@@ -167,3 +167,28 @@ def test_the_cluster_as_sinfo_shows_it(slurm: LocalSlurm, console: RunningConsol
     assert nodes["127.0.0.4"]["jobs"] == []
     assert nodes["127.0.0.2"]["alloc_cpus"] == 4 and nodes["127.0.0.2"]["pooled"]
     slurm.run("scancel", job)
+
+
+def test_an_array_s_element_then_the_whole_array(slurm: LocalSlurm,
+                                                 console: RunningConsole) -> None:
+    """The table folds a pending array as squeue does (one line per element with -r);
+    cancel one element, then every element from another's page."""
+    slurm.script("array.sh", "#!/bin/sh\nsleep 300\n")
+    job = str(job_id_of(slurm.run("sbatch", "--array=0-3", "--hold", "array.sh").stdout))
+
+    def keys(query: str) -> list:
+        return [r["key"] for r in console.get(f"/api/jobs?jobs={job}{query}")["rows"]]
+
+    def squeue(*args: str) -> list:
+        return slurm.run("squeue", "-h", "-j", job, "-o", "%i", *args).stdout.split()
+    assert keys("") == squeue() == [f"{job}_[0-3]"]
+    assert sorted(keys("&array=1")) == sorted(squeue("-r")) == [f"{job}_{i}" for i in range(4)]
+    element = console.get(f"/api/jobs/{job}_1")
+    assert (element["key"], element["state"], element["array_job_id"]) == (
+        f"{job}_1", "PENDING", int(job))
+    assert console.post(f"/api/jobs/{job}_1/cancel")[1] == {"ok": True, "message": ""}
+    assert sorted(squeue("-r")) == [f"{job}_{i}" for i in (0, 2, 3)]
+    assert console.post(f"/api/jobs/{job}_2/cancel", {"whole_array": True})[1]["ok"]
+    assert squeue("-r") == []
+    assert console.post(f"/api/jobs/{job}_2/cancel")[1]["message"].startswith(
+        "scancel: error: Kill job error on job id ")

@@ -51,6 +51,9 @@ def cancel(backend: "Backend", record: JobRecord, step: Optional[str],
     text = job_text if step is None else f"{job_text}.{step}"
     if outcomes and all(o == DONE for o in outcomes):
         return ActionResult(True)
+    if whole_array and DONE in outcomes and REFUSED not in outcomes and \
+            UNKNOWN not in outcomes:
+        return ActionResult(True)      # scancel ARRAY: elements already ended do not count
     if REFUSED in outcomes:
         refused = kill_refused_error(job_text, step is not None)
         return ActionResult(False, refused.render("scancel").strip())
