@@ -10,6 +10,8 @@ const FILTERS = [
   ["jobs", "Job ids (-j)", "12,13_2"],
   ["since", "History since (sacct -S)", "midnight"],
 ];
+// A message changing more rows than this rebuilds the table instead of editing it.
+const BULK_CHANGES = 200;
 const saved = { fields: {}, sort: { key: "job", desc: true }, history: true };
 
 function filterForm(onApply) {
@@ -80,20 +82,72 @@ export function show(main) {
   const problem = el("p", { class: "error", id: "jobs-error" });
   let source = null;
 
-  function render() {
-    const shown = [...rows.values()].filter((r) => saved.history || r.source !== "sacct");
-    shown.sort((a, b) => compare(a, b, saved.sort.key) * (saved.sort.desc ? -1 : 1));
-    const fragment = document.createDocumentFragment();
-    for (const row of shown) fragment.append(elements.get(row.key));
-    body.replaceChildren(fragment);
-    const history = shown.filter((r) => r.source === "sacct").length;
-    count.textContent = `${shown.length} jobs (${shown.length - history} in squeue, ` +
+  // The rows on screen, in their sorted order (kept in step with the tbody's children).
+  let order = [];
+  const visible = (row) => saved.history || row.source !== "sacct";
+  const before = (a, b) => compare(a, b, saved.sort.key) * (saved.sort.desc ? -1 : 1) < 0;
+
+  function counted() {
+    const history = order.filter((r) => r.source === "sacct").length;
+    count.textContent = `${order.length} jobs (${order.length - history} in squeue, ` +
       `${history} from sacct's history)`;
+    main.dataset.rendered = String(Date.now());
+  }
+
+  // The whole table again (first message, another sort, the history box).
+  function render() {
+    order = [...rows.values()].filter(visible);
+    order.sort((a, b) => compare(a, b, saved.sort.key) * (saved.sort.desc ? -1 : 1));
+    const fragment = document.createDocumentFragment();
+    for (const row of order) fragment.append(elements.get(row.key));
+    body.replaceChildren(fragment);
     for (const th of head.children) {
       th.classList.toggle("sorted", th.dataset.key === saved.sort.key);
       th.classList.toggle("desc", th.dataset.key === saved.sort.key && saved.sort.desc);
     }
-    main.dataset.rendered = String(Date.now());
+    counted();
+  }
+
+  // Only what a message changed: rows removed, replaced in place, or inserted where the
+  // order puts them (a table of 10,000 rows is not rebuilt for one new job).
+  function place(row) {
+    let low = 0, high = order.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (before(order[middle], row)) low = middle + 1; else high = middle;
+    }
+    const next = order[low];
+    order.splice(low, 0, row);
+    body.insertBefore(elements.get(row.key), next ? elements.get(next.key) : null);
+  }
+
+  function unplace(key) {
+    const at = order.findIndex((r) => r.key === key);
+    if (at >= 0) order.splice(at, 1);
+  }
+
+  function update(message) {
+    for (const key of message.remove || []) {
+      const element = elements.get(key);
+      if (element) element.remove();
+      unplace(key);
+      rows.delete(key); elements.delete(key);
+    }
+    for (const row of message.put || []) {
+      const old = rows.get(row.key), oldElement = elements.get(row.key);
+      const element = rowElement(row, columns);
+      rows.set(row.key, row); elements.set(row.key, element);
+      const same = old && visible(old) && visible(row) &&
+        compare(old, row, saved.sort.key) === 0 && oldElement.isConnected;
+      if (same) {
+        oldElement.replaceWith(element);
+        order[order.indexOf(old)] = row;
+        continue;
+      }
+      if (oldElement) { oldElement.remove(); unplace(row.key); }
+      if (visible(row)) place(row);
+    }
+    counted();
   }
 
   for (const column of columns) {
@@ -107,18 +161,28 @@ export function show(main) {
     if (source) source.close();
     rows.clear(); elements.clear();
     problem.textContent = "";
+    let first = true;
     const query = new URLSearchParams();
     for (const [name, value] of Object.entries(saved.fields)) if (value) query.set(name, value);
     source = new EventSource(`/api/jobs/live?${query}`);
+    // a stream (re)opened starts with the whole table
+    source.onopen = () => { first = true; };
     source.onmessage = (event) => {
       const message = JSON.parse(event.data);
       problem.textContent = message.error || "";
-      for (const key of message.remove || []) { rows.delete(key); elements.delete(key); }
-      for (const row of message.put || []) {
-        rows.set(row.key, row);
-        elements.set(row.key, rowElement(row, columns));
+      const changes = (message.put || []).length + (message.remove || []).length;
+      if (first || changes > BULK_CHANGES) {
+        if (first) { rows.clear(); elements.clear(); }
+        first = false;
+        for (const key of message.remove || []) { rows.delete(key); elements.delete(key); }
+        for (const row of message.put || []) {
+          rows.set(row.key, row);
+          elements.set(row.key, rowElement(row, columns));
+        }
+        render();
+      } else if (changes) {
+        update(message);
       }
-      render();
       main.dataset.updates = String(Number(main.dataset.updates || 0) + 1);
     };
     source.onerror = async () => {

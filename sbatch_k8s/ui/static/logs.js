@@ -4,6 +4,8 @@ import { api, el } from "./console.js";
 
 // The page keeps at most this much of a log on screen (the download has all of it).
 const MAX_CHARS = 4 << 20;
+// New log text is put on screen at most this often (one layout for many events).
+const FLUSH_MS = 100;
 
 function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -13,8 +15,15 @@ export async function showLogs(panel, job) {
   const base = `/api/jobs/${encodeURIComponent(job.key)}`;
   const sources = await api(`${base}/logs`);
   let stream = null;
-  let text = "";
-  let cut = 0;
+  // What is on screen: pieces of text in arrival order (one text node each while no search
+  // is shown), their total length, and whether older pieces were dropped.
+  let pieces = [];
+  let total = 0;
+  let cut = false;
+  // What came since the last flush: shown together, at most every FLUSH_MS.
+  let incoming = [];
+  let bytes = 0;
+  let flushTimer = null;
   const view = el("pre", { id: "log-view", "data-bytes": "0" });
   const search = el("input", { id: "log-search", type: "search", placeholder: "search", size: 24 });
   const only = el("input", { type: "checkbox", id: "log-only" });
@@ -24,37 +33,57 @@ export async function showLogs(panel, job) {
 
   function render() {
     const needle = search.value;
-    if (!needle) { view.textContent = text; }
-    else {
-      const pattern = new RegExp(escapeRegExp(needle), "gi");
-      const lines = text.split("\n");
-      const shown = only.checked ? lines.filter((line) => pattern.test(line)) : lines;
-      view.replaceChildren();
-      let matches = 0;
-      for (const line of shown) {
-        let last = 0;
-        for (const found of line.matchAll(pattern)) {
-          view.append(line.slice(last, found.index), el("mark", { text: found[0] }));
-          last = found.index + found[0].length;
-          matches += 1;
-        }
-        view.append(line.slice(last) + "\n");
-      }
-      status.textContent = `${matches} match(es)`;
+    const text = pieces.join("");
+    if (!needle) {
+      view.replaceChildren(...pieces.map((piece) => document.createTextNode(piece)));
+      return;
     }
+    const pattern = new RegExp(escapeRegExp(needle), "gi");
+    const lines = text.split("\n");
+    const shown = only.checked ? lines.filter((line) => line.search(pattern) >= 0) : lines;
+    const fragment = document.createDocumentFragment();
+    let matches = 0;
+    for (const line of shown) {
+      let last = 0;
+      for (const found of line.matchAll(pattern)) {
+        fragment.append(line.slice(last, found.index), el("mark", { text: found[0] }));
+        last = found.index + found[0].length;
+        matches += 1;
+      }
+      fragment.append(line.slice(last) + "\n");
+    }
+    view.replaceChildren(fragment);
+    status.textContent = `${matches} match(es)`;
   }
 
-  function append(piece) {
+  function flush() {
+    flushTimer = null;
+    if (!incoming.length) return;
     const atBottom = view.scrollTop + view.clientHeight >= view.scrollHeight - 4;
-    text += piece;
-    if (text.length > MAX_CHARS) { cut += text.length - MAX_CHARS; text = text.slice(-MAX_CHARS); }
-    if (search.value || cut) render(); else view.append(piece);
+    const piece = incoming.join("");
+    incoming = [];
+    pieces.push(piece);
+    total += piece.length;
+    let dropped = false;
+    while (total > MAX_CHARS && pieces.length > 1) {
+      total -= pieces.shift().length;
+      dropped = true;
+    }
+    cut = cut || dropped;
+    if (search.value) render();
+    else {
+      if (dropped) render(); else view.append(piece);
+    }
+    view.dataset.bytes = String(bytes);
+    if (cut) status.textContent = `showing the last ${MAX_CHARS >> 20} MiB; download for all of it`;
     if (atBottom) view.scrollTop = view.scrollHeight;
   }
 
   function open(source) {
     if (stream) stream.close();
-    text = ""; cut = 0;
+    clearTimeout(flushTimer);
+    flushTimer = null;
+    pieces = []; total = 0; cut = false; incoming = []; bytes = 0;
     view.textContent = "";
     view.dataset.bytes = "0";
     view.dataset.key = source.key;
@@ -65,14 +94,17 @@ export async function showLogs(panel, job) {
     stream = new EventSource(`${base}/logs/${encodeURIComponent(source.key)}/live`);
     stream.onmessage = (event) => {
       const message = JSON.parse(event.data);
-      append(message.text);
-      view.dataset.bytes = String(message.offset + message.bytes);
-      if (cut) status.textContent = `showing the last ${MAX_CHARS >> 20} MiB; download for all of it`;
+      incoming.push(message.text);
+      bytes = message.offset + message.bytes;
+      if (flushTimer === null) flushTimer = setTimeout(flush, FLUSH_MS);
     };
     stream.addEventListener("end", (event) => {
       const message = JSON.parse(event.data);
+      clearTimeout(flushTimer);
+      flush();
       view.dataset.ended = "1";
-      status.textContent = `complete: ${message.offset} bytes`;
+      status.textContent = `complete: ${message.offset} bytes` +
+        (cut ? ` (the last ${MAX_CHARS >> 20} MiB shown; download for all of it)` : "");
       stream.close();
     });
     stream.onerror = () => { if (!view.dataset.ended) status.textContent = "the log stream broke"; };
