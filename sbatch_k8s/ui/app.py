@@ -23,6 +23,8 @@ from sbatch_k8s.ui.live import JobFeed
 HOST = "127.0.0.1"
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 CONSOLE = web.AppKey("console", "Console")
+#: Seconds open requests (live tables, followed logs) get to end when the console stops.
+SHUTDOWN_S = 1.0
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -139,6 +141,10 @@ def make_app(source: JobsSource, interval_s: float, token: Optional[str] = None)
         task = asyncio.get_running_loop().create_task(console.feed.run())
         yield
         task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
     app.cleanup_ctx.append(feed_task)
     return app
 
@@ -149,7 +155,9 @@ def url_of(console: Console) -> str:
 
 
 async def _serve(app: web.Application, port: int, ready: Callable[[str], None]) -> None:
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    # open pages' streams never end by themselves: at Ctrl-C they are cut after this long
+    runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                           shutdown_timeout=SHUTDOWN_S)
     await runner.setup()
     site = web.TCPSite(runner, HOST, port, reuse_address=False)
     await site.start()
@@ -176,5 +184,11 @@ def serve(app: web.Application, port: int, ready: Callable[[str], None]) -> None
     except asyncio.CancelledError:
         pass
     finally:
+        # what is still running (open pages' streams) ends before the loop closes
+        left = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
         loop.close()
         sys.stdout.flush()

@@ -70,6 +70,7 @@ def _log_stream(ctx: Context, page: Any, console: Any, slurm: Any) -> Figure:
     job = submit(slurm, "--wait", "-o", "big.out", "log.sh")
     size = (slurm.work / "big.out").stat().st_size
     ours, theirs = [], []
+    page.goto(console.url)          # the token's URL first: it sets the cookie
     for _ in range(ctx.repeats(3)):
         page.goto(console.url.split("?")[0] + f"#/job/{job}/logs")
         page.click("#log-sources button[data-key='stdout']")

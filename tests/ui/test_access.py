@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 
 import pytest
@@ -61,6 +62,11 @@ def test_it_listens_on_the_loopback_address_only(console: RunningConsole) -> Non
     assert [fields[1] for fields in ours] == [f"0100007F:{console.port:04X}"]
 
 
-def test_ctrl_c_ends_it(console: RunningConsole) -> None:
-    console.stop()
-    assert console.process.returncode == 0
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_ends_it_quietly(console: RunningConsole, signum: int) -> None:
+    """While a page follows the live table: exit 0, nothing on stderr."""
+    live = console.events("/api/jobs/live")
+    next(live)
+    os.killpg(console.process.pid, signum)
+    assert console.process.wait(30) == 0
+    assert console.process.stderr is not None and console.process.stderr.read() == ""

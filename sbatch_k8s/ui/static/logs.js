@@ -7,6 +7,11 @@ const MAX_CHARS = 4 << 20;
 // New log text is put on screen at most this often (one layout for many events).
 const FLUSH_MS = 100;
 
+// One flushed piece of a log: a block the browser lays out only while it is on screen.
+function block(text) {
+  return el("div", { class: "chunk", text });
+}
+
 function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
@@ -35,7 +40,7 @@ export async function showLogs(panel, job) {
     const needle = search.value;
     const text = pieces.join("");
     if (!needle) {
-      view.replaceChildren(...pieces.map((piece) => document.createTextNode(piece)));
+      view.replaceChildren(...pieces.map(block));
       return;
     }
     const pattern = new RegExp(escapeRegExp(needle), "gi");
@@ -56,23 +61,28 @@ export async function showLogs(panel, job) {
     status.textContent = `${matches} match(es)`;
   }
 
-  function flush() {
+  // Whole lines go on screen (a block each); a line still being written waits for its end
+  // (or for the log's end: ``all``).
+  function flush(all = false) {
     flushTimer = null;
-    if (!incoming.length) return;
+    const joined = incoming.join("");
+    const cutAt = all ? joined.length : joined.lastIndexOf("\n") + 1;
+    const piece = joined.slice(0, cutAt);
+    incoming = cutAt < joined.length ? [joined.slice(cutAt)] : [];
+    if (!piece) return;
     const atBottom = view.scrollTop + view.clientHeight >= view.scrollHeight - 4;
-    const piece = incoming.join("");
-    incoming = [];
     pieces.push(piece);
     total += piece.length;
-    let dropped = false;
+    let dropped = 0;
     while (total > MAX_CHARS && pieces.length > 1) {
       total -= pieces.shift().length;
-      dropped = true;
+      dropped += 1;
     }
-    cut = cut || dropped;
+    cut = cut || dropped > 0;
     if (search.value) render();
     else {
-      if (dropped) render(); else view.append(piece);
+      for (let i = 0; i < dropped; i++) view.firstElementChild.remove();
+      view.append(block(piece));
     }
     view.dataset.bytes = String(bytes);
     if (cut) status.textContent = `showing the last ${MAX_CHARS >> 20} MiB; download for all of it`;
@@ -101,7 +111,7 @@ export async function showLogs(panel, job) {
     stream.addEventListener("end", (event) => {
       const message = JSON.parse(event.data);
       clearTimeout(flushTimer);
-      flush();
+      flush(true);
       view.dataset.ended = "1";
       status.textContent = `complete: ${message.offset} bytes` +
         (cut ? ` (the last ${MAX_CHARS >> 20} MiB shown; download for all of it)` : "");
