@@ -7,8 +7,8 @@ Playwright, a fresh profile, no network but this machine's loopback.
 
 from __future__ import annotations
 
-import shutil
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -63,3 +63,35 @@ def shoot(page: Any, directory: Path, name: str, must_show: Sequence[str]) -> Pa
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, (path, len(data))
     return path
+
+
+#: Records each state the live table gives job ``key`` (installed in the Jobs tab).
+WATCH_STATES = """key => {
+  window.seenStates = [];
+  const look = () => {
+    const row = document.querySelector(`#job-rows tr[data-key="${key}"]`);
+    const state = row && row.dataset.state;
+    if (state && window.seenStates[window.seenStates.length - 1] !== state)
+      window.seenStates.push(state);
+  };
+  new MutationObserver(look).observe(document.body, {subtree: true, childList: true,
+                                                     attributes: true});
+  look();
+}"""
+
+
+def confirm(page: Any, button: str, yes: bool) -> None:
+    """Click an action's button, then the dialog's Confirm (or Keep)."""
+    page.click(button)
+    page.locator("#confirm").wait_for(state="visible")
+    page.click("#confirm-yes" if yes else "#confirm-no")
+    page.locator("#confirm").wait_for(state="hidden")
+
+
+def wait_for_text(page: Any, selector: str, pattern: str, timeout_ms: int = WAIT_MS) -> None:
+    """Wait until the element ``selector`` exists and its text matches the regular
+    expression ``pattern``."""
+    page.wait_for_function(
+        "([selector, pattern]) => { const e = document.querySelector(selector);"
+        " return e !== null && new RegExp(pattern).test(e.textContent); }",
+        arg=[selector, pattern], timeout=timeout_ms)

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import pytest
 
 from tests.local.harness import LocalSlurm, job_id_of
-from tests.ui.browser import open_browser, shoot
+from tests.ui.browser import WATCH_STATES, confirm, open_browser, shoot, wait_for_text
 from tests.ui.harness import RunningConsole, node1_script
 
 pytestmark = pytest.mark.slow
@@ -25,32 +25,9 @@ pytestmark = pytest.mark.slow
 #: Node 1's task writes this many lines, one a second: long enough to be read while it runs.
 LOG_LINES = 6
 
-#: Records each state the live table gives job ``key`` (installed in the Jobs tab).
-WATCH_STATES = """key => {
-  window.seenStates = [];
-  const look = () => {
-    const row = document.querySelector(`#job-rows tr[data-key="${key}"]`);
-    const state = row && row.dataset.state;
-    if (state && window.seenStates[window.seenStates.length - 1] !== state)
-      window.seenStates.push(state);
-  };
-  new MutationObserver(look).observe(document.body, {subtree: true, childList: true,
-                                                     attributes: true});
-  look();
-}"""
-
-
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Any]:
     yield from open_browser(tmp_path / "downloads")
-
-
-def _confirm(page: Any, button: str, yes: bool) -> None:
-    """Click an action's button, then the dialog's Confirm (or Keep)."""
-    page.click(button)
-    page.locator("#confirm").wait_for(state="visible")
-    page.click("#confirm-yes" if yes else "#confirm-no")
-    page.locator("#confirm").wait_for(state="hidden")
 
 
 def test_a_user_s_session_in_the_browser(slurm: LocalSlurm, console: RunningConsole,
@@ -94,19 +71,18 @@ def test_a_user_s_session_in_the_browser(slurm: LocalSlurm, console: RunningCons
     page.wait_for_selector("#job-title")
     assert "PENDING (JobHeldUser)" in page.inner_text("#job-title")
     assert page.inner_text("#pending").startswith("Waiting for a release")
-    _confirm(page, "#act-requeue", yes=True)
+    confirm(page, "#act-requeue", yes=True)
     page.wait_for_selector("#action-result.error")
     assert page.inner_text("#action-result") == f"Job is pending execution for job {job}"
     shoot(page, shots, "job-pending", ["#job-title", "#pending", "#act-release", "#overview"])
 
     # Release (confirmed); node 1's log read while the job runs.
-    _confirm(page, "#act-release", yes=True)
+    confirm(page, "#act-release", yes=True)
     page.wait_for_selector("#action-result.ok")
     page.wait_for_selector("#steps tr[data-step='0']")
     page.click("#tab-logs")
     page.click("#log-sources button[data-key='node-1']")
-    page.wait_for_function("() => document.querySelector('#log-view').textContent"
-                           ".includes('node-one line 1')")
+    wait_for_text(page, "#log-view", "node-one line 1")
     assert "RUNNING" in page.inner_text("#job-title")
     assert "node-one line 0\nnode-one line 1\n" in page.inner_text("#log-view")
     page.fill("#log-search", "line 1")
@@ -163,7 +139,7 @@ def test_cancel_after_a_confirmation_and_the_cluster(slurm: LocalSlurm,
     page.goto(console.url)
     page.goto(console.url.split("?")[0] + f"#/job/{job}")
     page.wait_for_selector("#steps tr[data-step='0']")
-    _confirm(page, "#act-cancel", yes=False)
+    confirm(page, "#act-cancel", yes=False)
     assert page.inner_text("#action-result") == ""
     assert slurm.run("squeue", "-h", "-j", job, "-o", "%T").stdout == "RUNNING\n"
 
@@ -174,10 +150,9 @@ def test_cancel_after_a_confirmation_and_the_cluster(slurm: LocalSlurm,
 
     page.click(f".node[data-node='127.0.0.2'] a[href='#/job/{job}']")
     page.wait_for_selector("#act-cancel")
-    _confirm(page, "#act-cancel", yes=True)
+    confirm(page, "#act-cancel", yes=True)
     page.wait_for_selector("#action-result.ok")
-    page.wait_for_function("() => document.querySelector('#job-title').textContent"
-                           ".includes('CANCELLED')")
+    wait_for_text(page, "#job-title", "CANCELLED")
     sacct = slurm.run("sacct", "-j", job, "-X", "-n", "-P", "-o", "State").stdout
     assert sacct.startswith("CANCELLED by "), sacct
     shoot(page, shots, "job-cancelled", ["#job-title", "#act-resubmit"])

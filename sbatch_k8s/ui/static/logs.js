@@ -6,6 +6,8 @@ import { api, el } from "./console.js";
 const MAX_CHARS = 4 << 20;
 // New log text is put on screen at most this often (one layout for many events).
 const FLUSH_MS = 100;
+// Logs not there yet are looked for again this often.
+const SOURCES_RETRY_MS = 3000;
 
 // One flushed piece of a log: a block the browser lays out only while it is on screen.
 function block(text) {
@@ -120,11 +122,32 @@ export async function showLogs(panel, job) {
     stream.onerror = () => { if (!view.dataset.ended) status.textContent = "the log stream broke"; };
   }
 
-  for (const source of sources) {
-    const button = el("button", { "data-key": source.key, text: source.title,
-      title: source.available ? source.origin : source.why, disabled: !source.available,
-      onclick: () => open(source) });
-    list.append(button);
+  // One button per log; a log not there yet (a pod still starting) is looked for again.
+  const buttons = new Map();
+  function showSources(found) {
+    for (const source of found) {
+      let button = buttons.get(source.key);
+      if (!button) {
+        button = el("button", { "data-key": source.key, text: source.title });
+        buttons.set(source.key, button);
+        list.append(button);
+      }
+      button.onclick = () => open(source);
+      button.title = source.available ? source.origin : source.why;
+      button.disabled = !source.available;
+    }
+  }
+  showSources(sources);
+  let retry = null;
+  if (sources.some((s) => !s.available)) {
+    retry = setInterval(async () => {
+      try {
+        const found = await api(`${base}/logs`);
+        showSources(found);
+        if (!stream) { const first = found.find((s) => s.available); if (first) open(first); }
+        if (found.every((s) => s.available)) { clearInterval(retry); retry = null; }
+      } catch (e) { /* the next round tries again */ }
+    }, SOURCES_RETRY_MS);
   }
   search.addEventListener("input", render);
   only.addEventListener("change", render);
@@ -134,5 +157,5 @@ export async function showLogs(panel, job) {
   const first = sources.find((s) => s.available);
   if (first) open(first);
   else status.textContent = "no log yet";
-  return () => stream && stream.close();
+  return () => { if (retry) clearInterval(retry); if (stream) stream.close(); };
 }
