@@ -28,6 +28,14 @@ from sbatch_k8s.runtime.log_frames import KEEPALIVE_S, REDECLARE_S, STDOUT_KEY, 
 
 POLL_S = 0.1
 READ_BYTES = 1 << 16
+#: The most of one file one round reads and sends (:meth:`OutputTee._copy`).
+CHUNK_BYTES = 1 << 20
+#: The stream's first STARTUP_S carry at most STARTUP_BYTES of the files (the rest waits in
+#: them): a job writing fast from its first second filled its log past the kubelet's rotation
+#: size (10 MiB) before ``sbatch --wait`` had connected, and the kubelet serves only the
+#: newest file (on real nodes: 12 MB written in 1.5 s, all but 32 bytes rotated away unread).
+STARTUP_S = 10.0
+STARTUP_BYTES = 6 << 20
 #: A last line without its newline is sent (as data) once file 0 is quiet this long.
 PARTIAL_AFTER_S = 1.0
 #: ``at`` records: after a pause of plain output, and at most this far apart in time while
@@ -68,6 +76,8 @@ class OutputTee:
         self._last_mark = time.monotonic()
         self._last_write = time.monotonic()
         self._last_declared = time.monotonic()
+        self._began = time.monotonic()
+        self._sent = 0          # bytes of the files read so far
 
     def begin(self) -> None:
         """Take over the container's stdout; send the runtime's own output to the spool."""
@@ -83,6 +93,7 @@ class OutputTee:
         os.dup2(messages, 2)
         os.close(messages)
         self._messages_fd = os.open(self.messages_path, os.O_RDONLY)
+        self._began = time.monotonic()
         _write_all(self._out, self.encoder.start())
         self._thread.start()
 
@@ -106,20 +117,37 @@ class OutputTee:
                 pass  # a read or write that failed now may succeed at the next look
 
     def _copy(self, final: bool) -> None:
-        """Send what every file gained since the last look."""
+        """Send what every file gained since the last look, :data:`CHUNK_BYTES` of each file
+        at a time: when the job writes faster than the container's log takes it, the rest
+        waits in the file, not in this process (whose memory counts against the pod's
+        limit: a 50 MB backlog read at once got the runtime OOM-killed on real nodes)."""
+        while self._copy_round(final) and (final or not self._stop.is_set()):
+            pass            # (the thread's copy stops between rounds once finish began)
+
+    def _copy_round(self, final: bool) -> bool:
+        """One round of :meth:`_copy`; whether a file has more to send at once."""
         with self._lock:
             out: List[bytes] = []
             grew: Dict[int, bool] = {}
+            more = False
+            allowance = self._allowance()
             for key, fd in self._files:
-                data = _read_new(fd)
+                limit = CHUNK_BYTES if allowance is None else min(CHUNK_BYTES, allowance)
+                data = _read_new(fd, limit) if limit > 0 else b""
+                self._sent += len(data)
+                if allowance is not None:
+                    allowance -= len(data)
                 grew[key] = bool(data)
+                more = more or (limit > 0 and len(data) >= limit)
                 if data:
                     out.append(self.encoder.feed(key, data))
-            self._copy_messages(out, final)
+            self._copy_messages(out, final and not more)
             now = time.monotonic()
             if grew.get(STDOUT_KEY):
                 self._last_data = now
-            if final:
+            if more:
+                pass            # the next round goes on at once; no marks in between
+            elif final:
                 out.append(self.encoder.end())
             else:
                 out.append(self._marks(now, bool(grew.get(STDOUT_KEY))))
@@ -130,6 +158,28 @@ class OutputTee:
             if data:
                 _write_all(self._out, data)
                 self._last_write = now
+            return more
+
+    def _allowance(self) -> Optional[int]:
+        """How much more of the files the stream may carry now (None: any amount)."""
+        if time.monotonic() - self._began >= STARTUP_S:
+            return None
+        return max(0, STARTUP_BYTES - self._sent)
+
+    def _unread(self) -> int:
+        """Bytes the files hold that the stream has not carried yet."""
+        with self._lock:
+            return sum(max(0, os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR))
+                       for _, fd in self._files)
+
+    def _wait_for_allowance(self) -> None:
+        """Before the last copy: while the start-up allowance holds back what is left, wait
+        (the copying thread goes on, within it)."""
+        while True:
+            allowance = self._allowance()
+            if allowance is None or self._unread() <= allowance:
+                return
+            time.sleep(POLL_S)
 
     def _marks(self, now: float, grew: bool) -> bytes:
         """A last line without its newline after a quiet moment; an ``at`` when due, or as
@@ -156,6 +206,10 @@ class OutputTee:
 
     def finish(self) -> None:
         """Copy everything left, write the ``end`` record, give back stdout and stderr."""
+        try:
+            self._wait_for_allowance()
+        except OSError:
+            pass
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(30)
@@ -169,14 +223,17 @@ class OutputTee:
         self._files = []
 
 
-def _read_new(fd: int) -> bytes:
-    """Everything ``fd`` has past its position."""
+def _read_new(fd: int, limit: Optional[int] = None) -> bytes:
+    """What ``fd`` has past its position: everything, or at most ``limit`` bytes."""
     chunks: List[bytes] = []
-    while True:
-        chunk = os.read(fd, READ_BYTES)
+    taken = 0
+    while limit is None or taken < limit:
+        chunk = os.read(fd, READ_BYTES if limit is None else min(READ_BYTES, limit - taken))
         if not chunk:
-            return b"".join(chunks)
+            break
         chunks.append(chunk)
+        taken += len(chunk)
+    return b"".join(chunks)
 
 
 def start_tee(spool: str) -> Optional[OutputTee]:
