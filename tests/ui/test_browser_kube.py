@@ -69,7 +69,13 @@ def test_a_session_on_a_real_api_server(kube: KubeSlurm, tmp_path: Path) -> None
     try:
         for browser in open_browser(tmp_path / "downloads"):
             browser.set_default_timeout(CLUSTER_WAIT_MS)
-            _session(browser, console, kube, shots)
+            try:
+                _session(browser, console, kube, shots)
+            except Exception:
+                for number, page in enumerate(browser.pages):   # what each page showed
+                    page.screenshot(path=str(tmp_path / f"failed-{number}.png"),
+                                    full_page=True)
+                raise
     finally:
         console.stop()
 
