@@ -152,8 +152,10 @@ export async function show(main, [key, tab]) {
     buttons.replaceChildren(actionButtons(job));
   }
 
+  let opened = 0;             // which open() is the latest: a slower earlier one yields
   async function open(name) {
     current = name;
+    const mine = ++opened;
     if (stopLogs) { stopLogs(); stopLogs = null; }
     for (const b of tabs.children) b.classList.toggle("active", b.dataset.tab === name);
     body.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
@@ -161,12 +163,16 @@ export async function show(main, [key, tab]) {
       if (name === "logs") {
         const panel = el("div");
         body.replaceChildren(panel);
-        stopLogs = await showLogs(panel, job);
+        const stop = await showLogs(panel, job);
+        if (mine !== opened) stop(); else stopLogs = stop;
       } else {
         const [, , render] = TABS.find(([n]) => n === name);
-        body.replaceChildren(await render(job));
+        const shown = await render(job);
+        if (mine === opened) body.replaceChildren(shown);
       }
-    } catch (e) { body.replaceChildren(el("p", { class: "error", text: e.message })); }
+    } catch (e) {
+      if (mine === opened) body.replaceChildren(el("p", { class: "error", text: e.message }));
+    }
   }
 
   for (const [name, label] of TABS) {
@@ -183,7 +189,12 @@ export async function show(main, [key, tab]) {
       job = fresh;
       if (changed) {
         header();
-        if (current === "overview") body.replaceChildren(await overview(job));
+        if (current === "overview") {
+          const before = opened;
+          const shown = await overview(job);
+          // the user may have opened another tab meanwhile: then this is stale
+          if (current === "overview" && before === opened) body.replaceChildren(shown);
+        }
       }
     } catch (e) { /* the next round tries again */ }
   }, REFRESH_MS);
