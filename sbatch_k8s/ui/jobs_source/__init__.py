@@ -1,0 +1,334 @@
+"""The console's one seam to where jobs run: :class:`JobsSource`.
+
+Everything the console reads or does goes through here, and only this package imports the
+backends (:func:`sbatch_k8s.backends.open_backend` and the :class:`~sbatch_k8s.backends.base.
+Backend` verbs) and the commands' own modules (an import-linter contract in pyproject.toml):
+when the backend interface changes, this package alone changes with it.
+
+Selections are the commands' own: the job table's filters are squeue's options, read by
+squeue's parser and applied by squeue's selection; the history is sacct's, likewise. What
+the backends cannot tell yet is an :class:`~sbatch_k8s.ui.views.Unavailable`; the methods
+the command-line work of issue 19 is to fill are named in :data:`NOT_YET`.
+
+A backend is opened once per thread (the console's handlers run in a thread pool; a
+backend's connections are not shared between threads).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import threading
+import time
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from parsers.records import JobRecord, StepRecord
+from sbatch_k8s.ui.views import (
+    ActionResult,
+    EventView,
+    Identity,
+    LintResult,
+    LogSource,
+    NodeView,
+    Submission,
+    SubmitResult,
+    Unavailable,
+)
+
+if TYPE_CHECKING:
+    from parsers.formats.sinfo_fields import PartitionInfo
+    from sbatch_k8s.backends.base import Backend
+    from sbatch_k8s.ui.jobs_source.logs import LogHandle
+
+#: What the backends do not record yet, and who is to (issue 19's command-line part).
+NOT_YET: Dict[str, str] = {
+    "samples": "resource samples are not recorded yet: the runtime's accounting "
+               "(sstat, seff, sacct TotalCPU/MaxRSS) is still to come",
+    "runtime_events": "the runtime's own events (node up, step start and end, signals, "
+                      "requeues) are not recorded yet: sbatch-k8s events is still to come",
+}
+
+
+class JobsSource:
+    """Jobs, their details and actions, for one console (one user, one environment)."""
+
+    def __init__(self, environ: Mapping[str, str], work_dir: str) -> None:
+        self.environ: Dict[str, str] = dict(environ)
+        self.work_dir = work_dir
+        self._per_thread = threading.local()
+        self._identity: Optional[Identity] = None
+
+    # -- the backend -------------------------------------------------------------------
+
+    @property
+    def backend(self) -> "Backend":
+        """This thread's backend (opened on first use)."""
+        backend = getattr(self._per_thread, "backend", None)
+        if backend is None:
+            from sbatch_k8s.backends import open_backend
+
+            backend = open_backend(self.environ)
+            self._per_thread.backend = backend
+        return backend
+
+    @property
+    def kind(self) -> str:
+        """``local`` or ``kubernetes``."""
+        return self.backend.name
+
+    def identity(self) -> Identity:
+        """Who the console acts as (the cluster's answer on Kubernetes), asked once."""
+        if self._identity is None:
+            backend = self.backend
+            uid = backend.caller_uid()
+            config = backend.config
+            self._identity = Identity(
+                user=_user_name(backend, uid), uid=uid, operator=backend.caller_is_operator(),
+                backend=backend.name, describe=backend.describe(),
+                cluster=config.cluster_name,
+                partitions=tuple(p.name for p in config.partitions),
+                default_partition=config.default_partition or "", work_dir=self.work_dir)
+        return self._identity
+
+    def may_see(self, record: JobRecord) -> bool:
+        """Operators see every user's jobs; others their own."""
+        me = self.identity()
+        return me.operator or record.uid == me.uid
+
+    # -- jobs --------------------------------------------------------------------------
+
+    def active_records(self, now: int) -> List[JobRecord]:
+        """What squeue sees (recently finished jobs too), the caller's only unless an
+        operator."""
+        return [r for r in self.backend.job_records(True, now) if self.may_see(r)]
+
+    def history_records(self, start: int, end: int) -> List[JobRecord]:
+        """What sacct holds for ``[start, end)``, likewise restricted."""
+        return [r for r in self.backend.accounting_records(start, end, None) if self.may_see(r)]
+
+    def squeue_selection(self, records: Sequence[JobRecord], argv: Sequence[str],
+                         now: int) -> List[JobRecord]:
+        """``squeue ARGV`` over ``records``: squeue's parser, selection and order.
+        SlurmInputError (squeue's words) for a bad filter."""
+        from parsers.formats.squeue_select import expand_pending_arrays, select_jobs
+        from parsers.formats.squeue_sort import sort_jobs
+        from parsers.report_options.squeue import parse_squeue_args
+
+        query = parse_squeue_args(list(argv), {})
+        users = self._uids("squeue", query.users, query.me)
+        chosen = sort_jobs(select_jobs(records, query, now, users, self.identity().uid),
+                           query.sort, now)
+        return expand_pending_arrays(chosen) if query.array_tasks else chosen
+
+    def sacct_selection(self, records: Sequence[JobRecord], argv: Sequence[str],
+                        now: int) -> List[JobRecord]:
+        """``sacct ARGV`` over ``records`` (its filters; the window is the caller's)."""
+        from parsers.job_filters import sacct_selects
+        from parsers.report_options.sacct import parse_sacct_args
+
+        query = parse_sacct_args(list(argv), {}, now)
+        uids = self._uids("sacct", query.users, False)
+        return [r for r in records if sacct_selects(r, query, uids)]
+
+    def sacct_window(self, argv: Sequence[str], now: int) -> Tuple[int, int]:
+        """The ``[start, end)`` window ``sacct ARGV`` reads (its ``-S``/``-E`` rules)."""
+        from parsers.report_options.sacct import parse_sacct_args
+
+        query = parse_sacct_args(list(argv), {}, now)
+        return query.start_time, query.end_time
+
+    def _uids(self, command: str, names: Optional[Sequence[str]], me: bool
+              ) -> Optional[set]:
+        from sbatch_k8s.cli.user_ids import resolve_users
+
+        return resolve_users(command, names, me, self.backend)
+
+    def find(self, job_text: str) -> Optional[JobRecord]:
+        """The job ``12`` or array element ``12_3`` (pending ones on their array's line
+        included), from squeue's view, else sacct's; None when unknown or not the
+        caller's to see."""
+        from parsers.formats.array_fold import pending_element
+
+        number, _, task_text = job_text.partition("_")
+        folded = task_text.startswith("[") and task_text.endswith("]")
+        if not number.isdigit() or (task_text and not task_text.isdigit() and not folded):
+            return None
+        job_id, task = int(number), int(task_text) if task_text.isdigit() else None
+        now = int(time.time())
+        if folded:   # a pending array's line, as squeue shows it (``12_[3-9%2]``)
+            return next((r for r in self.backend.job_records(True, now, job_ids=[job_id])
+                         if r.job_id_text == job_text and self.may_see(r)), None)
+        for records in (lambda: self.backend.job_records(True, now, job_ids=[job_id]),
+                        lambda: self.backend.accounting_records(0, now + 1, [job_id])):
+            for record in records():
+                if not self.may_see(record):
+                    continue
+                if task is None and record.job_id == job_id and record.array_pending is None:
+                    return record
+                if task is not None and record.array_job_id == job_id:
+                    if record.array_task_id == task:
+                        return record
+                    if record.array_pending is not None:
+                        element = pending_element(record, task)
+                        if element is not None:
+                            return element
+        return None
+
+    def with_history(self, record: JobRecord) -> JobRecord:
+        """``record`` (squeue's view) with the steps and earlier runs sacct's record of the
+        same job holds (squeue's records carry none on some backends)."""
+        from parsers.records import with_changes
+
+        if record.steps or record.array_pending is not None:
+            return record
+        now = int(time.time())
+        for kept in self.backend.accounting_records(0, now + 1, [record.job_id]):
+            if kept.job_id == record.job_id and kept.array_pending is None:
+                return with_changes(record, steps=kept.steps,
+                                    requeued_runs=kept.requeued_runs or record.requeued_runs)
+        return record
+
+    def running_steps(self, record: JobRecord) -> List[StepRecord]:
+        """The steps of a running job still running (``squeue -s``)."""
+        return self.backend.running_steps(record) if record.state == "RUNNING" else []
+
+    def script(self, record: JobRecord) -> Union[str, Unavailable]:
+        """The batch script as submitted."""
+        script, _ = self.backend.job_texts(record)
+        if script is None:
+            return Unavailable("the batch script was not kept for this job (or its "
+                               "objects are gone)")
+        return script
+
+    def partitions(self) -> List["PartitionInfo"]:
+        """The partitions and their nodes, as sinfo shows them."""
+        from sbatch_k8s.cli.sinfo import partition_infos
+
+        backend = self.backend
+        return partition_infos(backend.config, backend.partition_nodes())
+
+    # -- what the backends do not offer as verbs (one implementation per backend) --------
+
+    def _views(self):  # type: ignore[no-untyped-def]
+        if self.kind == "kubernetes":
+            from sbatch_k8s.ui.jobs_source import kubernetes as views
+        else:
+            from sbatch_k8s.ui.jobs_source import local as views
+        return views
+
+    def nodes(self, record: JobRecord) -> List[NodeView]:
+        """The job's nodes (on a cluster: its pods) and their state."""
+        return self._views().nodes(self.backend, record)
+
+    def log_sources(self, record: JobRecord) -> List[LogSource]:
+        """Each node's log and the batch step's output files."""
+        return self._views().log_sources(self.backend, record)
+
+    def log(self, record: JobRecord, key: str) -> Optional["LogHandle"]:
+        """One log of :meth:`log_sources` to read or follow; None for an unknown key."""
+        for source in self.log_sources(record):
+            if source.key == key and source.available:
+                return self._views().open_log(self.backend, record, source,
+                                              lambda: self._ended(record))
+        return None
+
+    def _ended(self, record: JobRecord) -> bool:
+        """Whether the job has ended (a followed log then stops at its end)."""
+        from parsers.formats.states import is_pending
+
+        found = self.find(record.job_id_text)
+        if found is None:
+            return True
+        return not (is_pending(found.state) or found.state in (
+            "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED"))
+
+    def events(self, record: JobRecord) -> List[EventView]:
+        """What happened to the job: its record's times and steps, and on a cluster its
+        objects' Kubernetes events and what its pods' statuses say (an OOM kill)."""
+        from sbatch_k8s.ui.jobs_source.record_events import record_events
+
+        return sorted(record_events(record) + self._views().events(self.backend, record),
+                      key=lambda e: (e.time is None, e.time or 0))
+
+    def runtime_events(self, record: JobRecord) -> Unavailable:
+        """The runtime's own events: not recorded yet (issue 19, ``sbatch-k8s events``)."""
+        return Unavailable(NOT_YET["runtime_events"])
+
+    def yaml(self, record: JobRecord) -> Union[str, Unavailable]:
+        """The job's objects as the cluster has them; locally the job's description."""
+        return self._views().yaml_text(self.backend, record)
+
+    def samples(self, record: JobRecord) -> Unavailable:
+        """Resource samples over time per node: not recorded yet (issue 19's accounting)."""
+        return Unavailable(NOT_YET["samples"])
+
+    def jobs_on_nodes(self, now: int) -> Dict[str, List[str]]:
+        """Node name (as :meth:`partitions` names nodes) → the running jobs on it."""
+        running = [r for r in self.active_records(now) if r.state == "RUNNING"]
+        return self._views().jobs_on_nodes(self.backend, running)
+
+    # -- actions -----------------------------------------------------------------------
+
+    def cancel(self, record: JobRecord, step: Optional[str] = None,
+               whole_array: bool = False) -> ActionResult:
+        """``scancel`` of the job, element or step (``step``: ``0``, ``batch``…), or of
+        every element of its array."""
+        from sbatch_k8s.ui.jobs_source.actions import cancel
+
+        return cancel(self.backend, record, step, whole_array)
+
+    def hold(self, record: JobRecord) -> ActionResult:
+        """``scontrol hold`` of a pending job."""
+        from sbatch_k8s.ui.jobs_source.actions import hold
+
+        return hold(self.backend, record, release=False)
+
+    def release(self, record: JobRecord) -> ActionResult:
+        """``scontrol release`` of a held job."""
+        from sbatch_k8s.ui.jobs_source.actions import hold
+
+        return hold(self.backend, record, release=True)
+
+    def requeue(self, record: JobRecord) -> ActionResult:
+        """``scontrol requeue`` of a started or finished job."""
+        from sbatch_k8s.ui.jobs_source.actions import requeue
+
+        return requeue(self.backend, record)
+
+    def lint(self, script: str, argv: Sequence[str]) -> LintResult:
+        """``sbatch ARGV --k8s-lint`` of ``script``."""
+        from sbatch_k8s.ui.jobs_source.submission import lint
+
+        return lint(script, argv, self.environ)
+
+    def submit(self, script: str, script_name: str, argv: Sequence[str],
+               work_dir: str) -> SubmitResult:
+        """``sbatch ARGV SCRIPT`` in ``work_dir``, as from the user's shell."""
+        from sbatch_k8s.ui.jobs_source.submission import submit
+
+        return submit(script, script_name, argv, work_dir, self.environ)
+
+    def resubmission(self, record: JobRecord) -> Union[Submission, Unavailable]:
+        """What "submit again" would run for ``record``."""
+        from sbatch_k8s.ui.jobs_source.submission import resubmission
+
+        script = self.script(record)
+        if isinstance(script, Unavailable):
+            return script
+        return resubmission(record, script)
+
+
+def _user_name(backend: "Backend", uid: int) -> str:
+    """The caller's Slurm user name (the cluster's mapping on Kubernetes)."""
+    caller_ids = getattr(backend, "caller_ids", None)
+    if caller_ids is not None:
+        return str(caller_ids()[0])
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def default_work_dir() -> str:
+    """Where the console was started: the working directory of the jobs it submits."""
+    return os.getcwd()

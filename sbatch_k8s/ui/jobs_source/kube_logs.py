@@ -1,0 +1,160 @@
+"""A pod's log for the console: read once, or followed with the backend's follower.
+
+:class:`PodLog` gives the container's log as the kubelet serves it. :class:`DecodedOutput`
+gives one of the batch step's files that node 0 carries in its log (the format of
+:mod:`sbatch_k8s.runtime.log_frames`), rebuilt by the same decoder ``sattach`` uses.
+Following runs the backend's :class:`~sbatch_k8s.backends.kubernetes.pod_log.LogFollower`
+thread, which hands chunks to the console's reader thread through a queue.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any, Iterator, Optional
+
+from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
+from sbatch_k8s.backends.kubernetes.kinds import POD
+from sbatch_k8s.runtime.log_decoder import StreamDecoder, StreamSink
+
+#: How long the reader waits on the queue before it looks at ``stop`` again.
+WAKE_S = 0.5
+_DONE = object()
+
+
+class _Queued:
+    """A LogReader (:class:`~sbatch_k8s.backends.kubernetes.pod_log.LogReader`) putting the
+    bytes it gets on a queue, skipping what a reconnect serves again (as ``RawCopy``)."""
+
+    complete = False
+    framed = False
+    quiet_limit_s: Optional[float] = None
+
+    def __init__(self, out: "queue.Queue[Any]") -> None:
+        self.out = out
+        self.received = 0
+        self._skip = 0
+
+    def connect(self) -> None:
+        self._skip = self.received
+
+    def feed(self, chunk: bytes) -> None:
+        if self._skip:
+            if len(chunk) <= self._skip:
+                self._skip -= len(chunk)
+                return
+            chunk, self._skip = chunk[self._skip:], 0
+        self.received += len(chunk)
+        self.out.put(chunk)
+
+    def disconnected(self) -> None:
+        pass
+
+
+class _FileSink(StreamSink):
+    """The decoded bytes of one file, each byte once, in order, on a queue."""
+
+    def __init__(self, key: int, out: "queue.Queue[Any]") -> None:
+        self.key = key
+        self.out = out
+        self.written = 0
+
+    def write(self, key: int, offset: int, data: bytes) -> None:
+        if key != self.key or offset + len(data) <= self.written:
+            return
+        if offset < self.written:
+            data = data[self.written - offset:]
+        self.written = max(self.written, offset) + len(data)
+        self.out.put(data)
+
+
+class _Following:
+    """One pod's log followed into a queue by the backend's follower thread."""
+
+    def __init__(self, client: KubeClient, namespace: str, pod: str, reader: Any,
+                 out: "queue.Queue[Any]") -> None:
+        from sbatch_k8s.backends.kubernetes.pod_log import LogFollower
+        from sbatch_k8s.backends.kubernetes.srun_outside import container_of
+
+        found = client.get(POD, pod, namespace) or {"spec": {}}
+        self.client, self.namespace, self.pod = client, namespace, pod
+        self.follower = LogFollower(client, namespace, pod, container_of(found), self._ended,
+                                    lambda: out.put(_DONE), reader)
+
+    def _ended(self) -> bool:
+        from sbatch_k8s.backends.kubernetes.pod_view import main_container, terminated
+
+        try:
+            found = self.client.get(POD, self.pod, self.namespace)
+        except KubeError:
+            return False
+        return found is None or terminated(main_container(found)) is not None
+
+
+def _drain(out: "queue.Queue[Any]", following: _Following, stop: threading.Event
+           ) -> Iterator[bytes]:
+    following.follower.start()
+    try:
+        while not stop.is_set():
+            try:
+                item = out.get(timeout=WAKE_S)
+            except queue.Empty:
+                continue
+            if item is _DONE:
+                return
+            yield item
+    finally:
+        following.follower.stop()
+
+
+class PodLog:
+    """The container log of one pod."""
+
+    def __init__(self, client: KubeClient, namespace: str, pod: str) -> None:
+        self.client, self.namespace, self.pod = client, namespace, pod
+
+    def chunks(self) -> Iterator[bytes]:
+        from sbatch_k8s.backends.kubernetes.srun_outside import container_of
+
+        found = self.client.get(POD, self.pod, self.namespace) or {"spec": {}}
+        stream = self.client.stream(POD.object_path(self.namespace, self.pod) + "/log",
+                                    {"container": container_of(found)})
+        try:
+            yield from stream.chunks()
+        finally:
+            stream.abort()
+
+    def follow(self, stop: threading.Event) -> Iterator[bytes]:
+        out: "queue.Queue[Any]" = queue.Queue()
+        yield from _drain(out, _Following(self.client, self.namespace, self.pod,
+                                          _Queued(out), out), stop)
+
+
+class DecodedOutput:
+    """File ``key`` (0: the batch output, 1: a separate error file) out of node 0's log."""
+
+    def __init__(self, client: KubeClient, namespace: str, pod: str, key: int) -> None:
+        self.client, self.namespace, self.pod, self.key = client, namespace, pod, key
+
+    def _decoded(self, stop: threading.Event) -> Iterator[bytes]:
+        from sbatch_k8s.backends.kubernetes.output_files import DecodingReader
+
+        out: "queue.Queue[Any]" = queue.Queue()
+        decoder = StreamDecoder(_FileSink(self.key, out))
+        yield from _drain(out, _Following(self.client, self.namespace, self.pod,
+                                          DecodingReader(decoder), out), stop)
+
+    def chunks(self) -> Iterator[bytes]:
+        """What node 0's log holds of the file now (one read of the log, decoded)."""
+        out: "queue.Queue[Any]" = queue.Queue()
+        decoder = StreamDecoder(_FileSink(self.key, out))
+        decoder.connect()
+        for chunk in PodLog(self.client, self.namespace, self.pod).chunks():
+            decoder.feed(chunk)
+        decoder.disconnected()
+        while not out.empty():
+            yield out.get()
+
+    def follow(self, stop: threading.Event) -> Iterator[bytes]:
+        yield from self._decoded(stop)
+

@@ -1,0 +1,251 @@
+"""What a cluster shows of a job beyond its record: its pods, their logs, events and objects.
+
+Read with the backend's own client and credentials, so the cluster's RBAC decides what the
+console may see, as it decides for ``kubectl``: a user without ``list events`` sees why
+instead of the events. The job's objects are found through its record (the workload it
+names) and the ``sbatch-k8s.io/job-id`` label of its pods.
+
+* Nodes are the current pod of each completion index, with its phase, node and restarts.
+* A node's log is its pod's container log (``pods/{name}/log``), followed with the
+  backend's :class:`~sbatch_k8s.backends.kubernetes.pod_log.LogFollower`.
+* The output files are read in place when the partition's volumes hold the working
+  directory; otherwise node 0 carries them in its log (:mod:`sbatch_k8s.runtime.log_tee`)
+  and the console decodes them from it, as ``sattach`` does.
+* Events are the Kubernetes Events of the workload and the pods, and what the pods'
+  container statuses say of their ends (a real kubelet records no Event for a container's
+  OOM kill: ``OOMKilled`` is in the status).
+* The YAML is the workload, the job's ConfigMap and Service, and the pods, as the API
+  server returns them (never the job's Secret: users may not read it).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+
+from parsers.records import JobRecord
+from sbatch_k8s.backends.kubernetes.client import KubeError
+from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, POD, SERVICE, WORKLOADS, Kind
+from sbatch_k8s.ui.jobs_source.kube_logs import DecodedOutput, PodLog
+from sbatch_k8s.ui.jobs_source.logs import FileLog, LogHandle
+from sbatch_k8s.ui.jobs_source.output_files import output_sources
+from sbatch_k8s.ui.views import NODE_LOG, EventView, LogSource, NodeView, Unavailable
+
+#: Kubernetes Events (core/v1), read by the object they are about.
+EVENT = Kind("v1", "Event", "events")
+JOB_ID_LABEL = "sbatch-k8s.io/job-id"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+
+Pod = Dict[str, Any]
+
+
+def _located(backend: Any, record: JobRecord) -> Optional[Tuple[Dict[str, str], str]]:
+    """The job's workload reference and namespace (None: the cluster has no such job)."""
+    from sbatch_k8s.backends.kubernetes.cluster_jobs import find_job
+
+    found = find_job(backend.client, backend.namespaces(), record.job_id, int(time.time()))
+    return None if found is None else (found[1], found[2])
+
+
+def _pods(backend: Any, record: JobRecord, namespace: str) -> Dict[int, Pod]:
+    """The current pod of each node index (an element of an array run as one Indexed Job:
+    the pods of its completion index, as its node 0)."""
+    from sbatch_k8s.backends.kubernetes.pod_view import nodes_by_index
+
+    pods, _ = backend.client.list(POD, namespace, f"{JOB_ID_LABEL}={record.job_id}")
+    first = 0
+    if not pods and record.array_job_id is not None:
+        shared, _ = backend.client.list(POD, namespace, f"{JOB_ID_LABEL}={record.array_job_id}")
+        first = record.job_id - record.array_job_id
+        pods = [p for p in shared if ((p.get("metadata") or {}).get("annotations") or {})
+                .get(COMPLETION_INDEX) == str(first)]
+    return nodes_by_index(pods, max(record.node_count, 1), first)
+
+
+def _pod_state(pod: Pod) -> Tuple[str, str]:
+    """The pod's phase, and why its main container is not running (reason: message)."""
+    from sbatch_k8s.backends.kubernetes.pod_view import main_container, status_of
+
+    phase = str(status_of(pod).get("phase") or "Pending")
+    container = main_container(pod) or {}
+    state = container.get("state") or {}
+    for key in ("waiting", "terminated"):
+        if state.get(key):
+            said = state[key]
+            detail = str(said.get("reason") or key)
+            if said.get("exitCode") is not None:
+                detail += f" (exit code {said['exitCode']})"
+            return phase, detail
+    if pod.get("metadata", {}).get("deletionTimestamp"):
+        return phase, "Terminating"
+    return phase, ""
+
+
+def nodes(backend: Any, record: JobRecord) -> List[NodeView]:
+    """One row per node: its pod's state, or "no pod" while there is none."""
+    from sbatch_k8s.backends.kubernetes.pod_view import hostname
+
+    located = _located(backend, record)
+    pods = _pods(backend, record, located[1]) if located else {}
+    rows = []
+    for index in range(max(record.node_count, 1)):
+        pod = pods.get(index)
+        if pod is None:
+            rows.append(NodeView(index, f"node {index}", "no pod"))
+            continue
+        phase, detail = _pod_state(pod)
+        restarts = sum(int(s.get("restartCount") or 0)
+                       for s in (pod.get("status") or {}).get("containerStatuses") or [])
+        rows.append(NodeView(index, hostname(pod), phase, f"pod/{pod['metadata']['name']}",
+                             str((pod.get("spec") or {}).get("nodeName") or ""), restarts,
+                             detail))
+    return rows
+
+
+def log_sources(backend: Any, record: JobRecord) -> List[LogSource]:
+    """Each node's pod log, then the output files (read in place, or from node 0's log)."""
+    import os
+
+    from sbatch_k8s.backends.kubernetes.pod_view import hostname, running_since
+    from sbatch_k8s.backends.kubernetes.pod_view import main_container
+    from sbatch_k8s.backends.kubernetes.waiting import files_streamed
+
+    located = _located(backend, record)
+    pods = _pods(backend, record, located[1]) if located else {}
+    sources = []
+    for index in range(max(record.node_count, 1)):
+        pod = pods.get(index)
+        started = pod is not None and running_since(main_container(pod)) is not None
+        name = hostname(pod) if pod is not None else f"node {index}"
+        origin = f"pod/{pod['metadata']['name']}" if pod is not None else ""
+        sources.append(LogSource(f"node-{index}", f"Node {index} ({name})", NODE_LOG, origin,
+                                 available=started,
+                                 why="" if started else "its pod has not started (or is gone)"))
+    if files_streamed(backend.config, record):
+        node0 = sources[0]
+        return sources + [LogSource(s.key, s.title, s.kind, f"{node0.origin} (decoded)",
+                                    available=node0.available, why=node0.why)
+                          for s in output_sources(record) if s.available]
+    return sources + [s if not s.available or os.path.exists(s.origin) else
+                      LogSource(s.key, s.title, s.kind, s.origin, False,
+                                "not on this machine (on the partition's volume)")
+                      for s in output_sources(record)]
+
+
+def open_log(backend: Any, record: JobRecord, source: LogSource,
+             ended: Callable[[], bool]) -> LogHandle:
+    """A pod's log, node 0's decoded output, or a file in place."""
+    if source.kind == NODE_LOG or source.origin.endswith("(decoded)"):
+        located = _located(backend, record)
+        namespace = located[1] if located else backend.client.target.namespace
+        pod_name = source.origin.split()[0].split("/", 1)[1]
+        if source.kind == NODE_LOG:
+            return PodLog(backend.client, namespace, pod_name)
+        return DecodedOutput(backend.client, namespace, pod_name,
+                             0 if source.key == "stdout" else 1)
+    return FileLog(source.origin, ended)
+
+
+def events(backend: Any, record: JobRecord) -> List[EventView]:
+    """The Events of the workload and pods, and the pods' container ends."""
+    located = _located(backend, record)
+    if located is None:
+        return []
+    ref, namespace = located
+    pods = list(_pods(backend, record, namespace).values())
+    names = [("Pod", p["metadata"]["name"]) for p in pods]
+    if ref.get("name"):
+        names.insert(0, (str(ref.get("kind") or "Job"), ref["name"]))
+    found: List[EventView] = []
+    for kind, name in names:
+        selector = f"involvedObject.kind={kind},involvedObject.name={name}"
+        try:
+            items, _ = backend.client.list(EVENT, namespace, field_selector=selector)
+        except KubeError as e:
+            return [EventView(None, "Warning", "EventsNotReadable", str(e), f"{kind}/{name}",
+                              "console")] + _status_events(pods)
+        found.extend(_event_view(item) for item in items)
+    return found + _status_events(pods)
+
+
+def _epoch(stamp: Any) -> Optional[int]:
+    import calendar
+
+    if not stamp:
+        return None
+    try:
+        return calendar.timegm(time.strptime(str(stamp)[:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+
+
+def _event_view(item: Mapping[str, Any]) -> EventView:
+    involved = item.get("involvedObject") or {}
+    when = _epoch(item.get("lastTimestamp") or item.get("eventTime")
+                  or item.get("firstTimestamp") or (item.get("metadata") or {})
+                  .get("creationTimestamp"))
+    return EventView(when, str(item.get("type") or "Normal"), str(item.get("reason") or ""),
+                     str(item.get("message") or ""),
+                     f"{involved.get('kind', '')}/{involved.get('name', '')}", "event",
+                     int(item.get("count") or 1))
+
+
+def _status_events(pods: List[Pod]) -> List[EventView]:
+    """What each pod's containers' ends say (current and last state)."""
+    views = []
+    for pod in pods:
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            for state in (status.get("state") or {}, status.get("lastState") or {}):
+                ended = state.get("terminated")
+                if not ended:
+                    continue
+                reason = str(ended.get("reason") or "Terminated")
+                kind = "Normal" if reason == "Completed" else "Warning"
+                views.append(EventView(
+                    _epoch(ended.get("finishedAt")), kind, reason,
+                    f"container {status.get('name', '')} ended: exit code "
+                    f"{ended.get('exitCode', '?')}"
+                    + (f", signal {ended['signal']}" if ended.get("signal") else ""),
+                    f"Pod/{pod['metadata']['name']}", "pod status"))
+    return views
+
+
+def yaml_text(backend: Any, record: JobRecord) -> Union[str, Unavailable]:
+    """The job's objects as the API server has them, one YAML document each."""
+    import yaml
+
+    located = _located(backend, record)
+    if located is None:
+        return Unavailable("the cluster holds no objects of this job any more")
+    ref, namespace = located
+    objects: List[Dict[str, Any]] = []
+    kind = next((k for k in WORKLOADS if k.api_version == ref.get("apiVersion")
+                 and k.kind == ref.get("kind")), None)
+    name = ref.get("name") or ""
+    try:
+        for wanted in ([kind] if kind else []) + [CONFIG_MAP, SERVICE]:
+            found = backend.client.get(wanted, name, namespace) if name else None
+            if found is not None:
+                objects.append(found)
+        objects.extend(_pods(backend, record, namespace).values())
+    except KubeError as e:
+        return Unavailable(str(e))
+    if not objects:
+        return Unavailable("the job's workload and pods are gone (only its record is kept)")
+    return str(yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False))
+
+
+def jobs_on_nodes(backend: Any, records: List[JobRecord]) -> Dict[str, List[str]]:
+    """Kubernetes node name → the running jobs with a pod on it (one LIST of our pods per
+    namespace)."""
+    wanted = {str(r.job_id): r.job_id_text for r in records}
+    found: Dict[str, List[str]] = {}
+    for namespace in sorted(backend.namespaces()):
+        pods, _ = backend.client.list(POD, namespace, "app.kubernetes.io/managed-by=sbatch-k8s")
+        for pod in pods:
+            job = wanted.get(((pod.get("metadata") or {}).get("labels") or {})
+                             .get(JOB_ID_LABEL, ""))
+            node = (pod.get("spec") or {}).get("nodeName")
+            if job and node and job not in found.get(node, []):
+                found.setdefault(node, []).append(job)
+    return found

@@ -1,0 +1,120 @@
+"""The console's pieces one by one: access checks (over a real loopback connection), the
+table's filters and rows, the live feed's difference, why a job waits, actions offered."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from parsers.records import JobRecord, StepRecord
+from sbatch_k8s.ui import access
+from sbatch_k8s.ui.job_detail import actions, dependency_ids, job_json
+from sbatch_k8s.ui.job_table import COLUMNS, filter_argv, table_rows
+from sbatch_k8s.ui.live import diff
+from sbatch_k8s.ui.reasons import REASONS, pending_sentence
+
+NOW = 1_700_000_000
+
+
+def record(**changes: object) -> JobRecord:
+    values = dict(job_id=12, name="train", user="alice", uid=1234, group="alice", gid=1234,
+                  partition="gpu", state="PENDING", submit_time=NOW - 60, node_count=2,
+                  cpus=8)
+    values.update(changes)
+    return JobRecord(**values)  # type: ignore[arg-type]
+
+
+def test_the_kernel_says_whose_loopback_socket_connects() -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        address = server.getsockname()
+        with socket.create_connection(address) as client:
+            peer = client.getsockname()
+            assert access.socket_owner(peer, address) == os.getuid()
+            assert access.peer_is_owner(peer, address)
+            assert not access.peer_is_owner(peer, address, uid=os.getuid() + 1)
+            assert access.socket_owner((peer[0], peer[1] + 1), address) is None
+    assert not access.peer_is_owner(None, address)
+
+
+def test_tokens_hosts() -> None:
+    token = access.new_token()
+    assert len(token) == 32 and token != access.new_token()
+    assert access.same_token(token, token) and not access.same_token(token + "x", token)
+    assert not access.same_token(None, token)
+    assert access.host_allowed("127.0.0.1:8080", 8080)
+    assert access.host_allowed("localhost:8080", 8080)
+    for host in ("127.0.0.1:8081", "evil.example:8080", "127.0.0.1", None):
+        assert not access.host_allowed(host, 8080)
+
+
+def test_the_page_s_filters_are_squeue_s_and_sacct_s_options() -> None:
+    assert filter_argv({}) == ([], ["--starttime=midnight"])
+    squeue, sacct = filter_argv({"states": "PD,R", "partitions": "gpu", "names": " a,b ",
+                                 "users": "alice", "jobs": "12,13_2", "array": "1",
+                                 "since": "now-2days"})
+    assert squeue == ["--states=PD,R", "--partition=gpu", "--name=a,b", "--user=alice",
+                      "--jobs=12,13_2", "--array"]
+    assert sacct == ["--state=PD,R", "--partition=gpu", "--name=a,b", "--user=alice",
+                     "--jobs=12,13_2", "--starttime=now-2days"]
+    assert filter_argv({"states": "ALL"}) == (["--states=ALL"], ["--starttime=midnight"])
+
+
+def test_a_job_squeue_still_shows_is_not_repeated_from_the_history() -> None:
+    running = record(state="RUNNING", start_time=NOW - 30, node_list="n[1-2]")
+    done = record(job_id=11, state="COMPLETED", start_time=NOW - 600, end_time=NOW - 500)
+    rows = table_rows([running], [done, record(state="RUNNING")], NOW)
+    assert [(r["key"], r["source"]) for r in rows] == [("12", "squeue"), ("11", "sacct")]
+    assert rows[0]["cells"]["state"] == "RUNNING" and rows[0]["cells"]["time"] == "0:30"
+    assert rows[1]["cells"]["time"] == "00:01:40" and rows[1]["st"] == "CD"
+    assert set(rows[0]["cells"]) == {c.key for c in COLUMNS}
+
+
+def test_the_live_feed_sends_only_what_changed() -> None:
+    a, b, c = ({"key": k, "state": "R"} for k in "abc")
+    sent = {"a": a, "b": b}
+    changed = dict(b, state="CD")
+    assert diff(sent, [a, changed, c]) == ([changed, c], [])
+    assert diff(sent, [a]) == ([], ["b"])
+    assert diff(sent, [a, b]) == ([], [])
+
+
+@pytest.mark.parametrize("reason", sorted(REASONS))
+def test_every_pending_reason_is_one_sentence(reason: str) -> None:
+    sentence = pending_sentence(record(reason=reason, dependency="afterok:7",
+                                       begin_time=NOW + 3600, array_throttle=4))
+    assert sentence.startswith("Waiting for ") and sentence.endswith(".")
+    assert "; it starts when " in sentence and "{" not in sentence
+
+
+def test_why_it_waits_says_what_it_asks_for() -> None:
+    """Memory is the whole job's: 4G per node on 2 nodes."""
+    assert pending_sentence(record(reason="Resources", min_memory_mb=4096)) == (
+        "Waiting for free resources: it asks for 2 node(s), 8 CPU(s), 8G of memory and "
+        "partition gpu has not that much free now; it starts when running jobs end and "
+        "free enough of it (or submit it asking for less).")
+    assert pending_sentence(record(reason="QOSMaxJobsPerUserLimit")) == (
+        "Pending (QOSMaxJobsPerUserLimit).")
+    assert pending_sentence(record(state="RUNNING")) == ""
+
+
+def test_the_buttons_offered_follow_the_state() -> None:
+    held = actions(record(reason="JobHeldUser"))
+    assert held["release"] and not held["hold"] and held["cancel"]
+    waiting = actions(record(reason="Priority"))
+    assert waiting["hold"] and not waiting["release"]
+    done = actions(record(state="COMPLETED"))
+    assert not done["cancel"] and not done["hold"] and done["requeue"] and done["resubmit"]
+
+
+def test_a_job_s_page_lists_steps_and_dependencies() -> None:
+    step = StepRecord(step_id="0", name="python", state="RUNNING", start_time=NOW - 5)
+    job = record(state="RUNNING", dependency="afterok:7:9,afterany:8", start_time=NOW - 9)
+    shown = job_json(job, [step], NOW)
+    assert shown["depends_on"] == [7, 8, 9]
+    assert [(s["id"], s["cancellable"]) for s in shown["steps"]] == [("12.0", True)]
+    assert shown["scontrol"].startswith("JobId=12 JobName=train")
+    assert dependency_ids(record(dependency="")) == []
