@@ -14,7 +14,7 @@ they match no job, as Slurm's filters match no job without one).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Collection, FrozenSet, List, Optional, Sequence
+from typing import TYPE_CHECKING, Collection, FrozenSet, Optional, Sequence
 
 from parsers.errors import ValueSyntaxError
 from parsers.records import PENDING, RUNNING, SUSPENDED, JobRecord
@@ -178,11 +178,6 @@ def _sacct_names(selected: JobId, record: JobRecord) -> bool:
         return True
     return (selected.job_id == record.array_job_id
             and selected.array_task_id in (None, record.array_task_id))
-
-
-def select_by_ids(records: Sequence[JobRecord], ids: Sequence[JobId]) -> List[JobRecord]:
-    """The records any of ``ids`` names (scancel's rules), in their order."""
-    return [r for r in records if any(id_names(j, r) for j in ids)]
 
 
 def truncated_to(record: JobRecord, start: int, end: int) -> JobRecord:

@@ -44,12 +44,6 @@ def render_name(pattern: str, ctx: FilenameContext) -> str:
     return parse_filename_pattern(pattern).render(ctx)
 
 
-def expand_path(pattern: str, ctx: FilenameContext, workdir: str) -> str:
-    """A pattern rendered for ``ctx`` and made absolute against ``workdir``."""
-    name = render_name(pattern, ctx)
-    return name if os.path.isabs(name) else os.path.join(workdir, name)
-
-
 def batch_paths(desc: Mapping[str, Any], node_name: str) -> BatchPaths:
     """The batch script's working directory and stdio files. Nothing is created here (the
     login side of the local backend asks too); a working directory missing on this node

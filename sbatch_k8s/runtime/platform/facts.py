@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import socket
-from typing import Callable, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Mapping, NamedTuple, Optional, Tuple
 
 from parsers.contract_facts import read_number
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, pod_bind_host
@@ -120,15 +120,6 @@ def number(container: Container, name: str, what: str = "a number", low: int = 0
     if value is None:
         raise ContractError(f"{name} is not set")
     return parse_number(name, value, what, low)
-
-
-def first_number(container: Container, names: Sequence[str], what: str,
-                 low: int = 0) -> Tuple[Optional[int], Optional[str]]:
-    """The first of ``names`` that is set, read as a number (and which one it was)."""
-    for name in names:
-        if name in container.environ:
-            return number(container, name, what, low), name
-    return None, None
 
 
 def split_address(endpoint: str) -> Tuple[str, Optional[int]]:
