@@ -14,7 +14,7 @@ reads every profile back through its adapter and gets the Slurm view it was made
 
 The runtime computes a node's profile environment where it computes its ``SLURM_*`` ones
 (:func:`parsers.slurm_env.profile_variables`) and writes the files into the job's scratch
-directory on every node (:mod:`sbatch_k8s.runtime.profile_files`). Pod-side: standard
+directory on every node (:mod:`sbatch_k8s.runtime.agent.profile_files`). Pod-side: standard
 library only.
 """
 

@@ -26,7 +26,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from sbatch_k8s.runtime.forkserver import ForkServer, Request, listen
+from sbatch_k8s.runtime.warm.fork_server import ForkServer, Request, listen
 
 if TYPE_CHECKING:
     from sbatch_k8s.backends.kubernetes.watch_cache import WatchCache

@@ -43,7 +43,7 @@ COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 JOBSET_RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
 INDEX_IGNORED_FAILURES = "batch.kubernetes.io/job-index-ignored-failure-count"
 #: scancel's signal and step-cancel requests to a running job (written on its node-0 pod; the
-#: runtime reads them from a downward-API file, ``sbatch_k8s.runtime.cancel_requests``).
+#: runtime reads them from a downward-API file, ``sbatch_k8s.runtime.cluster.cancel_requests``).
 SCANCEL_REQUESTS = "sbatch-k8s.io/scancel-requests"
 
 #: What an object is when its kind alone does not say: ``record`` (the job's record),

@@ -13,7 +13,7 @@ directory. The pod's ``workingDir`` is set only when it lies on a shared volume:
 directory would stop the container from starting, while the runtime can fall back as
 slurmstepd does ("going to /tmp instead"). When it is not shared, the job description says
 ``stream_output`` and node 0 copies the batch output files into its pod log
-(``sbatch_k8s.runtime.log_tee``), from which clients write them into the directory.
+(``sbatch_k8s.runtime.log_stream.tee``), from which clients write them into the directory.
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ TOKEN_DIR = "/etc/sbatch-k8s/token"
 TOKEN_KEY = "token"
 #: Key of the job's Secret holding the description's private fields (the environment that
 #: ``--export`` carries); mounted beside the token, where the runtime reads it (the runtime's
-#: ``sbatch_k8s.runtime.node.ENVIRONMENT_FILE``).
+#: ``sbatch_k8s.runtime.agent.node.ENVIRONMENT_FILE``).
 ENVIRONMENT_KEY = "environment.json"
 #: The downward-API file of scancel's requests (:data:`translators.metadata.SCANCEL_REQUESTS`),
 #: refreshed by the kubelet when the annotation changes; the runtime's
-#: ``sbatch_k8s.runtime.cancel_requests.REQUESTS_FILE``.
+#: ``sbatch_k8s.runtime.cluster.cancel_requests.REQUESTS_FILE``.
 CONTROL_DIR = "/etc/sbatch-k8s/control"
 CONTROL_KEY = "scancel-requests"
 SHM_DIR = "/dev/shm"

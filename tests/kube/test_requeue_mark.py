@@ -23,8 +23,8 @@ from sbatch_k8s.backends.kubernetes.records import (
 from sbatch_k8s.backends.kubernetes.requeue import requeue_on_cluster
 from sbatch_k8s.backends.kubernetes.requeue_mark import claim, unclaim, write_end
 from sbatch_k8s.errors import BackendError
-from sbatch_k8s.runtime.job_end import RECORDED, REQUEUEING, record_end
-from sbatch_k8s.runtime.release import REQUEUEING_ANNOTATION
+from sbatch_k8s.runtime.cluster.job_end import RECORDED, REQUEUEING, record_end
+from sbatch_k8s.runtime.cluster.release import REQUEUEING_ANNOTATION
 from tests.kube.harness import context_namespace
 from tests.unit.kubernetes.cluster_objects import pod, report, terminated
 from tests.unit.kubernetes.test_records import submitted

@@ -14,8 +14,8 @@ from typing import Dict, List
 
 import pytest
 
-from sbatch_k8s.runtime.log_decoder import StreamDecoder, StreamSink
-from sbatch_k8s.runtime.log_frames import MARK, MARK_EVERY_BYTES, StreamEncoder, plain_safe
+from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder, StreamSink
+from sbatch_k8s.runtime.log_stream.frames import MARK, MARK_EVERY_BYTES, StreamEncoder, plain_safe
 from tests.kubelet.cri_log import cri_lines, decode_lines, runtime_lines
 
 #: Bytes a log pipeline alters or a stream must carry as data.

@@ -2,7 +2,7 @@
 
 When the job's working directory is on a volume of its partition, its files are where the
 user reads them and sattach prints them in place (:mod:`sbatch_k8s.attach_files`). Otherwise
-node 0 copies them into its pod log (:mod:`sbatch_k8s.runtime.log_tee`) and sattach follows
+node 0 copies them into its pod log (:mod:`sbatch_k8s.runtime.log_stream.tee`) and sattach follows
 that log: the stdout file to stdout, a separate ``--error`` file to stderr — from the start,
 then as it grows until the job ends (a running job), or all at once (a job that has ended
 while its pods still exist). With ``--k8s-output`` the files are written into the job's

@@ -245,7 +245,7 @@ class KubernetesBackend(Backend):
 
     def running_steps(self, record: JobRecord) -> List[StepRecord]:
         """``batch``, ``extern`` and the numbered steps node 0 published in the record
-        (:mod:`sbatch_k8s.runtime.step_publisher`), from the records already read. Pods
+        (:mod:`sbatch_k8s.runtime.cluster.step_publisher`), from the records already read. Pods
         without the job ServiceAccount cannot publish: one warning per listing says so for
         their partition, rather than let the listing look complete."""
         from sbatch_k8s.cli.common import print_warning

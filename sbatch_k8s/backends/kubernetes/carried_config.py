@@ -5,7 +5,7 @@
 its ``$SBATCHK8S_CONFIG`` (``--export`` leaves our variables behind). So the submitting
 command copies the file it used into the job's ConfigMap (key :data:`CONFIG_KEY`, mounted
 beside ``job.json``), and the runtime points the commands inside the job at it (the
-runtime's ``sbatch_k8s.runtime.commands.CARRIED_CONFIG``). Built-in defaults (no file)
+runtime's ``sbatch_k8s.runtime.job_commands.CARRIED_CONFIG``). Built-in defaults (no file)
 carry nothing: inside the job they are the defaults again.
 """
 

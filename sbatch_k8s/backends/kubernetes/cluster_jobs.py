@@ -120,7 +120,7 @@ def joined_records(client: KubeClient, view: ClusterView, now: int,
     """Every record of ``view`` with its live state; final states found are written back."""
     from sbatch_k8s.backends.kubernetes.records import final_patch, is_final, live_record
     from sbatch_k8s.backends.kubernetes.requeue_mark import being_requeued, write_end
-    from sbatch_k8s.runtime.release import requeueing
+    from sbatch_k8s.runtime.cluster.release import requeueing
 
     out: List[JobRecord] = []
     for stored, ref, cm in view.stored:
@@ -230,7 +230,7 @@ def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping
 def _unsettled(cm: Mapping[str, Any]) -> bool:
     """Whether a record whose data says it ended still carries the active state label
     (nobody wrote its end back yet)."""
-    from sbatch_k8s.runtime.release import ACTIVE, STATE_LABEL
+    from sbatch_k8s.runtime.cluster.release import ACTIVE, STATE_LABEL
 
     labels = (cm.get("metadata") or {}).get("labels") or {}
     return labels.get(STATE_LABEL, ACTIVE) == ACTIVE

@@ -5,7 +5,7 @@ Kubernetes deletes its pods, each pod's runtime gets SIGTERM, signals its tasks 
 what is left after KillWait, as slurmstepd does. Signalling (``--signal``, ``-b``, ``-f``)
 and cancelling one step (``scancel 12.3``) append a request to an annotation of the job's
 node-0 pod, which its runtime reads from a downward-API file and carries out as node 0 does
-for a local scancel (:mod:`sbatch_k8s.runtime.cancel_requests`): nobody needs to reach the
+for a local scancel (:mod:`sbatch_k8s.runtime.cluster.cancel_requests`): nobody needs to reach the
 pod, and the pod needs no API permissions. The kubelet refreshes that file within its sync
 period (about a minute on a default kubelet), so a signal arrives that much later.
 Holding suspends the workload (no pods) and releasing resumes it; where the suspend field
@@ -111,7 +111,7 @@ def _request_on_node0(client: KubeClient, record: JobRecord, namespace: str,
     ``finished`` when the job has no running node 0. A pending job has nothing to signal (as
     the local backend: ``done``), nor any step. Concurrent scancels do not lose each other's
     requests: the patch names the resourceVersion it read (409: read again)."""
-    from sbatch_k8s.runtime.cancel_requests import target_of, with_request
+    from sbatch_k8s.runtime.cluster.cancel_requests import target_of, with_request
 
     if record.state == PENDING:
         return FINISHED if step is not None else DONE

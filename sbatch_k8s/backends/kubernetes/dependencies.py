@@ -10,8 +10,8 @@ Every look at a namespace (squeue, sacct, scontrol, scancel, sbatch --wait, the 
 ends with :func:`release_waiting`: the jobs whose records carry the waiting label are decided
 from the live records just joined (the upstream job's state as the cluster shows it, so a job
 ended by its deadline or a lost node counts) and released, failed or cancelled through
-:func:`sbatch_k8s.runtime.release.settle` — the same code node 0's runtime and the controller
-run. A write that fails is left for the next look.
+:func:`sbatch_k8s.runtime.cluster.release.settle` — the same code node 0's runtime and the
+controller run. A write that fails is left for the next look.
 
 A job being requeued is not over (:mod:`.requeue_mark`): the look shows it ``COMPLETING``
 while its record carries the requeue's mark, and an end a watch cache alone shows is
@@ -29,7 +29,7 @@ from parsers.jobspec import JobSpec
 from parsers.records import JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP
-from sbatch_k8s.runtime.release import (
+from sbatch_k8s.runtime.cluster.release import (
     BEGIN_TIME,
     DEPENDENCY,
     WAITING_LABEL,
@@ -39,7 +39,7 @@ from sbatch_k8s.runtime.release import (
     settle,
     waiting_from,
 )
-from sbatch_k8s.runtime.workload_gates import GATES, HOLD, hold_patch, release_patch
+from sbatch_k8s.runtime.cluster.workload_gates import GATES, HOLD, hold_patch, release_patch
 
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 
@@ -206,7 +206,8 @@ def hold_or_release_patch(workload: Optional[Mapping[str, Any]], hold: Optional[
     """``scontrol hold`` (``hold``: ``user`` or ``admin``) or ``release`` (None) of a pending
     workload: the merge patch, and the gate it still waits for once released. Held: suspended
     and out of Kueue's hands; released and no gate left: free to start
-    (:func:`sbatch_k8s.runtime.workload_gates.release_patch`); released but gated: left as it is."""
+    (:func:`sbatch_k8s.runtime.cluster.workload_gates.release_patch`); released but gated: left as
+    it is."""
     kind = str((workload or {}).get("kind") or "")
     meta = (workload or {}).get("metadata") or {}
     waits = None if hold else gate_reason(workload)

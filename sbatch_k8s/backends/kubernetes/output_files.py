@@ -1,7 +1,7 @@
 """A job's output files rebuilt from node 0's pod log (``sbatch --wait``, ``sattach``).
 
 When a job's working directory is not on a shared volume, node 0 copies the batch output
-files into its pod log (format: :mod:`sbatch_k8s.runtime.log_frames`). :class:`JobOutput`
+files into its pod log (format: :mod:`sbatch_k8s.runtime.log_stream.frames`). :class:`JobOutput`
 follows that log and hands the decoded files to a sink: :class:`FileSink` writes them at
 their paths on this machine (the job's working directory), :class:`StdioSink` prints them
 (file 0 on stdout, the ``--error`` file on stderr).
@@ -23,8 +23,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from parsers.records import JobRecord
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.pod_log import STALL_S, LogFollower, write_all
-from sbatch_k8s.runtime.log_decoder import StreamDecoder, StreamSink
-from sbatch_k8s.runtime.log_frames import STDOUT_KEY
+from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder, StreamSink
+from sbatch_k8s.runtime.log_stream.frames import STDOUT_KEY
 
 
 def _inside(path: str, root: str) -> bool:

@@ -3,7 +3,7 @@
 The API server proxies the request to the kubelet of the pod's node, which streams what the
 container writes until it exits. The log is one stream: the container's stdout and stderr
 interleaved as written. What is done with it is the reader's: :class:`RawCopy` copies it to
-our stdout (``srun`` outside a job), a :class:`~sbatch_k8s.runtime.log_frames.StreamDecoder`
+our stdout (``srun`` outside a job), a :class:`~sbatch_k8s.runtime.log_stream.frames.StreamDecoder`
 rebuilds the output files node 0 copies into it (``sbatch --wait``, ``sattach``).
 
 A stream that breaks while the container still runs is opened again; the log is then served
@@ -12,16 +12,16 @@ wrote: right unless the kubelet rotated the log in between (10 MiB by default; p
 rotation only the newest file is served, and output may repeat or go missing). The decoder
 places every byte by the offsets in the stream instead, so a rotation loses only what was
 rotated away before anyone read it, and repeats nothing (see
-:mod:`~sbatch_k8s.runtime.log_decoder`).
+:mod:`~sbatch_k8s.runtime.log_stream.decoder`).
 
 What a real kubelet (1.28) does at a rotation shapes the rest. A follow that had read
 everything when the log rotated keeps waiting on the old, renamed file: it serves nothing more
 until the container ends (then its stream ends) or until that file is compressed at a later
 rotation (then it jumps to the newest file). So a reader that expects a heartbeat (the
-stream node 0 writes has one, :data:`~sbatch_k8s.runtime.log_frames.KEEPALIVE_S`) opens the log
-again when nothing came for :data:`STALL_S`; and once the container has ended, a stream that
-ended without everything is followed by a plain read of the log (the newest file, which holds
-the end).
+stream node 0 writes has one, :data:`~sbatch_k8s.runtime.log_stream.frames.KEEPALIVE_S`) opens the
+log again when nothing came for :data:`STALL_S`; and once the container has ended, a stream that
+ended without everything is followed by a plain read of the log (the newest file, which holds the
+end).
 """
 
 from __future__ import annotations

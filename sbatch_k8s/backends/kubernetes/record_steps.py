@@ -3,16 +3,16 @@
 Node 0's runtime writes its steps into its termination message (compact entries, keys
 ``id name state exit_code exit_signal start end node_list node_count ntasks cpus``, zero
 values left out, the numbered ones packed when they do not fit as they are; see
-:mod:`sbatch_k8s.runtime.step_log`, whose :func:`~sbatch_k8s.runtime.step_log.reported_steps`
-reads them). When it has not (the job still
-runs, or node 0 died without a word) the ``batch`` and ``extern`` steps are made from the job,
-as slurmctld has them: running while the job runs, then ended with the job. While it runs,
-node 0 with API access publishes its numbered steps in the record
-(:mod:`sbatch_k8s.runtime.step_publisher`; read by :func:`published_steps`): the running
-ones and the last ended ones, which follow ``batch`` and ``extern`` as ``squeue -s`` and
-``sacct`` list them. Once the job has ended, node 0's report is what its steps are made of;
-ended steps it published fill in only those the report had no room for (it keeps the last
-ones), so that what sacct listed while the job ran is still listed after.
+:mod:`sbatch_k8s.runtime.batch_host.step_log`, whose
+:func:`~sbatch_k8s.runtime.batch_host.step_log.reported_steps` reads them). When it has not (the job
+still runs, or node 0 died without a word) the ``batch`` and ``extern`` steps are made from the job,
+as slurmctld has them: running while the job runs, then ended with the job. While it runs, node 0
+with API access publishes its numbered steps in the record
+(:mod:`sbatch_k8s.runtime.cluster.step_publisher`; read by :func:`published_steps`): the running
+ones and the last ended ones, which follow ``batch`` and ``extern`` as ``squeue -s`` and ``sacct``
+list them. Once the job has ended, node 0's report is what its steps are made of; ended steps it
+published fill in only those the report had no room for (it keeps the last ones), so that what sacct
+listed while the job ran is still listed after.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from parsers.records import (
     build,
     with_changes,
 )
-from sbatch_k8s.runtime.step_log import reported_steps
+from sbatch_k8s.runtime.batch_host.step_log import reported_steps
 
 #: The batch step's state when the job ended in a given state (slurmstepd's view: a job
 #: ended by the cluster had its batch script killed, which Slurm records as CANCELLED).

@@ -15,7 +15,7 @@ report had to leave early steps out); ``workload.json`` names the workload
 its termination message with its nodes); a record that has it is read as ended so
 (:func:`reported_record`), whatever happened to the pods since. ``running-steps.json``, when
 node 0 has API access, lists its running and last ended numbered steps while the job runs
-(:mod:`sbatch_k8s.runtime.step_publisher`): read into the stored record's steps, shown by
+(:mod:`sbatch_k8s.runtime.cluster.step_publisher`): read into the stored record's steps, shown by
 ``squeue -s`` and ``sacct`` through :func:`live_record` (and the ended ones node 0's report
 left out kept by it and :func:`reported_record`), and removed by :func:`final_patch`.
 
@@ -79,9 +79,9 @@ ACTIVE = "active"
 END_TIME_ANNOTATION = "sbatch-k8s.io/end-time"
 RECORD_KEY = "record.json"
 WORKLOAD_KEY = "workload.json"
-#: Node 0's own report of the job's end (:mod:`sbatch_k8s.runtime.job_end`).
+#: Node 0's own report of the job's end (:mod:`sbatch_k8s.runtime.cluster.job_end`).
 REPORT_KEY = "report.json"
-#: Node 0's running and last ended steps (:mod:`sbatch_k8s.runtime.step_publisher`).
+#: Node 0's running and last ended steps (:mod:`sbatch_k8s.runtime.cluster.step_publisher`).
 RUNNING_STEPS_KEY = "running-steps.json"
 WORKLOAD_REF_KEYS = ("apiVersion", "kind", "name", "namespace")
 #: States a job never leaves (sacct's terminal states).

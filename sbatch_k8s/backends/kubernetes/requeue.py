@@ -16,7 +16,7 @@ the record it rewrites pending drops it: until then the run's end is not the job
 records it, nor releases or fails a dependent because of it.
 
 A running job is then asked to end as slurmctld's requeue ends it: a ``requeue`` request on
-its node-0 pod (:mod:`sbatch_k8s.runtime.cancel_requests`), which node 0's runtime carries
+its node-0 pod (:mod:`sbatch_k8s.runtime.cluster.cancel_requests`), which node 0's runtime carries
 out with slurmstepd's ``*** JOB … CANCELLED AT … DUE TO JOB REQUEUE ***`` line; the workload
 is deleted when node 0 has ended, or after :data:`NOTICE_WAIT_S` (a kubelet refreshes the
 request file within its sync period: when it is slower, the pods' SIGTERM ends the run and
@@ -39,7 +39,7 @@ from sbatch_k8s.backends.kubernetes.requeue_plan import (
 )
 from sbatch_k8s.backends.requeue_rules import DEFAULT_REQUEUE_DELAY_S
 from sbatch_k8s.errors import BackendError
-from sbatch_k8s.runtime.release import REQUEUEING_ANNOTATION, WAITING_LABEL
+from sbatch_k8s.runtime.cluster.release import REQUEUEING_ANNOTATION, WAITING_LABEL
 from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, JOB_ID
 
 #: How long requeue waits for the old pods to be gone (their runtime's KillWait and the
@@ -100,7 +100,7 @@ def _end_running(client: KubeClient, record: JobRecord, namespace: str) -> None:
     :data:`NOTICE_WAIT_S` to do so (module docstring)."""
     from sbatch_k8s.backends.kubernetes.pod_view import is_alive, nodes_by_index
     from sbatch_k8s.backends.kubernetes.records import is_final
-    from sbatch_k8s.runtime.cancel_requests import REQUEUE, with_request
+    from sbatch_k8s.runtime.cluster.cancel_requests import REQUEUE, with_request
     from translators.metadata import SCANCEL_REQUESTS
 
     if is_final(record) or record.state == PENDING:

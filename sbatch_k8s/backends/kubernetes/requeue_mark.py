@@ -7,12 +7,12 @@ its pods waited for — and meanwhile the run's end is plain to see (node 0's re
 CANCELLED, DUE TO JOB REQUEUE; a lost node's pods say NODE_FAIL). Whoever looks then (any
 command's reconcile pass, the controller, node 0's runtime of this job or of another) must
 not take it as the job's end. So every requeue first *claims* the record: it writes the mark
-(:data:`~sbatch_k8s.runtime.release.REQUEUEING_ANNOTATION`, the epoch second) at the
+(:data:`~sbatch_k8s.runtime.cluster.release.REQUEUEING_ANNOTATION`, the epoch second) at the
 resourceVersion it read, before it asks node 0 to end or deletes anything, and removes it
 with the record it rewrites as pending (or when the requeue fails).
 
 While the mark is on (and younger than
-:data:`~sbatch_k8s.runtime.release.REQUEUE_MARK_TTL_S`):
+:data:`~sbatch_k8s.runtime.cluster.release.REQUEUE_MARK_TTL_S`):
 
 * a look shows the job ``COMPLETING`` (slurmctld's ``PENDING|COMPLETING|REQUEUE``), never an
   end, and writes no end into its record (:func:`being_requeued`);
@@ -21,7 +21,7 @@ While the mark is on (and younger than
   is read again and the job shown being requeued — so a look that read the record before the
   requeue claimed it and the pods after node 0 ended cannot end it either;
 * node 0's runtime records nothing and releases nothing for a run ended under the mark
-  (:mod:`sbatch_k8s.runtime.job_end`), and counts a marked job as not ended.
+  (:mod:`sbatch_k8s.runtime.cluster.job_end`), and counts a marked job as not ended.
 
 The release pass decides from these records, so a dependent is never released nor failed by a
 run that ends in a requeue.
@@ -36,7 +36,7 @@ from parsers.records import JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP
 from sbatch_k8s.errors import BackendError
-from sbatch_k8s.runtime.release import REQUEUEING_ANNOTATION, REQUEUEING_STATE, requeueing
+from sbatch_k8s.runtime.cluster.release import REQUEUEING_ANNOTATION, REQUEUEING_STATE, requeueing
 
 #: Times a claim or an end is tried again after a conflicting writer (409).
 ATTEMPTS = 4

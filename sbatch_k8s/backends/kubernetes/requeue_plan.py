@@ -16,7 +16,7 @@ Slurm keeps a requeued job ``PD (BeginTime)`` until its earlier run's credential
 backend). The copy is created suspended with the ``--begin`` gate
 (:mod:`translators.gates`: annotation ``sbatch-k8s.io/begin``, on a Kueue partition without
 Kueue's labels), its record ``begin_time`` that moment and labelled waiting, so the usual
-release pass (any command's look, the controller; :mod:`sbatch_k8s.runtime.release`) lets it
+release pass (any command's look, the controller; :mod:`sbatch_k8s.runtime.cluster.release`) lets it
 start when the time comes. With no delay the copy is created free to start.
 
 The cluster requeues too: a job that may be requeued whose run ended ``NODE_FAIL`` or
@@ -33,15 +33,15 @@ from typing import Any, Dict, List, Mapping, Optional
 from parsers.records import PENDING, REQUEUED, JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.workload_view import SUSPEND_FIELD
 from sbatch_k8s.backends.requeue_rules import REQUEUED_ENDS
-from sbatch_k8s.runtime.release import HELD_REQUEUE_REASON
-from sbatch_k8s.runtime.workload_gates import hold_patch
+from sbatch_k8s.runtime.cluster.release import HELD_REQUEUE_REASON
+from sbatch_k8s.runtime.cluster.workload_gates import hold_patch
 from translators.metadata import BEGIN, HOLD
 
 #: Labels and annotations the API server's controllers add to a workload and its template.
 GENERATED_KEYS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name",
                   "batch.kubernetes.io/job-name")
 #: The reason a requeued job pends with, as slurmctld shows it (with ``requeuehold``:
-#: :data:`~sbatch_k8s.runtime.release.HELD_REQUEUE_REASON`).
+#: :data:`~sbatch_k8s.runtime.cluster.release.HELD_REQUEUE_REASON`).
 REQUEUED_REASON = "BeginTime"
 
 
@@ -55,7 +55,7 @@ def fresh_workload(workload: Mapping[str, Any], hold: bool = False,
     spec, without what the API server generated (uid, status, a Job's selector and the
     labels that select its pods); not suspended, or with ``hold`` suspended and held by its
     user, or with ``begin`` (local time, ISO) suspended and gated until then — held or gated,
-    out of Kueue's hands (:func:`sbatch_k8s.runtime.workload_gates.hold_patch`)."""
+    out of Kueue's hands (:func:`sbatch_k8s.runtime.cluster.workload_gates.hold_patch`)."""
     meta = workload.get("metadata") or {}
     annotations = _without_generated(meta.get("annotations"))
     annotations.pop(HOLD, None)
@@ -92,7 +92,7 @@ def fresh_workload(workload: Mapping[str, Any], hold: bool = False,
 
 #: The requeues a workload's copy is the run after, in its pods' environment (the job's
 #: ConfigMap is immutable): the runtime adds it to the description's restart count
-#: (``sbatch_k8s.runtime.node_setup.REQUEUED_VARIABLE``).
+#: (``sbatch_k8s.runtime.agent.node_setup.REQUEUED_VARIABLE``).
 REQUEUED_VARIABLE = "SBATCHK8S_REQUEUED"
 
 

@@ -201,7 +201,7 @@ def _say(message: str) -> None:
 
 
 def _running_line(job_id: int, ntasks: int) -> str:
-    from sbatch_k8s.runtime.step_report import rank_ranges
+    from sbatch_k8s.runtime.srun.report import rank_ranges
 
     noun = "task" if ntasks == 1 else "tasks"
     return f"StepId={job_id}.0 {noun} {rank_ranges(list(range(ntasks)))}: running"

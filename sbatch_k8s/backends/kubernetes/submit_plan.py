@@ -87,7 +87,7 @@ class SubmissionPlan:
         this attempt created and raise; the job ids."""
         from sbatch_k8s.backends.kubernetes.dependencies import release_new
         from sbatch_k8s.backends.kubernetes.records import record_config_map
-        from sbatch_k8s.runtime.release import WAITING_LABEL
+        from sbatch_k8s.runtime.cluster.release import WAITING_LABEL
         from translators.gates import begin_moment, gate_annotations
 
         job, base_id, client = self.job, self.base_id, self.client

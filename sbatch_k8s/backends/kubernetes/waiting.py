@@ -4,7 +4,7 @@ Each look costs the same few LISTs as ``squeue`` (:mod:`.cluster_jobs`); the int
 from 0.2 s to 2 s, so short jobs return quickly and long ones cost little.
 
 A job whose working directory is not on a shared volume of its partition has its output
-files copied into node 0's pod log (:mod:`sbatch_k8s.runtime.log_tee`): once node 0's
+files copied into node 0's pod log (:mod:`sbatch_k8s.runtime.log_stream.tee`): once node 0's
 container has started, its log is followed and the files are written into the working
 directory as they arrive (:mod:`.output_files`), across reconnects, each byte once. When the
 job has ended, sbatch waits for the rest of the log (at most :data:`DRAIN_S`); what could not

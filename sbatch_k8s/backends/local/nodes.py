@@ -22,9 +22,9 @@ from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
 from parsers.records import COMPLETED, FAILED, NODE_FAIL, derived_exit_code
 from parsers.values.hostlist import compress_hostlist
 from sbatch_k8s import jobdb
-from sbatch_k8s.runtime.step_log import read_step_log
+from sbatch_k8s.runtime.batch_host.step_log import read_step_log
 from sbatch_k8s.runtime.contract import local_address
-from sbatch_k8s.runtime.shims import runtime_invocation
+from sbatch_k8s.runtime.agent.shims import runtime_invocation
 
 PORT_RANGE = (20000, 60000)
 #: How long the other nodes get to exit after node 0 (beyond KillWait).

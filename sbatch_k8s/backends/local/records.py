@@ -25,7 +25,7 @@ from parsers.records import (
     with_changes,
 )
 from sbatch_k8s import jobdb
-from sbatch_k8s.runtime.step_log import read_step_log
+from sbatch_k8s.runtime.batch_host.step_log import read_step_log
 
 #: Slurm's priority of the first job (priority/basic: 2^32 - 2^16 - 1, one less per job).
 PRIORITY_BASE = 4294901759

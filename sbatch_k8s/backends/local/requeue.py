@@ -49,7 +49,7 @@ from sbatch_k8s.backends.requeue_rules import (
     REQUEUED_ENDS,
     requeue_delay_s,
 )
-from sbatch_k8s.runtime.release import HELD_REQUEUE_REASON
+from sbatch_k8s.runtime.cluster.release import HELD_REQUEUE_REASON
 
 #: The requests a running job carries until its end is recorded (:func:`_request`).
 REQUEUE, REQUEUE_HOLD = "requeue", "hold"

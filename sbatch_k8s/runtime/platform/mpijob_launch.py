@@ -29,13 +29,13 @@ import subprocess
 from typing import Any, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.node_setup import settings_from
+from sbatch_k8s.runtime.agent.node_setup import settings_from
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts
 from sbatch_k8s.runtime.platform.mpijob import WORKER_CONTRACT, forwarded_environment, \
     worker_variables
 from sbatch_k8s.runtime.protocol import ProtocolError, authenticate, decode_json, encode_json, \
     fresh_loop, read_frame
-from sbatch_k8s.runtime.shims import runtime_invocation
+from sbatch_k8s.runtime.agent.shims import runtime_invocation
 
 AGENT_VARIABLE = "OMPI_MCA_plm_rsh_agent"
 AGENT_ARGS_VARIABLE = "OMPI_MCA_plm_rsh_args"

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 from parsers.errors import SlurmInputError
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity
-from sbatch_k8s.runtime.node import NodeSettings, platform_environment, run_node, \
+from sbatch_k8s.runtime.agent.node import NodeSettings, platform_environment, run_node, \
     settings_from, stage_script
 from sbatch_k8s.runtime.platform.aistation import is_master
 from sbatch_k8s.runtime.platform.contracts import PlatformContract, contract_named, detect, \
@@ -34,7 +34,7 @@ from sbatch_k8s.runtime.platform.facts import Container, NotReady, PlatformFacts
 from sbatch_k8s.runtime.platform.instances import Actor, wait_for_actor
 from sbatch_k8s.runtime.platform.rendezvous import agree_on_ranks
 from sbatch_k8s.runtime.protocol import fresh_loop
-from sbatch_k8s.runtime.step_server import start as start_step_server
+from sbatch_k8s.runtime.batch_host.step_server import start as start_step_server
 
 PREFIX = "sbatch-k8s: "
 #: A secret the platform's form may set on every container; else the token is derived from

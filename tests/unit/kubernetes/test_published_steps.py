@@ -17,8 +17,8 @@ from sbatch_k8s.backends.kubernetes.records import (
     record_config_map,
     record_from_config_map,
 )
-from sbatch_k8s.runtime.step_log import reported_steps, result_message, step_entries
-from sbatch_k8s.runtime.step_publisher import ENDED_LIMIT, EndedSteps, key_value
+from sbatch_k8s.runtime.batch_host.step_log import reported_steps, result_message, step_entries
+from sbatch_k8s.runtime.cluster.step_publisher import ENDED_LIMIT, EndedSteps, key_value
 from tests.unit.kubernetes.cluster_objects import (
     T0_EPOCH,
     T1_EPOCH,

@@ -1,0 +1,189 @@
+"""Node 0 copies the batch output files into its pod log (format: :mod:`.frames`).
+
+Used when the job description says ``stream_output`` (the partition's volumes do not hold the
+working directory, so the files the job writes stay in the pod). The files are written in the
+pod exactly as without streaming; a thread reads what each one gained (as ``tail -f`` does,
+every :data:`POLL_S`) and writes it to the container's stdout. The runtime's own stdout and
+stderr — and those of every process it starts — go to a spool file for the duration
+(:meth:`OutputTee.begin`), whose lines enter the stream as ``note`` records: the container's
+stdout then has one writer, and no diagnostic line can fall inside a user's file. At the end
+(:meth:`OutputTee.finish`) the files are read to their end, the ``end`` record is written and
+the runtime's stdout and stderr are the container's again.
+
+Streamed: the batch script's ``--output`` file and its ``--error`` file when that is another
+file (the steps' output goes there by default). Not streamed: step files named by
+``srun -o``/``-e`` and anything else the job writes (they stay in the pods), and
+``/dev/…`` paths (already the container's own output).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Dict, List, Optional, Tuple
+
+from sbatch_k8s.runtime.log_stream.frames import KEEPALIVE_S, REDECLARE_S, STDOUT_KEY, StreamEncoder
+
+POLL_S = 0.1
+READ_BYTES = 1 << 16
+#: A last line without its newline is sent (as data) once file 0 is quiet this long.
+PARTIAL_AFTER_S = 1.0
+#: ``at`` records: after a pause of plain output, and at most this far apart in time while
+#: it flows (a reader shows plain lines once an ``at`` confirms them; the encoder also
+#: bounds the bytes between two); one every ``KEEPALIVE_S`` when nothing is written at all.
+MARK_IDLE_S = 1.0
+MARK_EVERY_S = 2.0
+MESSAGES_FILE = "runtime-messages.log"
+
+
+def streamable(path: str) -> bool:
+    """Whether ``path`` is a file worth streaming (not a device such as ``/dev/stdout``)."""
+    normal = os.path.normpath(path)
+    return not (normal.startswith("/dev/") or normal.startswith("/proc/"))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class OutputTee:
+    """The copying of node 0's output files into its container's stdout."""
+
+    def __init__(self, spool: str) -> None:
+        self.messages_path = os.path.join(spool, MESSAGES_FILE)
+        self.encoder = StreamEncoder()
+        self._out = -1
+        self._saved: Tuple[int, int] = (-1, -1)
+        self._files: List[Tuple[int, int]] = []       # (key, descriptor)
+        self._messages_fd = -1
+        self._message_tail = b""
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="log-tee", daemon=True)
+        self._last_data = time.monotonic()
+        self._last_mark = time.monotonic()
+        self._last_write = time.monotonic()
+        self._last_declared = time.monotonic()
+
+    def begin(self) -> None:
+        """Take over the container's stdout; send the runtime's own output to the spool."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._out = os.dup(1)
+        os.set_inheritable(self._out, False)
+        self._saved = (os.dup(1), os.dup(2))
+        for fd in self._saved:
+            os.set_inheritable(fd, False)
+        messages = os.open(self.messages_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(messages, 1)
+        os.dup2(messages, 2)
+        os.close(messages)
+        self._messages_fd = os.open(self.messages_path, os.O_RDONLY)
+        _write_all(self._out, self.encoder.start())
+        self._thread.start()
+
+    def add_file(self, key: int, path: str, append: bool, shown_as: str) -> None:
+        """Stream ``path`` (just opened by the batch host) from its current end, declared to
+        clients as ``shown_as`` (its path in the job's working directory)."""
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return
+        os.lseek(fd, 0, os.SEEK_END)
+        with self._lock:
+            _write_all(self._out, self.encoder.declare(key, append, shown_as))
+            self._files.append((key, fd))
+
+    def _run(self) -> None:
+        while not self._stop.wait(POLL_S):
+            try:
+                self._copy(final=False)
+            except OSError:
+                pass  # a read or write that failed now may succeed at the next look
+
+    def _copy(self, final: bool) -> None:
+        """Send what every file gained since the last look."""
+        with self._lock:
+            out: List[bytes] = []
+            grew: Dict[int, bool] = {}
+            for key, fd in self._files:
+                data = _read_new(fd)
+                grew[key] = bool(data)
+                if data:
+                    out.append(self.encoder.feed(key, data))
+            self._copy_messages(out, final)
+            now = time.monotonic()
+            if grew.get(STDOUT_KEY):
+                self._last_data = now
+            if final:
+                out.append(self.encoder.end())
+            else:
+                out.append(self._marks(now, bool(grew.get(STDOUT_KEY))))
+                if now - self._last_declared >= REDECLARE_S:
+                    out.append(self.encoder.redeclare())
+                    self._last_declared = now
+            data = b"".join(out)
+            if data:
+                _write_all(self._out, data)
+                self._last_write = now
+
+    def _marks(self, now: float, grew: bool) -> bytes:
+        """A last line without its newline after a quiet moment; an ``at`` when due, or as
+        the stream's heartbeat."""
+        out = b""
+        quiet = now - self._last_data
+        if not grew and quiet >= PARTIAL_AFTER_S:
+            out += self.encoder.flush()
+        unmarked = self.encoder.unmarked()
+        due = unmarked and (quiet >= MARK_IDLE_S or now - self._last_mark >= MARK_EVERY_S)
+        if due or (not out and now - self._last_write >= KEEPALIVE_S):
+            out += self.encoder.mark()
+            self._last_mark = now
+        return out
+
+    def _copy_messages(self, out: List[bytes], final: bool) -> None:
+        data = self._message_tail + _read_new(self._messages_fd)
+        lines = data.split(b"\n")
+        self._message_tail = lines.pop()
+        if final and self._message_tail:
+            lines.append(self._message_tail)
+            self._message_tail = b""
+        out.extend(self.encoder.note(line) for line in lines)
+
+    def finish(self) -> None:
+        """Copy everything left, write the ``end`` record, give back stdout and stderr."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(30)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._copy(final=True)
+        os.dup2(self._saved[0], 1)
+        os.dup2(self._saved[1], 2)
+        for fd in [self._out, self._messages_fd, *self._saved] + [f for _, f in self._files]:
+            os.close(fd)
+        self._files = []
+
+
+def _read_new(fd: int) -> bytes:
+    """Everything ``fd`` has past its position."""
+    chunks: List[bytes] = []
+    while True:
+        chunk = os.read(fd, READ_BYTES)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def start_tee(spool: str) -> Optional[OutputTee]:
+    """An :class:`OutputTee` that has begun (None when the spool cannot hold its file)."""
+    tee = OutputTee(spool)
+    try:
+        tee.begin()
+    except OSError:
+        return None
+    return tee
