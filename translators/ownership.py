@@ -24,7 +24,7 @@ Service, PodGroup, workload, the pods' template and its record) carries these an
   policy checks against the token, and the submitting job's pods pattern, which that name
   must match. Its ``owner`` then is the submitting job's owner as that job's record says;
   readers believe it only when the record of the job named by ``sbatch-k8s.io/parent-job``
-  has that very ``pods`` pattern (:mod:`sbatch_k8s.backends.kubernetes.owners`).
+  has that very ``pods`` pattern (:mod:`sbatch_k8s.backends.kubernetes.read.owners`).
 
 None of these may change once set (the policy refuses an update that changes them). Pure.
 """

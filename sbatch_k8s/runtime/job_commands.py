@@ -25,7 +25,7 @@ from parsers.records import RUNNING, JobRecord
 from sbatch_k8s.runtime.access import AccessError, needed
 
 #: The configuration file the job carries, in its job directory (the login side's
-#: ``sbatch_k8s.backends.kubernetes.carried_config.CONFIG_KEY``).
+#: ``sbatch_k8s.backends.kubernetes.submit.carried_config.CONFIG_KEY``).
 CARRIED_CONFIG = "config.toml"
 #: What an image needs for commands about other jobs (named in the refusal).
 FULL_COMMANDS = "the sbatch-k8s commands in the image (pip install sbatch-k8s)"

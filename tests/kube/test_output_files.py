@@ -342,7 +342,7 @@ def test_bytes_rotated_away_unread_are_counted_and_fail_sbatch_wait(
         kube: KubeSlurm, cluster: Any, shredding: Any) -> None:
     if getattr(cluster, "faults", None) is None:
         pytest.skip("blocks the log with the emulated API server's faults")
-    from sbatch_k8s.backends.kubernetes.kinds import POD
+    from sbatch_k8s.backends.kubernetes.api.kinds import POD
 
     # nobody can read node 0's log while the job writes 900 KB: the kubelet keeps only the
     # newest rotated file and serves only the current one

@@ -8,7 +8,7 @@ parties may find it due, and all of them act through :func:`settle`:
 * node 0's runtime of the job it waits for, when that job starts or ends
   (:mod:`sbatch_k8s.runtime.cluster.job_end`, with the pod's ServiceAccount);
 * any sbatch-k8s command that looks at the cluster (its reconcile pass,
-  :mod:`sbatch_k8s.backends.kubernetes.dependencies`), which also catches what nobody
+  :mod:`sbatch_k8s.backends.kubernetes.control.dependencies`), which also catches what nobody
   reported (a deadline, a lost node) and begin times that came;
 * the optional ``sbatch-k8s controller``, which runs that pass continuously.
 

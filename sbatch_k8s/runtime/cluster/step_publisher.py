@@ -12,9 +12,9 @@ the job itself): a JSON list in id order of compact entries as in the terminatio
 start node_list node_count ntasks cpus``), an ended one as node 0's report will have it (``state
 exit_code exit_signal end`` too), written by a JSON merge patch of that key alone; no step started
 yet: the key is removed. The login side reads it from the records it lists anyway
-(:mod:`sbatch_k8s.backends.kubernetes.record_steps`), no API call per step; node 0's report at the
-job's end stays what the record's steps are made of, the ended steps published here filling in only
-those the report had no room for.
+(:mod:`sbatch_k8s.backends.kubernetes.history.record_steps`), no API call per step; node 0's report
+at the job's end stays what the record's steps are made of, the ended steps published here filling
+in only those the report had no room for.
 
 The document stays bounded (a ConfigMap holds at most 1 MiB, and every patch sends it
 whole): the last :data:`STEP_LIMIT` started of the running steps, the ended steps of the

@@ -1,7 +1,7 @@
 """Rebuilding node 0's output files from its pod log (the format: :mod:`.frames`).
 
 A client reads the log over one or more connections (``sbatch --wait``, ``sattach``: see
-``sbatch_k8s.backends.kubernetes.pod_log``). Each connection serves what the kubelet has from
+``sbatch_k8s.backends.kubernetes.output.pod_log``). Each connection serves what the kubelet has from
 some point on: the start of the newest log file, which after a rotation is not the start of the
 stream; a followed log can also jump ahead within one connection, when the kubelet's follow
 stalled at a rotation and later reopened the then newest file. So no byte is placed by where it

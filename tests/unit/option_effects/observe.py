@@ -84,7 +84,7 @@ def acted_on(description: Mapping[str, Any]) -> Dict[str, Any]:
 def kubernetes_view(args: str, files: Path) -> Dict[str, Any]:
     """What the Kubernetes backend makes of the job: its objects and its record."""
     from parsers.option_values import kubernetes_minor
-    from sbatch_k8s.backends.kubernetes.submit_objects import submitted_record
+    from sbatch_k8s.backends.kubernetes.submit.create_objects import submitted_record
     from sbatch_k8s.submit import plan, with_partition_defaults
     from translators import RenderInputs, render
     from translators.metadata import OPTION_SOURCES, OPTIONS
