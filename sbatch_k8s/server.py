@@ -43,13 +43,14 @@ def preload() -> bool:
 
     for name in COMMANDS:
         importlib.import_module(f"sbatch_k8s.cli.{name}")
-    for module in ("parsers.formats.squeue", "parsers.formats.sacct", "parsers.formats.scontrol",
-                   "parsers.formats.sinfo", "parsers.report_options.squeue",
-                   "parsers.report_options.sacct", "parsers.report_options.scancel",
-                   "parsers.report_options.scontrol", "parsers.report_options.sinfo",
-                   "sbatch_k8s.backends.local.submit", "sbatch_k8s.backends.local.supervisor",
-                   "sbatch_k8s.backends.local.records", "sbatch_k8s.jobdb", "translators",
-                   "parsers.job_description", "sqlite3"):
+    for module in ("parsers.formats.squeue_format", "parsers.formats.sacct_format",
+                   "parsers.formats.scontrol_show", "parsers.formats.sinfo_format",
+                   "parsers.report_options.squeue_options", "parsers.report_options.sacct_options",
+                   "parsers.report_options.scancel_options",
+                   "parsers.report_options.scontrol_options",
+                   "parsers.report_options.sinfo_options", "sbatch_k8s.backends.local.submit",
+                   "sbatch_k8s.backends.local.supervisor", "sbatch_k8s.backends.local.records",
+                   "sbatch_k8s.jobdb", "translators", "parsers.job_description", "sqlite3"):
         importlib.import_module(module)
     from parsers.values.grammar import build_all
 
@@ -62,7 +63,7 @@ def _preload_backend() -> bool:
     import costs most of a command's time otherwise)."""
     import importlib
 
-    from sbatch_k8s.config import KUBERNETES, choose_backend, load_config
+    from sbatch_k8s.config_file import KUBERNETES, choose_backend, load_config
 
     try:
         config, path = load_config(os.environ)

@@ -14,7 +14,7 @@ from parsers.allocation import Allocation, NodeShape, allocate
 from parsers.errors import SlurmInputError
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
 from sbatch_k8s.cli.common import print_warning
-from sbatch_k8s.config import load_config
+from sbatch_k8s.config_file import load_config
 from translators.config import BUILT_IN, ClusterConfig, PartitionConfig
 
 

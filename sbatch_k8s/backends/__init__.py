@@ -2,7 +2,7 @@
 
 Selection, once per command: ``$SBATCHK8S_BACKEND``, else the configuration file's
 ``backend``, else ``kubernetes`` when a kubeconfig (or an in-cluster service account) exists,
-else ``local`` (:func:`sbatch_k8s.config.choose_backend`).
+else ``local`` (:func:`sbatch_k8s.config_file.choose_backend`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from sbatch_k8s.backends.base import Backend
 
 def open_backend(environ: Mapping[str, str]) -> Backend:
     """The backend this environment chooses, with the configuration loaded."""
-    from sbatch_k8s.config import LOCAL, choose_backend, load_config
+    from sbatch_k8s.config_file import LOCAL, choose_backend, load_config
 
     config, path = load_config(environ)
     if choose_backend(environ, config, path) == LOCAL:

@@ -3,7 +3,7 @@
 A command never imports a backend: it asks :func:`sbatch_k8s.backends.open_backend` for the
 one chosen for this environment and talks to it through :class:`Backend`. Two backends exist:
 ``local`` (jobs run on this machine, state in SQLite) and ``kubernetes`` (jobs are workloads
-on a cluster, state in the API server). Records are Slurm's (:mod:`parsers.records`), so the
+on a cluster, state in the API server). Records are Slurm's (:mod:`parsers.job_records`), so the
 reports print the same way whatever answered them.
 """
 
@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.records import JobRecord, StepRecord
+from parsers.job_records import JobRecord, StepRecord
 from translators.config import ClusterConfig
 
 #: Outcomes of :meth:`Backend.cancel`, :meth:`Backend.set_hold` and :meth:`Backend.requeue`,
@@ -102,8 +102,8 @@ class Backend(abc.ABC):
         """``sattach``: print the job's output (following it while the job runs), or with
         ``write_files`` put its output files in its working directory; the exit code.
         AttachError with Slurm's reason when there is nothing to attach to. Here: the
-        files are already in place (:mod:`sbatch_k8s.attach_files`)."""
-        from sbatch_k8s.attach_files import attach_to_files, job_to_attach
+        files are already in place (:mod:`sbatch_k8s.backends.attach_files`)."""
+        from sbatch_k8s.backends.attach_files import attach_to_files, job_to_attach
 
         return attach_to_files(self, job_to_attach(self, job_id), write_files, quiet)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from parsers.records import NODE_FAIL, PREEMPTED
+from parsers.job_records import NODE_FAIL, PREEMPTED
 
 #: slurmctld's wait before a requeued job may start: the credential lifetime (120 s) + 1;
 #: the variable sets it in seconds (the submitter's, kept with the job where it matters).

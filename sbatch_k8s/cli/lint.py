@@ -23,7 +23,7 @@ from parsers.getopt import GivenOption
 from parsers.jobspec import BatchScript, JobSpec, SubmitOptions
 from parsers.option_values import read_value
 from parsers.options import BACKENDS, REJECTED, SBATCH
-from parsers.sbatch import COMMAND_LINE, RESET, CommandLine, build_job, env_options, \
+from parsers.sbatch_input import COMMAND_LINE, RESET, CommandLine, build_job, env_options, \
     script_options
 from translators.config import ClusterConfig, PartitionConfig
 
@@ -38,7 +38,7 @@ def _where(source: str) -> str:
 def _backend_of(environ: Mapping[str, str]) -> Optional[str]:
     """The backend ``sbatch`` would submit to, or None when the configuration cannot tell
     (its error is then the report's last line)."""
-    from sbatch_k8s.config import choose_backend, load_config
+    from sbatch_k8s.config_file import choose_backend, load_config
     from sbatch_k8s.errors import SbatchK8sError
 
     try:
@@ -149,8 +149,8 @@ def pitfall_lines(command_line: CommandLine, environ: Mapping[str, str],
 
 def _profile_variables(job: JobSpec, environ: Mapping[str, str]) -> List[str]:
     """What the job's contract profile (``--k8s-contract``, else the partition's) sets."""
-    from parsers.contract_profiles import profile_variable_names
-    from sbatch_k8s.config import load_config
+    from parsers.platforms.contract_profiles import profile_variable_names
+    from sbatch_k8s.config_file import load_config
     from sbatch_k8s.errors import SbatchK8sError
     from sbatch_k8s.submit import choose_partition
 
@@ -189,7 +189,7 @@ def submission_outcome(command_line: CommandLine, environ: Mapping[str, str],
 
 def _submission_warnings(command_line: CommandLine, environ: Mapping[str, str],
                          script: BatchScript) -> List[str]:
-    from sbatch_k8s.config import LOCAL, choose_backend, load_config
+    from sbatch_k8s.config_file import LOCAL, choose_backend, load_config
     from sbatch_k8s.submit import plan, with_partition_defaults
 
     job, submit = build_job(command_line, environ, script)

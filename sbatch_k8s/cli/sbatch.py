@@ -16,7 +16,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.sbatch import CommandLine, build_job, first_pass, load_script
+from parsers.sbatch_input import CommandLine, build_job, first_pass, load_script
 from sbatch_k8s.cli.common import exit_with, print_error, print_warning, run_command
 
 COMMAND = "sbatch"
@@ -81,7 +81,7 @@ def _check_clusters(text: str, environ: Mapping[str, str]) -> None:
     """``-M``: the configured cluster must be among those named (Slurm's refusal names
     ``--cluster`` whether the list came from it or from the environment)."""
     from parsers.report_options.clusters import FROM_OPTION, choose_clusters
-    from sbatch_k8s.config import load_config
+    from sbatch_k8s.config_file import load_config
 
     for line in choose_clusters(text, load_config(environ)[0].cluster_name,
                                 FROM_OPTION).skipped:
@@ -90,7 +90,7 @@ def _check_clusters(text: str, environ: Mapping[str, str]) -> None:
 
 def _with_partition_defaults(job: JobSpec, environ: Mapping[str, str]) -> JobSpec:
     """What the job's partition sets for jobs that do not say (DefMemPerCPU)."""
-    from sbatch_k8s.config import load_config
+    from sbatch_k8s.config_file import load_config
     from sbatch_k8s.submit import with_partition_defaults
 
     return with_partition_defaults(job, load_config(environ)[0])
@@ -118,7 +118,7 @@ def _main(argv: List[str]) -> int:
     _print_warnings(job, submit)
     job = _with_partition_defaults(job, environ)
     if submit.k8s_export:
-        from sbatch_k8s.cli.export import export_job
+        from sbatch_k8s.cli.platform_export import export_job
 
         return export_job(job, submit, environ, sys.stdout)
     if submit.k8s_print:

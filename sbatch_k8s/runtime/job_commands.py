@@ -21,7 +21,7 @@ import time
 from typing import Any, Dict, List, Mapping, Optional
 
 from parsers.errors import SlurmInputError
-from parsers.records import RUNNING, JobRecord
+from parsers.job_records import RUNNING, JobRecord
 from sbatch_k8s.runtime.access import AccessError, needed
 
 #: The configuration file the job carries, in its job directory (the login side's
@@ -98,8 +98,8 @@ def _refuse(name: str, what: str) -> int:
 
 
 def _scontrol(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any]) -> int:
-    from parsers.formats.scontrol import format_show_job, show_hosts
-    from parsers.report_options.scontrol import parse_scontrol_args, show_job_id
+    from parsers.formats.scontrol_show import format_show_job, show_hosts
+    from parsers.report_options.scontrol_options import parse_scontrol_args, show_job_id
 
     request = parse_scontrol_args(argv)
     if request.command == "show" and request.entity in ("hostnames", "hostlist",
@@ -117,8 +117,8 @@ def _scontrol(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, An
 
 
 def _squeue(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any]) -> int:
-    from parsers.formats.squeue import format_squeue, format_squeue_fields
-    from parsers.report_options.squeue import parse_squeue_args
+    from parsers.formats.squeue_format import format_squeue, format_squeue_fields
+    from parsers.report_options.squeue_options import parse_squeue_args
 
     query = parse_squeue_args(argv, environ)
     own = int(desc["job_id"])
@@ -132,7 +132,7 @@ def _squeue(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any]
 
 
 def _scancel(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any]) -> int:
-    from parsers.report_options.scancel import parse_scancel_args, verbose_line
+    from parsers.report_options.scancel_options import parse_scancel_args, verbose_line
     from sbatch_k8s.runtime.protocol import read_token
     from sbatch_k8s.runtime.srun.launch import ask, node_addresses
 

@@ -31,7 +31,7 @@ def command(namespaces: Tuple[str, ...], lease_namespace: Optional[str], interva
     """Release jobs whose dependencies or begin time came, and record ended jobs."""
     from sbatch_k8s.backends.kubernetes.api.client import connect
     from sbatch_k8s.backends.kubernetes.control.reconcile import Controller, reconcile_once
-    from sbatch_k8s.config import load_config
+    from sbatch_k8s.config_file import load_config
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s sbatch-k8s controller: %(message)s")

@@ -11,7 +11,7 @@ from typing import Any, Dict, Tuple
 
 import pytest
 
-from parsers.records import JobRecord, with_changes
+from parsers.job_records import JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, connect
 from sbatch_k8s.backends.kubernetes.read.cluster_jobs import ClusterView, joined_records
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, JOB

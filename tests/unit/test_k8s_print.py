@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from parsers.errors import SlurmInputError
-from parsers.sbatch import build_job, load_script, split_command_line
+from parsers.sbatch_input import build_job, load_script, split_command_line
 from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
 from sbatch_k8s.submit import print_manifests
 from translators.objects import runtime_config_map

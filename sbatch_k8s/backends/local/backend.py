@@ -7,7 +7,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.records import PENDING, JobRecord, StepRecord
+from parsers.job_records import PENDING, JobRecord, StepRecord
 from sbatch_k8s.backends.base import DONE, FINISHED, UNKNOWN, Backend
 from translators.config import ClusterConfig
 
@@ -124,9 +124,9 @@ class LocalBackend(Backend):
 
     def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
         """Every partition shows the machine's nodes
-        (:mod:`~sbatch_k8s.backends.local.node_view`)."""
+        (:mod:`~sbatch_k8s.backends.local.partition_nodes`)."""
         from sbatch_k8s import jobdb
-        from sbatch_k8s.backends.local.node_view import local_nodes
+        from sbatch_k8s.backends.local.partition_nodes import local_nodes
 
         nodes = local_nodes(jobdb.connect(self.environ), self.config.local)
         return {p.name: nodes for p in self.config.partitions}

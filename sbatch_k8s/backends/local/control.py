@@ -8,7 +8,7 @@ import sqlite3
 import time
 from typing import Any, Dict
 
-from parsers.records import RUNNING
+from parsers.job_records import RUNNING
 from sbatch_k8s import jobdb
 from sbatch_k8s.runtime.protocol import ProtocolError, read_token
 from sbatch_k8s.runtime.srun.launch import ask

@@ -8,7 +8,7 @@ import json
 import os
 from typing import Dict, Mapping, Optional
 
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s.backends.local.layout import job_dir_of
 
 

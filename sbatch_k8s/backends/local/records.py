@@ -1,4 +1,4 @@
-"""Local job database rows → the :class:`~parsers.records.JobRecord` the reports print.
+"""Local job database rows → the :class:`~parsers.job_records.JobRecord` the reports print.
 
 Pending elements of an array that has not started them yet are shown as Slurm shows them:
 one record for the rest (``1234_[5-1024%4]``), with ``JobArrayTaskLimit`` when the ``%``
@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import replace
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from parsers.records import (
+from parsers.job_records import (
     COMPLETING,
     PENDING,
     REQUEUED,

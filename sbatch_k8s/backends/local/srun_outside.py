@@ -15,7 +15,7 @@ import time
 from typing import IO, List, Mapping, Optional, Sequence
 
 from parsers.jobspec import BatchScript
-from parsers.sbatch import build_job, split_command_line
+from parsers.sbatch_input import build_job, split_command_line
 from sbatch_k8s.backends.base import SRUN_COMMAND
 from translators.config import ClusterConfig
 

@@ -24,7 +24,7 @@ from parsers.formats.job_stdio import recorded_stdio
 from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.own_variables import PREFIX
-from parsers.records import PENDING
+from parsers.job_records import PENDING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.base import SRUN_COMMAND
 from sbatch_k8s.backends.local.capacity import check_fits, local_shape
@@ -35,7 +35,7 @@ from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.submit import plan, submit_context
 from translators.config import ClusterConfig
-from parsers.contract_profiles import profile_entry
+from parsers.platforms.contract_profiles import profile_entry
 from parsers.job_description import (
     describe_job,
     description_to_json,

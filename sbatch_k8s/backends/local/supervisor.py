@@ -2,7 +2,7 @@
 
 A job the scheduler marked RUNNING gets its directory (array elements: a copy of the array's
 script, token and private environment), its ``job.json`` with its GPU ids, and its node
-processes (:func:`~sbatch_k8s.backends.local.nodes.start_element`), started with the
+processes (:func:`~sbatch_k8s.backends.local.node_processes.start_element`), started with the
 submitter's settings kept in the array's ``launch.json``. Nothing else runs for it: a
 running job costs its node processes, and a pending one nothing but its row.
 
@@ -21,10 +21,10 @@ import shutil
 import sqlite3
 from typing import Any, Dict, List, Mapping
 
-from parsers.records import PENDING, RUNNING
+from parsers.job_records import PENDING, RUNNING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
-from sbatch_k8s.backends.local.nodes import (
+from sbatch_k8s.backends.local.node_processes import (
     LAUNCH_SETTINGS,
     ElementRun,
     NodeProcess,

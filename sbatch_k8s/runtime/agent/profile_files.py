@@ -1,6 +1,6 @@
 """A job's contract-profile files on this node: hostfiles, the Ascend rank table.
 
-Every node writes the files of the job's profile (:mod:`parsers.contract_profiles`) into
+Every node writes the files of the job's profile (:mod:`parsers.platforms.contract_profiles`) into
 ``<spool>/contract/`` when it starts, before node 0 runs the batch script, and the profile's
 variables name that copy (``OMPI_MCA_orte_default_hostfile``, ``HYDRA_HOST_FILE``,
 ``RANK_TABLE_FILE``). The spool has the same path in every pod and each pod writes its own
@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any, List, Mapping, Sequence
 
-from parsers.contract_profiles import FILES_DIRECTORY, PROFILES, node_facts, profile_files
+from parsers.platforms.contract_profiles import FILES_DIRECTORY, PROFILES, node_facts, profile_files
 from parsers.slurm_env import master_port, node_gpu_ids
 
 

@@ -1,11 +1,11 @@
 """What a platform tells one of its containers, in Slurm's terms.
 
-A platform adapter (:mod:`.adapters`) reads the container's environment variables, files and
-hostname (a :class:`Container`) and returns :class:`PlatformFacts`: this node's index, the node
-count, how the peers are named and reached, GPUs per node, the master address, and the
-platform's identity of the job (from which ``SLURM_JOB_ID`` is derived). Facts a platform does
-not give stay ``None``: the node count of an Indexed Job comes from the script's ``--nodes``;
-an AIStation container learns its index from a rendezvous (:mod:`.rendezvous`).
+A platform adapter (:mod:`.contracts` lists them) reads the container's environment variables, files
+and hostname (a :class:`Container`) and returns :class:`PlatformFacts`: this node's index, the node
+count, how the peers are named and reached, GPUs per node, the master address, and the platform's
+identity of the job (from which ``SLURM_JOB_ID`` is derived). Facts a platform does not give stay
+``None``: the node count of an Indexed Job comes from the script's ``--nodes``; an AIStation
+container learns its index from a rendezvous (:mod:`.rendezvous`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import hashlib
 import socket
 from typing import Callable, Mapping, NamedTuple, Optional, Tuple
 
-from parsers.contract_facts import read_number
+from parsers.platforms.contract_facts import read_number
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, pod_bind_host
 
 #: Names and addresses of ``count`` nodes (names are what Slurm shows, addresses what agents
@@ -79,7 +79,7 @@ class PlatformFacts(NamedTuple):
     #: numbering the instances and this one's number (instance 0 acts; :mod:`.instances`).
     instance: Optional[Tuple[str, int]] = None
     #: The platform's per-task variables the tasks get in Slurm's layout
-    #: (:mod:`parsers.contract_variables`), if any.
+    #: (:mod:`parsers.platforms.contract_variables`), if any.
     task_variables: Optional[str] = None
 
     def identity(self, count: int, index: int, hostname: str,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from parsers.records import JobRecord, build
+from parsers.job_records import JobRecord, build
 from sbatch_k8s.backends.kubernetes.read.cluster_jobs import (
     SUBMIT_GRACE_S,
     ClusterView,

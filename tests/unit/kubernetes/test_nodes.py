@@ -11,9 +11,9 @@ from typing import Any, Dict, List, Optional, Sequence
 import pytest
 
 from parsers.formats.scontrol_nodes import format_show_nodes, format_show_partitions, nodes_of
-from parsers.formats.sinfo import format_sinfo
+from parsers.formats.sinfo_format import format_sinfo
 from parsers.formats.sinfo_reasons import format_reasons
-from parsers.report_options.sinfo import parse_sinfo_args
+from parsers.report_options.sinfo_options import parse_sinfo_args
 from sbatch_k8s.backends.kubernetes.read.node_selection import selects
 from sbatch_k8s.backends.kubernetes.read.partition_nodes import node_usage, nodes_by_partition
 from sbatch_k8s.cli.sinfo import node_listed, partition_infos

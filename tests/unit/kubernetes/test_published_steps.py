@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from parsers.records import JobRecord, StepRecord, build, missing_steps
+from parsers.job_records import JobRecord, StepRecord, build, missing_steps
 from sbatch_k8s.backends.kubernetes.history.record_steps import published_steps
 from sbatch_k8s.backends.kubernetes.history.records import (
     final_patch,

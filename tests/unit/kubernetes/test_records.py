@@ -7,7 +7,7 @@ from typing import Any, Dict, Mapping
 
 import pytest
 
-from parsers.records import JobRecord, StepRecord, build
+from parsers.job_records import JobRecord, StepRecord, build
 from sbatch_k8s.backends.kubernetes.history.records import (
     final_patch,
     is_final,

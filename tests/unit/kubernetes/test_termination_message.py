@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List
 
-from parsers.records import JobRecord, build
+from parsers.job_records import JobRecord, build
 from sbatch_k8s.backends.kubernetes.history.records import final_patch, live_record
 from sbatch_k8s.runtime.batch_host.batch_step import JobResult
 from sbatch_k8s.runtime.agent.node import NodeSettings, write_result

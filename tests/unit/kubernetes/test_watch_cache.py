@@ -186,7 +186,7 @@ def test_a_forked_command_reads_a_whole_snapshot(cluster: EmulatedCluster,
 
 
 def test_final_records_are_kept_as_metadata_and_their_parsed_record() -> None:
-    from parsers.records import COMPLETED, with_changes
+    from parsers.job_records import COMPLETED, with_changes
     from sbatch_k8s.backends.kubernetes.history.records import (
         record_config_map,
         record_from_config_map,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Mapping, Tuple
 
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
-from parsers.sbatch import build_job, load_script, split_command_line
+from parsers.sbatch_input import build_job, load_script, split_command_line
 from tests.unit.option_effects.probes import PROBE_FILES, SCRIPT
 from translators.config import ClusterConfig, LocalConfig, PartitionConfig, VolumeConfig
 

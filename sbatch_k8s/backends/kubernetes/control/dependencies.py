@@ -26,7 +26,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 from parsers.dependency_state import dependency_targets, parsed_dependency, record_dependency
 from parsers.errors import submission_failed
 from parsers.jobspec import JobSpec
-from parsers.records import JobRecord, with_changes
+from parsers.job_records import JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP
 from sbatch_k8s.runtime.cluster.release import (

@@ -19,7 +19,7 @@ import time
 from typing import Any, Dict, Mapping, Optional
 
 from parsers.formats.job_values import eligible_from
-from parsers.records import CANCELLED, PENDING, RUNNING, JobRecord, with_changes
+from parsers.job_records import CANCELLED, PENDING, RUNNING, JobRecord, with_changes
 from sbatch_k8s.backends.base import DONE, FINISHED
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, POD, WORKLOADS, Kind

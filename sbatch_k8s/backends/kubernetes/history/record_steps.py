@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.records import (
+from parsers.job_records import (
     CANCELLED,
     COMPLETED,
     FAILED,

@@ -6,8 +6,8 @@ with the kubeconfig. Its labels let one LIST find records by job, user, partitio
 state (``active`` until the job is final, then the final Slurm state); the annotation
 ``sbatch-k8s.io/end-time`` (epoch seconds, set when final) drives retention.
 
-Data keys: ``record.json`` holds the :class:`~parsers.records.JobRecord` fields (steps as a
-list of :class:`~parsers.records.StepRecord` field dicts, and ``steps_dropped`` when node 0's
+Data keys: ``record.json`` holds the :class:`~parsers.job_records.JobRecord` fields (steps as a
+list of :class:`~parsers.job_records.StepRecord` field dicts, and ``steps_dropped`` when node 0's
 report had to leave early steps out); ``workload.json`` names the workload
 (``apiVersion kind name namespace``). The reference has its own key so that
 :func:`final_patch`, a JSON merge patch that replaces ``record.json`` whole, need not know it.
@@ -32,7 +32,7 @@ import json
 from dataclasses import fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.records import (
+from parsers.job_records import (
     BOOT_FAIL,
     CANCELLED,
     COMPLETED,

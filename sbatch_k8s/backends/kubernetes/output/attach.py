@@ -1,13 +1,13 @@
 """``sattach`` on a cluster: a job's output from node 0's pod log.
 
 When the job's working directory is on a volume of its partition, its files are where the
-user reads them and sattach prints them in place (:mod:`sbatch_k8s.attach_files`). Otherwise
-node 0 copies them into its pod log (:mod:`sbatch_k8s.runtime.log_stream.tee`) and sattach follows
-that log: the stdout file to stdout, a separate ``--error`` file to stderr — from the start,
-then as it grows until the job ends (a running job), or all at once (a job that has ended
-while its pods still exist). With ``--k8s-output`` the files are written into the job's
-working directory instead (:mod:`.rebuilt_files`). A job whose node 0 pod is gone has nothing
-left to read: Slurm's "already completing or completed".
+user reads them and sattach prints them in place (:mod:`sbatch_k8s.backends.attach_files`).
+Otherwise node 0 copies them into its pod log (:mod:`sbatch_k8s.runtime.log_stream.tee`) and sattach
+follows that log: the stdout file to stdout, a separate ``--error`` file to stderr — from the start,
+then as it grows until the job ends (a running job), or all at once (a job that has ended while its
+pods still exist). With ``--k8s-output`` the files are written into the job's working directory
+instead (:mod:`.rebuilt_files`). A job whose node 0 pod is gone has nothing left to read: Slurm's
+"already completing or completed".
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any, Dict, Optional
 
-from sbatch_k8s.attach_files import (
+from sbatch_k8s.backends.attach_files import (
     ENDED_JOB,
     PENDING_JOB,
     UNKNOWN_JOB,
@@ -24,7 +24,7 @@ from sbatch_k8s.attach_files import (
     attach_to_files,
     has_ended,
 )
-from parsers.records import PENDING
+from parsers.job_records import PENDING
 from sbatch_k8s.backends.kubernetes.api.client import KubeError
 
 POLL_S = 0.5

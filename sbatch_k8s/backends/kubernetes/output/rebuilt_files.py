@@ -20,7 +20,7 @@ import os
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.output.pod_log import STALL_S, LogFollower, write_all
 from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder, StreamSink

@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from parsers.records import COMPLETED, PENDING, JobRecord
+from parsers.job_records import COMPLETED, PENDING, JobRecord
 from sbatch_k8s.backends.base import SRUN_COMMAND
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.output.pod_log import LogFollower

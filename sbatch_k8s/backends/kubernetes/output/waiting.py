@@ -18,7 +18,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
-from parsers.records import COMPLETED, PENDING, JobRecord
+from parsers.job_records import COMPLETED, PENDING, JobRecord
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from translators.config import ClusterConfig
 

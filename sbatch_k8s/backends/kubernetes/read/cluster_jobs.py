@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from parsers.records import PENDING, JobRecord, with_changes
+from parsers.job_records import PENDING, JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient
 from sbatch_k8s.backends.kubernetes.read.cluster_reads import LiveReads, memo_or, reads_for
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, POD, WORKLOADS, Kind

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import AbstractSet, Any, Dict, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
-from parsers.records import (
+from parsers.job_records import (
     CANCELLED,
     COMPLETED,
     COMPLETING,

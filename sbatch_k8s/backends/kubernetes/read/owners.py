@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from parsers.records import JobRecord, with_changes
+from parsers.job_records import JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.api.identity import ClusterUser, group_name, slurm_identity
 from translators.config import UsersConfig
 from translators.ownership import OWNER, OWNER_PODS, PARENT_JOB, PODS, SUBMITTED_FROM

@@ -32,7 +32,7 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, Mapping, Optional
 
-from parsers.records import JobRecord, with_changes
+from parsers.job_records import JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP
 from sbatch_k8s.errors import BackendError

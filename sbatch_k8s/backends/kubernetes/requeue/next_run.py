@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, List, Mapping, Optional
 
-from parsers.records import PENDING, REQUEUED, JobRecord, with_changes
+from parsers.job_records import PENDING, REQUEUED, JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.read.workload_view import SUSPEND_FIELD
 from sbatch_k8s.backends.requeue_rules import REQUEUED_ENDS
 from sbatch_k8s.runtime.cluster.release import HELD_REQUEUE_REASON

@@ -29,7 +29,7 @@ import datetime
 import time
 from typing import Any, Dict, List, Mapping, Tuple
 
-from parsers.records import PENDING, JobRecord
+from parsers.job_records import PENDING, JobRecord
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, POD, Kind
 from sbatch_k8s.backends.kubernetes.requeue.next_run import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Mapping
 
-from sbatch_k8s.config import find_config_file
+from sbatch_k8s.config_file import find_config_file
 from sbatch_k8s.errors import ConfigurationError
 from translators.storage import DESCRIPTION_KEY
 

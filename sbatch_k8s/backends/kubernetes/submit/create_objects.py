@@ -18,7 +18,7 @@ from parsers.errors import submission_failed
 from parsers.formats.job_stdio import recorded_stdio
 from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, initial_reason
-from parsers.records import PENDING, JobRecord, build
+from parsers.job_records import PENDING, JobRecord, build
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, Kind, kind_of
 from translators.config import PartitionConfig

@@ -7,7 +7,7 @@ one per target, plus ``local`` for the processes of the local backend
 (:mod:`sbatch_k8s.runtime.contract`). A *contract profile* is a different thing: which
 platform's variables the nodes also get (a partition's ``contract``, ``--k8s-contract``:
 ``WORLD_SIZE``/``RANK`` for PyTorchJob scripts, AIStation's, …); what each one sets is
-:data:`parsers.contract_profiles.PROFILES`.
+:data:`parsers.platforms.contract_profiles.PROFILES`.
 
 Only names live here: the option reader, the configuration schema, the translators and the
 pod-side runtime (which may import nothing but ``parsers``) all take them from this module.

@@ -17,7 +17,7 @@ from parsers.formats.cells import format_timestamp
 from parsers.formats.job_stdio import scontrol_stdio
 from parsers.formats.messages import BareError
 from parsers.formats.states import is_pending
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from parsers.values.hostlist import (
     compress_hostlist,
     compress_hostlist_sorted,

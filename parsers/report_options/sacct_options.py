@@ -16,7 +16,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
 from parsers.formats.cells import format_timestamp
-from parsers.formats.sacct import (
+from parsers.formats.sacct_format import (
     BRIEF_FIELDS,
     DEFAULT_FIELDS,
     LONG_FIELDS,

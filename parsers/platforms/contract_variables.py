@@ -5,7 +5,8 @@ scripts written for them read. When such a job runs with Slurm's layout (platfor
 the platform's own values describe one instance per node, not the tasks ``srun`` starts),
 each task gets them computed from its Slurm view, so those scripts keep working. The job
 description's ``contract_variables`` names the platform; one row per platform here (the
-variables' names are :mod:`parsers.contract_facts`'s, where the profiles set them per node).
+variables' names are :mod:`parsers.platforms.contract_facts`'s, where the profiles set them per
+node).
 
 - ``modelarts`` (Ascend): ``RANK_ID`` = ``SLURM_PROCID``, ``RANK_SIZE`` = the step's tasks,
   ``ASCEND_DEVICE_ID`` = the task's card on its node: the card among the task's own
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, NamedTuple, Optional, Sequence
 
-from parsers.contract_facts import ASCEND_DEVICE_ID, RANK_ID, RANK_SIZE
+from parsers.platforms.contract_facts import ASCEND_DEVICE_ID, RANK_ID, RANK_SIZE
 
 
 class TaskView(NamedTuple):

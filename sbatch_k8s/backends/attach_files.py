@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 from sbatch_k8s.errors import SbatchK8sError
 
 if TYPE_CHECKING:
-    from parsers.records import JobRecord
+    from parsers.job_records import JobRecord
     from sbatch_k8s.backends.base import Backend
 
 POLL_S = 0.2
@@ -33,14 +33,14 @@ class AttachError(SbatchK8sError):
 
 def has_ended(record: "JobRecord") -> bool:
     """Whether the job has ended (nothing more will be written)."""
-    from parsers.records import COMPLETING, PENDING, REQUEUED, RUNNING, SUSPENDED
+    from parsers.job_records import COMPLETING, PENDING, REQUEUED, RUNNING, SUSPENDED
 
     return record.state not in (PENDING, RUNNING, SUSPENDED, COMPLETING, REQUEUED)
 
 
 def job_to_attach(backend: "Backend", job_id: int) -> "JobRecord":
     """The started job ``job_id`` (AttachError with Slurm's reason otherwise)."""
-    from parsers.records import PENDING
+    from parsers.job_records import PENDING
 
     records = [r for r in backend.job_records(True, int(time.time()), [job_id])
                if r.job_id == job_id]

@@ -5,9 +5,9 @@ A job whose partition sets ``contract = "<profile>"`` (or that is submitted with
 ``--k8s-contract=<profile>``) gets, on every node and beside ``SLURM_*``, what that platform
 gives its containers (``reference/platforms.md``), so a script written for the platform runs
 as one of our jobs. One row per profile (:data:`PROFILES`): its variables (rows of
-:mod:`parsers.contract_facts`, most carrying one Slurm fact both ways), the files the
+:mod:`parsers.platforms.contract_facts`, most carrying one Slurm fact both ways), the files the
 platform writes (hostfiles, a rank table), the per-task variables
-(:mod:`parsers.contract_variables`) and the platform-mode contract that reads it all back
+(:mod:`parsers.platforms.contract_variables`) and the platform-mode contract that reads it all back
 (:mod:`sbatch_k8s.runtime.platform.contracts`). The file formats and fixed paths are defined
 here once and the platform-mode adapters import them; ``tests/platform/test_profiles.py``
 reads every profile back through its adapter and gets the Slurm view it was made from.
@@ -24,12 +24,12 @@ import json
 import os
 from typing import Dict, NamedTuple, Optional, Tuple
 
-from parsers.contract_facts import ASCEND_DEVICE_ID, MASTER_ADDR, MASTER_PORT, NNODES, \
+from parsers.platforms.contract_facts import ASCEND_DEVICE_ID, MASTER_ADDR, MASTER_PORT, NNODES, \
     NPROC_PER_NODE, PET_MASTER_ADDR, PET_MASTER_PORT, PET_NNODES, PET_NODE_RANK, \
     PET_NPROC_PER_NODE, RANK, RANK_ID, RANK_SIZE, RDZV_ID, SLOTS, TF_CONFIG, VC_TASK_INDEX, \
     VC_WORKER_HOSTS, VC_WORKER_NUM, WORLD_SIZE_NODES, WORLD_SIZE_PROCESSES, SlurmFacts, \
     Value, Variable, node_facts
-from parsers.target_names import CONTRACT_PROFILES, DEFAULT_CONTRACT_PROFILE
+from parsers.platforms.target_names import CONTRACT_PROFILES, DEFAULT_CONTRACT_PROFILE
 
 __all__ = [  # SlurmFacts and node_facts re-exported: the runtime builds a node's facts here
     "DEEPSPEED", "DEEPSPEED_HOSTFILE", "FILES_DIRECTORY", "MPICH", "MPICH_HOSTFILE",
@@ -74,7 +74,7 @@ class Profile(NamedTuple):
     #: In the order a node's environment lists them.
     variables: Tuple[Variable, ...]
     files: Tuple[ProfileFile, ...] = ()
-    #: The row of :data:`parsers.contract_variables.TASK_VARIABLES` each task gets.
+    #: The row of :data:`parsers.platforms.contract_variables.TASK_VARIABLES` each task gets.
     task_variables: Optional[str] = None
     summary: str = ""
 
@@ -160,8 +160,8 @@ _ROWS: Tuple[Profile, ...] = (
 
 #: Every profile with variables, by name (``slurm``, the default, adds none).
 PROFILES: Dict[str, Profile] = {row.name: row for row in _ROWS}
-#: Their names, in :data:`parsers.target_names.CONTRACT_PROFILES` order (a test checks that
-#: the two agree).
+#: Their names, in :data:`parsers.platforms.target_names.CONTRACT_PROFILES` order (a test checks
+#: that the two agree).
 PROFILE_NAMES: Tuple[str, ...] = tuple(CONTRACT_PROFILES[1:])
 
 

@@ -22,7 +22,7 @@ from parsers.formats.sinfo_table import (
     sinfo_field_by_letter,
     sinfo_field_by_name,
 )
-from parsers.formats.squeue import FormatItem, ParsedFormat, parse_format, parse_long_format
+from parsers.formats.squeue_format import FormatItem, ParsedFormat, parse_format, parse_long_format
 from parsers.values.hostlist import compress_hostlist_sorted
 from parsers.values.hostranges import split_host
 

@@ -68,7 +68,7 @@ def command() -> None:
 @click.argument("path", required=False, type=click.Path(dir_okay=False))
 def check(path: Optional[str]) -> None:
     """Check PATH (default: the configuration the commands would load)."""
-    from sbatch_k8s.config import _read_toml, find_config_file
+    from sbatch_k8s.config_file import _read_toml, find_config_file
     from translators.config import BUILT_IN, cluster_config_from_dict
 
     if path is None:

@@ -5,11 +5,11 @@ A platform tells its containers some of what Slurm tells a job's nodes, under it
 ``NNODES`` the node count, and so on. Each such variable is one row here (a
 :class:`Variable`): its name, the Slurm fact it carries (a :class:`Fact`), and how an error
 names a bad value. The fact says how to spell its value from :class:`SlurmFacts` (what the
-contract profiles of :mod:`parsers.contract_profiles` give our own jobs) and how to read the
-value back (what the platform-mode adapters of :mod:`sbatch_k8s.runtime.platform` read,
-through :func:`sbatch_k8s.runtime.platform.variables.facts_from_environment`), so the two
-directions cannot disagree; ``tests/pod_side/test_contract_table.py`` checks that every row
-reads back the fact it was made from.
+contract profiles of :mod:`parsers.platforms.contract_profiles` give our own jobs) and how to read
+the value back (what the platform-mode adapters of :mod:`sbatch_k8s.runtime.platform` read, through
+:func:`sbatch_k8s.runtime.platform.variables.facts_from_environment`), so the two directions cannot
+disagree; ``tests/pod_side/test_contract_table.py`` checks that every row reads back the fact it was
+made from.
 
 A variable whose value is not one fact as is (``TF_CONFIG``, a rank table's directory,
 hostfiles, ``WORLD_SIZE`` where a reader must guess what it counts) is made by its profile's
@@ -24,7 +24,7 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
-    from parsers.contract_profiles import ProfileFile
+    from parsers.platforms.contract_profiles import ProfileFile
 
 
 class SlurmFacts(NamedTuple):
@@ -180,11 +180,11 @@ VOLCANO_NUM_SUFFIX = "_NUM"
 #: The task a profile puts every node in.
 VOLCANO_TASK = "WORKER"
 VC_TASK_INDEX = carries(VOLCANO_PREFIX + "TASK_INDEX", NODE_INDEX, "a task index")
-# ModelArts (Ascend), at node level (each task gets its own: parsers.contract_variables).
+# ModelArts (Ascend), at node level (each task gets its own: parsers.platforms.contract_variables).
 ASCEND_DEVICE_ID = carries("ASCEND_DEVICE_ID", FIRST_DEVICE, "a device number")
 RANK_ID = carries("RANK_ID", FIRST_PROCESS, "a rank")
 RANK_SIZE = carries("RANK_SIZE", PROCESS_COUNT, "a device count")
-#: Not one fact: a JSON cluster description (:mod:`parsers.contract_profiles` makes it).
+#: Not one fact: a JSON cluster description (:mod:`parsers.platforms.contract_profiles` makes it).
 TF_CONFIG = "TF_CONFIG"
 
 

@@ -23,7 +23,7 @@ from parsers.formats.cnumbers import atoi
 from parsers.formats.sacct_fields import SACCT_FIELDS, SacctField
 from parsers.formats.squeue_fields import JobContext
 from parsers.formats.squeue_steps import step_number
-from parsers.records import JobRecord, StepRecord, missing_steps
+from parsers.job_records import JobRecord, StepRecord, missing_steps
 from parsers.values.array import format_indices
 
 DEFAULT_FIELDS = "jobid,jobname,partition,account,alloccpus,state,exitcode"

@@ -19,7 +19,7 @@ import subprocess
 import time
 from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
 
-from parsers.records import COMPLETED, FAILED, NODE_FAIL, derived_exit_code
+from parsers.job_records import COMPLETED, FAILED, NODE_FAIL, derived_exit_code
 from parsers.values.hostlist import compress_hostlist
 from sbatch_k8s import jobdb
 from sbatch_k8s.runtime.batch_host.step_log import read_step_log

@@ -2,7 +2,7 @@
 
 The format stays None unless ``-o``/``-O`` or ``SINFO_FORMAT`` gives one: the default layouts
 (which size some columns to their contents) are chosen at print time from ``summarize``,
-``node_oriented`` and ``long`` — see :func:`parsers.formats.sinfo.format_sinfo`.
+``node_oriented`` and ``long`` — see :func:`parsers.formats.sinfo_format.format_sinfo`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError, fatal
 from parsers.formats.cnumbers import atoi
-from parsers.formats.sinfo import parse_sinfo_format
+from parsers.formats.sinfo_format import parse_sinfo_format
 from parsers.formats.sinfo_fields import NODE_STATES
 from parsers.report_options.argv import OPENAPI_REFUSED, doc, refuse_unapplied, options, parse_argv
 from parsers.values.hostlist import expand_hostlist

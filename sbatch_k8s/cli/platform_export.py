@@ -17,7 +17,7 @@ from typing import Mapping, TextIO
 
 from parsers.errors import SlurmInputError
 from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.platform_names import EXPORT_DLC
+from parsers.platforms.platform_names import EXPORT_DLC
 from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.runtime.platform.bootstrap import bootstrap_line
 from translators.exports import EXPORT_CONTRACTS, export_form, render_form, render_params_file
@@ -36,7 +36,7 @@ def rendezvous_id(job_name: str) -> str:
 def export_job(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, str],
                out: TextIO) -> int:
     """Write or print the export of ``job``; returns the exit code."""
-    from sbatch_k8s.config import load_config
+    from sbatch_k8s.config_file import load_config
     from sbatch_k8s.submit import plan
     from translators.image import choose_image
 

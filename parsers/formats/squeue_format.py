@@ -18,7 +18,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 from parsers.formats.cells import ctime_line, squeue_cell
 from parsers.formats.cnumbers import strtol
 from parsers.formats.squeue_fields import JobContext, job_field_by_letter, job_field_by_name
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 
 #: ``squeue`` with no format option (squeue.c builds it as the -O list below).
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Dict, Mapping, Optional, Tuple
 
-from parsers.contract_profiles import MPICH, OPENMPI
+from parsers.platforms.contract_profiles import MPICH, OPENMPI
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, PeerNaming, Peers, PlatformFacts, \
     parse_number

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError, fatal
-from parsers.formats import squeue as fmt
+from parsers.formats import squeue_format as fmt
 from parsers.formats.cnumbers import atoi
 from parsers.formats.squeue_sort import START_SORT, check_job_sort
 from parsers.formats.squeue_steps import parse_step_format, parse_step_long_format
