@@ -84,6 +84,12 @@ class Case:
     problems: List[str] = field(default_factory=list)
     job_id: Optional[int] = None
     output_bytes: int = 0
+    #: sbatch --wait's exit status and what it said on stderr.
+    returncode: Optional[int] = None
+    stderr: str = ""
+    #: The output differs, and sbatch said how many bytes were lost and exited non-zero
+    #: (the loss reported, as the project promises when bytes rotated away unread).
+    reported_loss: bool = False
 
 
 def plan(count: int, seed: int, max_bytes: int) -> List[Case]:
@@ -177,6 +183,7 @@ def run_case(case: Case, env: Dict[str, str], work: str) -> Case:
                 _run(["kubectl", "delete", "pod", pod, "--wait=false"], env, directory)
     try:
         _, stderr = waiting.communicate(timeout=1800)
+        case.returncode, case.stderr = waiting.returncode, stderr
     except subprocess.TimeoutExpired:
         waiting.kill()
         case.problems.append("sbatch --wait did not return within 30 min")
@@ -218,8 +225,13 @@ def _check(case: Case, env: Dict[str, str], directory: str, stderr: str) -> None
         if got != want:
             at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b),
                       min(len(got), len(want)))
-            case.problems.append(f"output differs: {len(got)} bytes, expected {len(want)}; "
-                                 f"first difference at byte {at}")
+            said = [line for line in stderr.splitlines() if "lost" in line or "incomplete"
+                    in line]
+            case.reported_loss = bool(said) and case.returncode != 0
+            case.problems.append(
+                f"output differs: {len(got)} bytes, expected {len(want)}; first difference at "
+                f"byte {at}; sbatch exited {case.returncode}"
+                + (f" saying: {said[0]}" if said else " SAYING NOTHING OF A LOSS"))
     elif not got.startswith(generate(case.seed, case.size)):
         case.problems.append("output does not begin with what the job wrote")
 
@@ -250,9 +262,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                           f"{case.size} B): {problem}", flush=True)
     elapsed = time.monotonic() - started
     bad = [c for c in done if c.problems]
+    reported = [c for c in bad if c.reported_loss and len(c.problems) == 1]
     summary = {"jobs": len(done), "bytes_written": sum(c.size for c in done),
                "bytes_compared": sum(c.output_bytes for c in done),
-               "mismatches": len(bad), "by_kind": {},
+               "mismatches": len(bad), "losses_reported": len(reported),
+               "silent_mismatches": len(bad) - len(reported), "by_kind": {},
                "elapsed_s": round(elapsed, 1)}
     for case in done:
         entry = summary["by_kind"].setdefault(case.kind, [0, 0])   # type: ignore[union-attr]

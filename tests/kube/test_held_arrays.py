@@ -69,7 +69,11 @@ def test_a_throttled_array_waits_on_its_limit(kube: KubeSlurm, kubelet: Any) -> 
     job_id = submitted_id(kube.run("sbatch", "--array=0-5%2", "--wrap", "sleep 60").stdout)
     wait_until(lambda: _squeue(kube).count("|R|") == 2, 120, "two elements running")
     lines = _neutral(_squeue(kube), job_id).splitlines()
-    assert lines == ["N_[2-5%2]|PD|JobArrayTaskLimit", "N_0|R|None", "N_1|R|None"], lines
+    # the running elements come latest start first (the same second keeps the task order)
+    assert lines[0] == "N_[2-5%2]|PD|JobArrayTaskLimit", lines
+    assert sorted(lines[1:]) == ["N_0|R|None", "N_1|R|None"], lines
+    starts = kube.run("squeue", "-h", "-t", "R", "-o", "%S").stdout.split()
+    assert starts == sorted(starts, reverse=True), starts
     sacct = kube.run("sacct", "-n", "-P", "-X", "-j", str(job_id), "-o", "JobID,State")
     assert _neutral(sacct.stdout, job_id).splitlines() == [
         "N_0|RUNNING", "N_1|RUNNING", "N_[2-5%2]|PENDING"], sacct.stdout

@@ -19,7 +19,7 @@ from tests.kube.harness import KubeSlurm, submitted_id
 from tests.local.harness import LocalSlurm
 # Fixtures of other modules (taken by name through ``request``):
 from tests.kube.test_dependencies import account_kube  # noqa: F401
-from tests.kube.test_watch_cache import counted, emulated, warm  # noqa: F401
+from tests.kube.test_watch_cache import emulated, requests_of, warm  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -90,9 +90,9 @@ def test_sacct_lists_ended_steps_while_the_job_runs_as_the_local_backend_does(
     assert on_local == expected
     on_kube = wait_until(lambda: _steps_done(kube, kube_id), 120, "the cluster steps' end")
     assert on_kube == on_local
-    listing, calls = counted(server, kube, "sacct", "-n", "-P", "-j", str(kube_id),
-                             "-o", "JobID,State,ExitCode")
-    assert calls == 0
+    listing, calls = requests_of(server, kube, "sacct", "-n", "-P", "-j", str(kube_id),
+                                 "-o", "JobID,State,ExitCode")
+    assert calls == []
     assert listing.stdout.splitlines()[-2:] == [f"{kube_id}.0|COMPLETED|0:0",
                                                 f"{kube_id}.1|FAILED|3:0"]
     record = kube.api().get(kinds.CONFIG_MAP, f"sbatch-k8s-job-{kube_id}", kube.namespace)

@@ -15,6 +15,7 @@ import pytest
 from tests.apiserver import watch_stream
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
+from sbatch_k8s.runtime.cluster.kube_api import USER_AGENT as RUNTIME_AGENT
 from tests.kubelet.api import KUBELET_AGENT
 
 pytestmark = pytest.mark.slow
@@ -32,18 +33,29 @@ def emulated(cluster: Any) -> Any:
 
 def command_requests(requests: Sequence[Any]) -> List[Any]:
     """``requests`` less the test kubelet's (its heartbeats, pod status, reads of what pods
-    mount), which go on whatever a command does."""
-    return [r for r in requests if r.agent != KUBELET_AGENT]
+    mount) and the pods' runtimes' (steps they publish), which go on whatever a command
+    does."""
+    return [r for r in requests
+            if r.agent != KUBELET_AGENT and not r.agent.startswith(RUNTIME_AGENT)]
 
 
 def counted(cluster: Any, kube: KubeSlurm, *argv: str
             ) -> Tuple["subprocess.CompletedProcess[str]", int]:
     """Run one command; its result and how many API requests were made meanwhile, but for
     the test kubelet's."""
+    done, requests = requests_of(cluster, kube, *argv)
+    return done, len(requests)
+
+
+def requests_of(cluster: Any, kube: KubeSlurm, *argv: str
+                ) -> Tuple["subprocess.CompletedProcess[str]", List[str]]:
+    """Run one command; its result and the API requests made meanwhile, but for the test
+    kubelet's and the pods' runtimes' (``METHOD path agent``: what a failure shows)."""
     before = len(cluster.requests)
     done = kube.run(*argv)
     assert done.returncode == 0, done.stderr
-    return done, len(command_requests(cluster.requests[before:]))
+    return done, [f"{r.method} {r.path} {r.agent}"
+                  for r in command_requests(cluster.requests[before:])]
 
 
 def warm(cluster: Any, kube: KubeSlurm) -> None:

@@ -15,7 +15,10 @@ line as ``P`` 16,384 + ``F`` 3,616, ``nofinal`` at exit as ``P nofinal``.
 larger than :attr:`LogPolicy.max_size` (``containerLogMaxSize``, 10 Mi) is rotated: rotated
 files beyond ``max_files - 2`` are removed (oldest first), every rotated file left is
 compressed (``.gz``, the original removed), the log is renamed ``<log>.<time>`` and the runtime
-reopens a new one at the same path.
+reopens a new one at the same path. Reopening closes the old file's writer, which writes the
+part of a line it already had as a ``P`` line into the old file; the rest of the line goes
+into the new one (seen on the real nodes: ``P ::sbatch-k8s:: data 0 13203923 dWpx…`` ending
+one file, ``F nMTcw…Ao=`` beginning the next).
 
 **Reading (kubelet ``pkg/kubelet/kuberuntime/logs/logs.go``).** :func:`decode_lines` turns CRI
 lines back into what the container wrote (``F``: content and a newline, ``P``: content alone),
@@ -30,7 +33,7 @@ import os
 import shutil
 import threading
 import time
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 #: containerd's ``max_container_log_line_size``: longer content goes out in ``P`` lines.
 LINE_MAX = 16384
@@ -128,6 +131,8 @@ class CriLog:
         self._lock = threading.Lock()
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
         self._pumps: List[threading.Thread] = []
+        #: Each stream's line begun and not yet written (what a rotation cuts).
+        self._pending: Dict[bytes, bytes] = {}
         self._stop = threading.Event()
         self._monitor = threading.Thread(target=self._watch_size, name="log-rotation",
                                          daemon=True)
@@ -172,27 +177,28 @@ class CriLog:
                 self._fd = -1
 
     def _pump(self, read_end: int, stream: bytes) -> None:
-        pending = b""
         try:
             while True:
                 data = os.read(read_end, READ_BYTES)
-                lines, pending = cri_lines(pending, data, closed=not data)
-                if lines:
-                    now = timestamp(time.time())
-                    self._write(b"".join(b"%s %s %s %s\n" % (now, stream, tag, content)
-                                         for tag, content in lines))
+                with self._lock:
+                    lines, self._pending[stream] = cri_lines(
+                        self._pending.get(stream, b""), data, closed=not data)
+                    self._write(stream, lines)
                 if not data:
                     return
         finally:
             os.close(read_end)
 
-    def _write(self, records: bytes) -> None:
-        with self._lock:
-            if self._fd < 0:
-                return
-            view = memoryview(records)
-            while view:
-                view = view[os.write(self._fd, view):]
+    def _write(self, stream: bytes, lines: List[Tuple[bytes, bytes]]) -> None:
+        """CRI lines of ``stream`` into the current file (the lock held)."""
+        if self._fd < 0 or not lines:
+            return
+        now = timestamp(time.time())
+        records = b"".join(b"%s %s %s %s\n" % (now, stream, tag, content)
+                           for tag, content in lines)
+        view = memoryview(records)
+        while view:
+            view = view[os.write(self._fd, view):]
 
     def _watch_size(self) -> None:
         while not self._stop.wait(self.policy.monitor_s):
@@ -211,6 +217,9 @@ class CriLog:
             for old in rotated[len(rotated) - keep:]:
                 if not old.endswith(".gz"):
                     _compress(old)
+            for stream, begun in self._pending.items():    # the old writer closes
+                self._write(stream, [(b"P", begun)] if begun else [])
+            self._pending = {}
             self.rotations += 1
             # the kubelet's name has whole seconds; a counter keeps fast test rotations apart
             name = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + f".{self.rotations:06d}"

@@ -93,6 +93,29 @@ def test_rotation_keeps_max_files_compresses_the_rotated_and_renames(tmp_path: P
     assert read_log(str(tmp_path / names[2])) == b"4" * 1200 + b"\n"
 
 
+def test_a_rotation_cuts_the_line_being_written_in_two(tmp_path: Path) -> None:
+    """As containerd 1.6.20 did on the real nodes: the part of a line the old file's writer
+    had goes there as ``P``; the rest begins the new file as ``F``."""
+    log = CriLog(str(tmp_path / "main.log"), LogPolicy(max_size=10, monitor_s=3600))
+    write_end, stderr = log.attach()
+    os.close(stderr)
+    os.write(write_end, b"whole line\nthe head of a line ")
+    wait_until(lambda: os.path.getsize(log.path) > 0 and log._pending.get(b"stdout"),
+               10, "the first line stored")
+    assert log.rotate_if_needed()
+    os.write(write_end, b"and its tail\n")
+    os.close(write_end)
+    log.wait_drained(10)
+    log.close()
+    rotated = [name for name in os.listdir(tmp_path) if name != "main.log"]
+    old = (tmp_path / rotated[0]).read_bytes()
+    assert old.split(b" ", 2)[2].startswith(b"F whole line\n")
+    assert old.endswith(b" stdout P the head of a line \n")
+    assert (tmp_path / "main.log").read_bytes().endswith(b" stdout F and its tail\n")
+    assert read_log(str(tmp_path / rotated[0])) == b"whole line\nthe head of a line "
+    assert read_log(log.path) == b"and its tail\n"
+
+
 class Process:
     def __init__(self) -> None:
         self.code: Optional[int] = None

@@ -93,8 +93,8 @@ def test_the_scheduler_counts_an_exclusive_job_once():
     from sbatch_k8s.backends.local.capacity import Capacity
 
     config = LocalConfig(cpus=4, gpus=2)
-    exclusive = {"cpus": 8, "gpus": 2, "node_count": 2, "mem_mb": None, "gpu_ids": "",
-                 "exclusive": "node"}
+    exclusive = {"cpus": 8, "gpus": 2, "node_count": 2, "mem_mb": None, "mem_per_cpu": 0,
+                 "gpu_ids": "", "exclusive": "node"}
     free = Capacity(config, [])
     assert free.take(exclusive) == [[0, 1], [0, 1]]        # each node shows the pool's GPUs
     assert (free.free_cpus, free.free_gpus) == (0, [])

@@ -10,12 +10,14 @@ follows what containerd 1.6.20 stored on the real nodes."""
 from __future__ import annotations
 
 import random
-from typing import Dict, List
+import re
+from typing import Dict, List, Tuple
 
 import pytest
 
 from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder, StreamSink
-from sbatch_k8s.runtime.log_stream.frames import MARK, MARK_EVERY_BYTES, StreamEncoder, plain_safe
+from sbatch_k8s.runtime.log_stream.frames import (
+    MARK, MARK_EVERY_BYTES, RECORD_END, StreamEncoder, plain_safe)
 from tests.kubelet.cri_log import cri_lines, decode_lines, runtime_lines
 
 #: Bytes a log pipeline alters or a stream must carry as data.
@@ -162,3 +164,55 @@ def test_a_log_served_whole_twice_repeats_nothing() -> None:
 
 def test_a_fake_containers_log_reads_back_as_the_runtime_altered_it() -> None:
     assert decode_lines(runtime_lines(b"a\r\nb")) == b"a\nb"
+
+
+def _mixed_log() -> Tuple[bytes, bytes]:
+    """A stream of plain lines and records (awkward bytes) with notes, and its file 0."""
+    random.seed(1515)
+    pieces = []
+    for i in range(3000):
+        pieces.append(b"plain line %05d\n" % i if i % 3 else
+                      bytes(random.getrandbits(8) for _ in range(random.randint(1, 90))) +
+                      b"\r\n")
+    return _encode(pieces), b"".join(pieces)
+
+
+def test_a_line_a_rotation_cut_in_two_comes_back_whole_wherever_the_cut() -> None:
+    """containerd writes the part of a line it had into the old file and the rest into the
+    new one: one connection ends with the head, the next begins with the tail (seen on the
+    real nodes: a record's tail placed as plain text, 172 wrong bytes and exit 0)."""
+    log, truth = _mixed_log()
+    random.seed(7)
+    cuts = random.sample(range(200, len(log) - 200), 100)
+    for cut in cuts:
+        files = _decode([log[:cut], log[cut:]])
+        assert bytes(files.data[0]) == truth and files.lost == 0, cut
+
+
+def test_a_tail_without_its_head_is_a_counted_hole_never_a_wrong_byte() -> None:
+    log, truth = _mixed_log()
+    random.seed(8)
+    for _ in range(100):
+        cut = random.randrange(200, len(log) - 20_000)
+        resumed = cut + random.randrange(1, 10_000)            # a rotated file never read
+        files = _decode([log[:cut], log[resumed:]])
+        rebuilt = bytes(files.data[0])
+        assert len(rebuilt) == len(truth)
+        wrong = [i for i, (a, b) in enumerate(zip(rebuilt, truth)) if a != b]
+        assert all(rebuilt[i] == 0 for i in wrong), (cut, resumed, wrong[:3])
+        assert files.lost >= len(wrong)
+
+
+def test_a_plain_line_ending_like_a_record_goes_as_a_record() -> None:
+    assert not plain_safe(b"looks like a record's end ::\n")
+    assert plain_safe(b"ends with colons::\n")
+
+
+def test_a_version_1_stream_still_reads() -> None:
+    """Records without their end or CRC (a job started by an older client)."""
+    pieces = [b"one\n", b"cr\r\n", b"two\n"]
+    encoded = _encode(pieces).replace(RECORD_END, b"\n")
+    old = re.sub(rb"(data \d+ \d+ \S*) [0-9a-f]{8}\n", rb"\1\n", encoded)
+    assert old.count(b" data ") == 1 and b" ::" not in old
+    files = _decode([old])
+    assert bytes(files.data[0]) == b"".join(pieces) and files.lost == 0

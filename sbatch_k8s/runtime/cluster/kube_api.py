@@ -27,6 +27,8 @@ SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: Test-suite switch to plain HTTP (see the module docstring).
 TEST_SCHEME_VARIABLE = "SBATCHK8S_TEST_API_SCHEME"
 TIMEOUT_S = 10.0
+#: The ``User-Agent`` of the runtime's requests (what an audit log or a test tells apart).
+USER_AGENT = "sbatch-k8s-runtime"
 
 
 class ApiError(Exception):
@@ -62,7 +64,8 @@ class KubeApi:
         if query:
             url += "?" + urllib.parse.urlencode(dict(query))
         data = None if body is None else json.dumps(body).encode()
-        headers = {"Accept": "application/json", "Authorization": f"Bearer {self._token()}"}
+        headers = {"Accept": "application/json", "Authorization": f"Bearer {self._token()}",
+                   "User-Agent": USER_AGENT}
         if data is not None:
             headers["Content-Type"] = content_type
         request = urllib.request.Request(url, data=data, headers=headers, method=method)

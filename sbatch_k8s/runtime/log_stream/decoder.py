@@ -15,7 +15,15 @@ arrives, only by what the records say:
   inside the connection, or a pipeline that altered them) are never written — the files keep
   a hole there, which the sink counts as lost;
 * a connection that ends writes what it held at the place it knew (the bytes since the last
-  anchor of a stream that stalled at a rotation, which no later connection serves again).
+  anchor of a stream that stalled at a rotation, which no later connection serves again);
+* a line a rotation cut in two ends one connection (the head, without its newline) and begins
+  the next (the tail). A record's head and tail are joined when the joined record proves
+  itself (a ``data`` record by its CRC; ``at``, ``file`` and ``end`` by parsing). A plain
+  first line is written only where it provably belongs: placed backwards, it must begin
+  where the last connection's bytes (and a plain head it ended with) end; otherwise it may be
+  the tail of a line whose head no connection served, and stays a hole, counted. A record's
+  tail inside a connection is never taken for a plain line (it ends with
+  :data:`~.log_frames.RECORD_END`, which no plain line does).
 
 Bytes already written are never written again (the sinks keep each file's high-water mark), so
 a reconnect duplicates nothing, and what was rotated away before any connection read it shows
@@ -28,10 +36,12 @@ and before ``end``) wait for it.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from typing import Callable, Dict, List, Optional, Tuple, Union
 
-from sbatch_k8s.runtime.log_stream.frames import MARK, STDOUT_KEY, split_lines
+from sbatch_k8s.runtime.log_stream.frames import (
+    MARK, RECORD_END, STDOUT_KEY, checksum, record_words, split_lines)
 
 #: A held item: a plain line of file 0, or a note's text (tagged).
 Item = Union[bytes, Tuple[str, bytes]]
@@ -86,6 +96,13 @@ class StreamDecoder:
         #: Writes to files not declared yet: key → (offset, bytes), in order.
         self._undeclared: Dict[int, List[Tuple[int, bytes]]] = {}
         self._undeclared_bytes = 0
+        #: Where the last connection's bytes of file 0 ended, and the line it ended inside
+        #: (a rotation's cut; empty when none).
+        self._resume: Optional[Tuple[int, bytes]] = None
+        #: The next line is this connection's first; its first held line is not placed yet.
+        self._first = False
+        self._first_held = False
+        self._verify_from: Optional[Tuple[int, bytes]] = None
         self._handlers: Dict[bytes, Callable[[List[bytes]], None]] = {
             b"start": self._start, b"file": self._file, b"data": self._data, b"at": self._at,
             b"note": self._note, b"end": self._end}
@@ -100,6 +117,8 @@ class StreamDecoder:
         self._conn_messages = 0
         self._rank = (-1, -1)
         self._replay = self.complete     # the whole stream is in: nothing new can come
+        self._first = True
+        self._first_held = False
 
     def feed(self, chunk: bytes) -> None:
         """The next bytes of the served log."""
@@ -116,6 +135,9 @@ class StreamDecoder:
         """The connection ended: a line cut short is dropped (it is served again); lines
         held at a known place are written there; a log with no stream in it is all runtime
         messages."""
+        known = self.started and not self.complete and self._cursor is not None
+        self._resume = (self._cursor, self._line) if known and self._cursor is not None \
+            else None
         self._line = b""
         if self._cursor is not None:
             self._release()
@@ -130,15 +152,52 @@ class StreamDecoder:
     def _take(self, line: bytes) -> None:
         if self._replay:
             return
+        if self._first:
+            self._first = False
+            taken = self._first_line(line)
+            if taken is None:
+                return
+            line = taken
         if self.complete:
             self._message(line)
         elif line.startswith(MARK):
-            words = line[len(MARK):].rstrip(b"\n").split(b" ", 1)
+            words = record_words(line)
             handler = self._handlers.get(words[0])
             if handler is not None:
-                handler(words[1].split(b" ") if len(words) > 1 else [])
+                try:
+                    handler(words[1:])
+                except (ValueError, IndexError, binascii.Error):
+                    pass                # a garbled record: what it would have placed is a hole
+        elif line.endswith(RECORD_END):
+            pass                        # a record's tail (a cut inside one connection)
         else:
             self._hold(line)
+
+    def _first_line(self, line: bytes) -> Optional[bytes]:
+        """A connection's first line, joined with the head the last one ended with when they
+        prove one record (see the module docstring); None: nothing to take."""
+        resume, self._resume = self._resume, None
+        if line.startswith(MARK) or self.complete:
+            return line
+        position, head = resume if resume is not None else (-1, b"")
+        joined = head + line
+        if not joined.startswith(MARK):
+            if line.endswith(RECORD_END):
+                return None             # a record's tail whose head was never served
+            self._first_held = True     # placed only where it provably begins
+            self._verify_from = (position, head) if resume is not None else None
+            return line
+        if not joined.endswith(RECORD_END):
+            return None
+        words = record_words(joined)
+        try:
+            if words[0] == b"data":
+                payload = base64.b64decode(words[3], validate=True)
+                return joined if len(words) > 4 and checksum(payload).encode() == words[4] \
+                    else None
+        except (IndexError, binascii.Error):
+            return None
+        return joined if words[0] in (b"at", b"file", b"end") else None
 
     def _hold(self, item: Item) -> None:
         if not self._held:
@@ -202,6 +261,8 @@ class StreamDecoder:
         if self._cursor is None:          # placed backwards: they end here
             start = offset - self._held_bytes
             items = self._held
+            if self._first_held:
+                start, items = self._verified_start(start, items)
             while start < 0 and items:    # more than the file had: not this stream's lines
                 item, items = items[0], items[1:]
                 if isinstance(item, bytes):
@@ -217,6 +278,23 @@ class StreamDecoder:
                     self._deliver_note(self._held_start, item[1])
         self._held, self._held_bytes = [], 0
         self._cursor = offset
+        self._first_held = False
+
+    def _verified_start(self, start: int, items: List[Item]) -> Tuple[int, List[Item]]:
+        """The connection's held lines placed backwards from ``start``: written whole when
+        the first begins where the last connection ended (its cut head written before it);
+        else without the first line, which may be a tail (counted)."""
+        if self._verify_from is not None:
+            position, head = self._verify_from
+            if start == position + len(head):
+                if head:
+                    self._write(STDOUT_KEY, position, head)
+                return start, items
+        first = next(i for i, item in enumerate(items) if isinstance(item, bytes))
+        dropped = items[first]
+        assert isinstance(dropped, bytes)
+        self.unverified += len(dropped)
+        return start + len(dropped), items[:first] + items[first + 1:]
 
     def _message(self, line: bytes) -> None:
         """Another writer's line: delivered once (a reconnect serves it again)."""
@@ -257,7 +335,9 @@ class StreamDecoder:
 
     def _data(self, words: List[bytes]) -> None:
         key, offset = int(words[0]), int(words[1])
-        payload = base64.b64decode(words[2]) if len(words) > 2 else b""
+        payload = base64.b64decode(words[2], validate=True) if len(words) > 2 else b""
+        if len(words) > 3 and checksum(payload).encode() != words[3]:
+            return                      # a line joined from two records: not placed
         if key == STDOUT_KEY:
             self._anchor(offset)
             self._cursor = offset + len(payload)

@@ -8,7 +8,8 @@ the batch script's output files into its container's stdout (:mod:`.tee`), so th
 * **Plain lines** are the bytes of the batch stdout file (file ``0``), line by line, as the job
   wrote them — those a log pipeline passes through unchanged (:func:`plain_safe`).
 * Every other line is a **record**: it begins with :data:`MARK` (``::sbatch-k8s:: ``) and ends
-  with a newline. Records carry what plain lines cannot:
+  with :data:`RECORD_END` (`` ::`` and the newline; version 1 records end with the newline
+  alone). Records carry what plain lines cannot:
 
   ``start 1``
       the stream begins (version 1); file 0's offset is 0 here.
@@ -17,8 +18,9 @@ the batch script's output files into its container's stdout (:mod:`.tee`), so th
       is written at ``path`` in the job's working directory, truncated (``w``) or appended
       to (``a``, ``--open-mode=append``). Said again every :data:`REDECLARE_S` and right
       before ``end``, for a reader whose first look at the log comes after a rotation.
-  ``data <key> <offset> <base64>``
-      bytes of file ``key`` at ``offset`` (counted from the first byte this job wrote). Used
+  ``data <key> <offset> <base64> <crc32>``
+      bytes of file ``key`` at ``offset`` (counted from the first byte this job wrote), and
+      their CRC-32 in hexadecimal (not in version 1), which a joined line must match. Used
       for every file but 0, and for the bytes of file 0 that cannot be a plain line: a line
       that begins with the mark, one longer than :data:`PLAIN_LINE_MAX`, one a container
       runtime's log writer would alter (a carriage return, other control bytes, bytes that
@@ -43,7 +45,11 @@ before ``start`` and after ``end`` are another writer's (shown as runtime messag
 
 The kubelet rotates the log (10 MiB by default, 5 files) and serves only the newest file, and
 its follow of a log can stop at a rotation; the offsets in the records let a client place
-every byte whatever part of the log a connection serves (:mod:`.decoder`).
+every byte whatever part of the log a connection serves (:mod:`.decoder`). A rotation can
+cut a line in two: containerd writes the part of a line it already had into the old file (as
+a partial ``P`` line) and the rest into the new one, so a connection can begin with the tail
+of a line. The record end says which tails are a record's (never placed as plain bytes; no
+plain line ends that way), and the CRC says whether a head and a tail joined are one record.
 """
 
 from __future__ import annotations
@@ -51,10 +57,13 @@ from __future__ import annotations
 import base64
 import json
 import re
+import zlib
 from typing import Dict, List
 
 MARK = b"::sbatch-k8s:: "
-VERSION = 1
+#: How a record line ends (version 2): its tail, whatever part a rotation cut, is a record's.
+RECORD_END = b" ::\n"
+VERSION = 2
 #: Longest plain line in bytes, newline included (longer ones go as data records).
 PLAIN_LINE_MAX = 8192
 #: Raw bytes per data record (base64: 8 KiB of text).
@@ -87,6 +96,8 @@ def plain_safe(line: bytes) -> bool:
     through unchanged (UTF-8 text without control bytes other than tab and escape)."""
     if not line.endswith(b"\n") or line.startswith(MARK) or len(line) > PLAIN_LINE_MAX:
         return False
+    if line.endswith(RECORD_END):       # a record's tail look-alike
+        return False
     body = line[:-1]
     if _ALTERABLE.search(body):
         return False
@@ -101,7 +112,20 @@ def plain_safe(line: bytes) -> bool:
 
 def record(*words: str) -> bytes:
     """One record line."""
-    return MARK + " ".join(words).encode("utf-8", "surrogateescape") + b"\n"
+    return MARK + " ".join(words).encode("utf-8", "surrogateescape") + RECORD_END
+
+
+def record_words(line: bytes) -> List[bytes]:
+    """The words of a record ``line`` (mark, newline and record end taken off)."""
+    body = line[len(MARK):].rstrip(b"\n")
+    if body.endswith(RECORD_END[:-1]):
+        body = body[:-len(RECORD_END) + 1]
+    return body.split(b" ")
+
+
+def checksum(data: bytes) -> str:
+    """The ``data`` record's CRC-32 word."""
+    return "%08x" % zlib.crc32(data)
 
 
 def data_records(key: int, offset: int, data: bytes) -> bytes:
@@ -110,7 +134,7 @@ def data_records(key: int, offset: int, data: bytes) -> bytes:
     for start in range(0, len(data), DATA_CHUNK):
         piece = data[start:start + DATA_CHUNK]
         out.append(record("data", str(key), str(offset + start),
-                          base64.b64encode(piece).decode("ascii")))
+                          base64.b64encode(piece).decode("ascii"), checksum(piece)))
     return b"".join(out)
 
 
@@ -141,7 +165,7 @@ class StreamEncoder:
     def note(self, line: bytes) -> bytes:
         """A runtime line as a ``note`` record (one line, below the CRI split)."""
         text = line.rstrip(b"\r\n").replace(b"\n", b" ").replace(b"\r", b" ")
-        return MARK + b"note " + text[:PLAIN_LINE_MAX] + b"\n"
+        return MARK + b"note " + text[:PLAIN_LINE_MAX] + RECORD_END
 
     def feed(self, key: int, data: bytes) -> bytes:
         """New bytes of file ``key``: the lines to write now."""

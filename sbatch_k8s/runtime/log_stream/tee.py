@@ -28,6 +28,8 @@ from sbatch_k8s.runtime.log_stream.frames import KEEPALIVE_S, REDECLARE_S, STDOU
 
 POLL_S = 0.1
 READ_BYTES = 1 << 16
+#: The most of one file one round reads and sends (:meth:`OutputTee._copy`).
+CHUNK_BYTES = 1 << 20
 #: A last line without its newline is sent (as data) once file 0 is quiet this long.
 PARTIAL_AFTER_S = 1.0
 #: ``at`` records: after a pause of plain output, and at most this far apart in time while
@@ -106,20 +108,32 @@ class OutputTee:
                 pass  # a read or write that failed now may succeed at the next look
 
     def _copy(self, final: bool) -> None:
-        """Send what every file gained since the last look."""
+        """Send what every file gained since the last look, :data:`CHUNK_BYTES` of each file
+        at a time: when the job writes faster than the container's log takes it, the rest
+        waits in the file, not in this process (whose memory counts against the pod's
+        limit: a 50 MB backlog read at once got the runtime OOM-killed on real nodes)."""
+        while self._copy_round(final) and (final or not self._stop.is_set()):
+            pass            # (the thread's copy stops between rounds once finish began)
+
+    def _copy_round(self, final: bool) -> bool:
+        """One round of :meth:`_copy`; whether a file has more to send at once."""
         with self._lock:
             out: List[bytes] = []
             grew: Dict[int, bool] = {}
+            more = False
             for key, fd in self._files:
-                data = _read_new(fd)
+                data = _read_new(fd, CHUNK_BYTES)
                 grew[key] = bool(data)
+                more = more or len(data) >= CHUNK_BYTES
                 if data:
                     out.append(self.encoder.feed(key, data))
-            self._copy_messages(out, final)
+            self._copy_messages(out, final and not more)
             now = time.monotonic()
             if grew.get(STDOUT_KEY):
                 self._last_data = now
-            if final:
+            if more:
+                pass            # the next round goes on at once; no marks in between
+            elif final:
                 out.append(self.encoder.end())
             else:
                 out.append(self._marks(now, bool(grew.get(STDOUT_KEY))))
@@ -130,6 +144,7 @@ class OutputTee:
             if data:
                 _write_all(self._out, data)
                 self._last_write = now
+            return more
 
     def _marks(self, now: float, grew: bool) -> bytes:
         """A last line without its newline after a quiet moment; an ``at`` when due, or as
@@ -169,14 +184,17 @@ class OutputTee:
         self._files = []
 
 
-def _read_new(fd: int) -> bytes:
-    """Everything ``fd`` has past its position."""
+def _read_new(fd: int, limit: Optional[int] = None) -> bytes:
+    """What ``fd`` has past its position: everything, or at most ``limit`` bytes."""
     chunks: List[bytes] = []
-    while True:
-        chunk = os.read(fd, READ_BYTES)
+    taken = 0
+    while limit is None or taken < limit:
+        chunk = os.read(fd, READ_BYTES if limit is None else min(READ_BYTES, limit - taken))
         if not chunk:
-            return b"".join(chunks)
+            break
         chunks.append(chunk)
+        taken += len(chunk)
+    return b"".join(chunks)
 
 
 def start_tee(spool: str) -> Optional[OutputTee]:

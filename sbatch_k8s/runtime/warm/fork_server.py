@@ -104,6 +104,16 @@ def _exit_code(e: SystemExit) -> int:
     return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
 
 
+def same_mount_namespace(pid: int) -> bool:
+    """Whether process ``pid`` sees the files this server sees: a client in another mount
+    namespace (a container whose filesystem shares this server's socket path) must run its
+    command itself, among its own files."""
+    try:
+        return os.stat(f"/proc/{pid}/ns/mnt").st_ino == os.stat("/proc/self/ns/mnt").st_ino
+    except OSError:
+        return True     # no /proc to tell by: as before
+
+
 class ForkServer(abc.ABC):
     """Accepts requests, forks children, relays signals, reaps. Subclasses give
     :meth:`run_command` (in the child), and may refine :meth:`accepts`, :meth:`done` and
@@ -137,8 +147,8 @@ class ForkServer(abc.ABC):
         """In the child, as the client's process: run the command, return its exit code."""
 
     def _serve(self, conn: socket.socket) -> None:
-        uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                  struct.calcsize("3i")))[1]
+        peer_pid, uid, _ = struct.unpack("3i", conn.getsockopt(
+            socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
         if uid != os.getuid():
             conn.close()
             return
@@ -148,7 +158,7 @@ class ForkServer(abc.ABC):
             conn.close()
             return
         self.last_request = time.time()
-        if not self.accepts(request):
+        if not (same_mount_namespace(peer_pid) and self.accepts(request)):
             for fd in request.fds:
                 os.close(fd)
             try:

@@ -35,13 +35,12 @@ def test_other_bytes_end_the_pod_with_one_line(tmp_path: Path) -> None:
     done = _run(tmp_path, b"someone else's code", want)
     assert done.returncode == RUNTIME_MISMATCH_EXIT and done.stdout == ""
     got = hashlib.sha256(b"someone else's code").hexdigest()
-    line = (f"sbatch-k8s: error: the runtime in {tmp_path / 'runtime.pyz'} is not the one "
-            f"this job was submitted with (SHA-256 {got[:16]}, expected {want[:16]}): it "
-            "was not run")
-    assert done.stderr == line + "\n"
+    why = (f"the runtime in {tmp_path / 'runtime.pyz'} is not the one this job was "
+           f"submitted with (SHA-256 {got[:16]}, expected {want[:16]}): it was not run")
+    assert done.stderr == f"sbatch-k8s: error: {why}\n"
     report = json.loads((tmp_path / "termination-log").read_text())
     assert report == {"state": "FAILED", "reason": "JobLaunchFailure", "exit_code": 126,
-                      "error": line}
+                      "system_comment": why}
 
 
 def test_without_a_digest_nothing_is_checked() -> None:
