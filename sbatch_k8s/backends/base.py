@@ -10,12 +10,15 @@ reports print the same way whatever answered them.
 from __future__ import annotations
 
 import abc
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
-from parsers.jobspec import JobSpec, SubmitOptions
 from parsers.job_records import JobRecord, StepRecord
 from translators.config import ClusterConfig
+
+if TYPE_CHECKING:
+    from parsers.allocation import NodeShape
+    from sbatch_k8s.submission_plan import SubmissionPlan
 
 #: Outcomes of :meth:`Backend.cancel`, :meth:`Backend.set_hold` and :meth:`Backend.requeue`,
 #: per job; ``pending`` and ``disabled`` only of requeue (a job not started yet, or
@@ -63,10 +66,15 @@ class Backend(abc.ABC):
     def describe(self) -> str:
         """One line for ``-v``: the backend and what it talks to (context, namespace…)."""
 
+    def node_shape(self) -> "Optional[NodeShape]":
+        """The size of one node wherever this backend runs jobs, when every partition shares
+        it (this machine's); None: each partition's configured size."""
+        return None
+
     @abc.abstractmethod
-    def submit(self, job: JobSpec, submit: SubmitOptions) -> int:
-        """Submit a checked job; print what sbatch prints; sbatch's exit code (the job's
-        with ``--wait``)."""
+    def submit(self, plan: "SubmissionPlan") -> int:
+        """Submit a planned job (:mod:`sbatch_k8s.submission_plan`); print what sbatch
+        prints; sbatch's exit code (the job's with ``--wait``)."""
 
     @abc.abstractmethod
     def job_records(self, include_finished: bool, now: int,

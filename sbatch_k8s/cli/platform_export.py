@@ -13,14 +13,16 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from typing import Mapping, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from parsers.errors import SlurmInputError
-from parsers.jobspec import JobSpec, SubmitOptions
 from parsers.platforms.platform_names import EXPORT_DLC
 from sbatch_k8s.cli.common import print_warning
 from sbatch_k8s.runtime.platform.bootstrap import bootstrap_line
 from translators.exports import EXPORT_CONTRACTS, export_form, render_form, render_params_file
+
+if TYPE_CHECKING:
+    from sbatch_k8s.submission_plan import SubmissionPlan
 
 #: The runtime zipapp's file name in the job's working directory.
 RUNTIME_FILE = "sbatch-k8s-runtime.pyz"
@@ -33,20 +35,17 @@ def rendezvous_id(job_name: str) -> str:
     return f"{name}-{secrets.token_hex(8)}"
 
 
-def export_job(job: JobSpec, submit: SubmitOptions, environ: Mapping[str, str],
-               out: TextIO) -> int:
-    """Write or print the export of ``job``; returns the exit code."""
-    from sbatch_k8s.config_file import load_config
-    from sbatch_k8s.submit import plan
+def export_job(plan: "SubmissionPlan", out: TextIO) -> int:
+    """Write or print the export of the planned job; returns the exit code."""
     from translators.image import choose_image
 
+    job, submit = plan.job, plan.submit
     platform = submit.k8s_export or ""
     if not job.script.path:
         raise SlurmInputError(f"--k8s-export needs the batch script as a file (not "
                               f"{job.script.display_name}): the containers run it from a "
                               "directory they share")
-    config, _ = load_config(environ)
-    partition, allocation = plan(job, config)
+    partition, allocation = plan.partition, plan.allocation
     image, image_notes = choose_image(job, partition)
     workdir = job.chdir or os.getcwd()
     script = os.path.abspath(job.script.path)

@@ -6,13 +6,13 @@ import time
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
-from parsers.jobspec import JobSpec, SubmitOptions
 from parsers.job_records import PENDING, RUNNING, JobRecord, StepRecord
 from sbatch_k8s.backends.base import FINISHED, REFUSED, UNKNOWN, Backend
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from translators.config import ClusterConfig, PartitionConfig
 
 if TYPE_CHECKING:
+    from sbatch_k8s.submission_plan import SubmissionPlan
     from sbatch_k8s.backends.kubernetes.api.identity import ClusterUser
 
 #: How long squeue keeps showing a finished job (Slurm's MinJobAge).
@@ -100,10 +100,10 @@ class KubernetesBackend(Backend):
             found |= all_record_namespaces(self.client)
         return found
 
-    def submit(self, job: JobSpec, submit: SubmitOptions) -> int:
+    def submit(self, plan: "SubmissionPlan") -> int:
         from sbatch_k8s.backends.kubernetes.submit.schedule import submit_to_cluster
 
-        return submit_to_cluster(job, submit, self.config, self.environ, self.client)
+        return submit_to_cluster(plan, self.environ, self.client)
 
     def job_records(self, include_finished: bool, now: int,
                     job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:

@@ -232,13 +232,15 @@ def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, st
     """srun's exit code for a step run in a job of its own on the cluster."""
     from sbatch_k8s.backends.kubernetes.submit.schedule import create_on_cluster
     from sbatch_k8s.srun_job import build_step_job
+    from sbatch_k8s.submission_plan import plan_submission
     from parsers.jobspec import SubmitOptions
 
     job = build_step_job(argv, STDIO, environ)
     if _stdin_forwarded_nowhere():
         print_warning(COMMAND, "the Kubernetes backend does not forward stdin: the tasks "
                                "read /dev/null")
-    created = create_on_cluster(job, SubmitOptions(), config, environ, client, command=COMMAND)
+    plan = plan_submission(job, SubmitOptions(), config, environ, command=COMMAND)
+    created = create_on_cluster(plan, environ, client)
     assert created is not None
     namespace, job_ids = created
     watch = StepWatch(client, namespace, job_ids[0])

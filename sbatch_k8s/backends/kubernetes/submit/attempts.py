@@ -1,7 +1,7 @@
 """One submission to a cluster, attempted under as many job ids as it takes.
 
-A :class:`SubmissionPlan` holds what does not change between attempts (the job, its
-partition and allocation, the submitter as the cluster knows it, the ownership its objects
+An :class:`Attempts` holds what does not change between attempts (the submission plan, the
+partition with the job's account, the submitter as the cluster knows it, the ownership its objects
 carry, the runtime, the submission mark) and renders and creates the job under one base id
 at a time (:mod:`.schedule` retries with a new id when the names of one are held by another
 job's objects).
@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
-from parsers.allocation import Allocation
-from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
+from parsers.jobspec import SubmitContext
 from sbatch_k8s.backends.base import SRUN_COMMAND
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient
 from sbatch_k8s.backends.kubernetes.api.kinds import WORKLOADS, kind_of
@@ -25,33 +24,36 @@ from sbatch_k8s.backends.kubernetes.submit.create_objects import (
     submitted_record,
 )
 from sbatch_k8s.cli.common import print_warning
-from translators.config import ClusterConfig, PartitionConfig
+from translators.config import PartitionConfig
 from translators.ownership import Ownership
+
+if TYPE_CHECKING:
+    from sbatch_k8s.submission_plan import SubmissionPlan
 
 
 #: How many new ids a submission tries when the names of its id are held by other objects.
 CONFLICT_ATTEMPTS = 5
 
 
-class SubmissionPlan:
-    """One submission's fixed inputs; :meth:`render` and :meth:`create` per attempted id."""
+class Attempts:
+    """One submission's fixed inputs on the cluster; :meth:`render` and :meth:`create` per
+    attempted id. ``partition`` and ``context`` are the plan's as the cluster has them (the
+    job's account, the submitter the cluster knows)."""
 
-    def __init__(self, job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
-                 environ: Mapping[str, str], client: KubeClient, command: str,
-                 partition: PartitionConfig, allocation: Allocation, namespace: str,
-                 context: SubmitContext, ownership: Ownership) -> None:
+    def __init__(self, plan: "SubmissionPlan", environ: Mapping[str, str], client: KubeClient,
+                 partition: PartitionConfig, namespace: str, context: SubmitContext,
+                 ownership: Ownership) -> None:
         from sbatch_k8s.backends.kubernetes.submit.schedule import submit_minor
         from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
-        from sbatch_k8s.submit import now_iso
+        from sbatch_k8s.submission_plan import now_iso
 
-        self.job, self.submit, self.config, self.environ = job, submit, config, environ
-        self.client, self.command, self.partition = client, command, partition
-        self.allocation, self.namespace = allocation, namespace
-        self.context = context
-        self.ownership = ownership
-        self.count = job.array.count() if job.array else 1
-        self.minor = submit_minor(submit, client)
-        self.target = submit.k8s_target or partition.target
+        self.job, self.submit, self.config = plan.job, plan.submit, plan.config
+        self.environ, self.client, self.command = environ, client, plan.command
+        self.partition, self.allocation = partition, plan.allocation
+        self.namespace, self.context, self.ownership = namespace, context, ownership
+        self.count = plan.job.array.count() if plan.job.array else 1
+        self.minor = submit_minor(plan.submit, client)
+        self.target = plan.submit.k8s_target or partition.target
         self.bundle = build_bundle()
         self.runtime_hash = bundle_hash(self.bundle)
         self.submit_iso = now_iso()

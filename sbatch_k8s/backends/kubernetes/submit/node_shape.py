@@ -20,14 +20,16 @@ import dataclasses
 import json
 import os
 import time
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 
-from parsers.allocation import Allocation, NodeShape
-from parsers.jobspec import JobSpec
+from parsers.allocation import NodeShape
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import NODE
 from sbatch_k8s.backends.kubernetes.read.node_selection import allocatable, selects
-from translators.config import ClusterConfig, PartitionConfig
+from translators.config import PartitionConfig
+
+if TYPE_CHECKING:
+    from sbatch_k8s.submission_plan import SubmissionPlan
 
 #: How long a partition's node size read from the cluster is reused.
 CACHE_S = 60
@@ -118,24 +120,24 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
-def plan_on_cluster(job: JobSpec, config: ClusterConfig, client: KubeClient,
-                    environ: Mapping[str, str]) -> Tuple[PartitionConfig, Allocation]:
-    """:func:`sbatch_k8s.submit.plan` on the cluster: an ``--exclusive`` job on a partition
-    without ``node_cpus``/``node_gpus`` is sized by the nodes read from the cluster, and
-    sbatch says what each pod then requests."""
-    from sbatch_k8s.submit import node_shape, plan, resolve_partition
+def plan_on_cluster(plan: "SubmissionPlan", client: KubeClient, environ: Mapping[str, str]
+                    ) -> "SubmissionPlan":
+    """``plan`` on the cluster: an ``--exclusive`` job on a partition without
+    ``node_cpus``/``node_gpus`` is sized by the nodes read from the cluster, and sbatch says
+    what each pod then requests."""
+    from sbatch_k8s.submission_plan import node_shape
 
-    partition = resolve_partition(job, config)[0]
+    job, partition = plan.job, plan.partition
     configured = node_shape(partition)
     if job.exclusive != "node" or (configured.cpus is not None and configured.gpus is not None):
-        return plan(job, config)
+        return plan
     found = cluster_shape(client, partition, environ)
     if found is None:
-        return plan(job, config)
+        return plan
     shape = NodeShape(configured.cpus or found.cpus,
                       configured.gpus if configured.gpus is not None else found.gpus,
                       configured.memory_mb)
-    partition, allocation = plan(job, config, shape)
+    allocation = plan.on_nodes(shape).allocation
     note = (f"--exclusive: partition {partition.name} does not configure its node size "
             f"(node_cpus, node_gpus); its smallest Ready node of {found.nodes} offers "
             f"{_count(shape.cpus or 0, 'CPU')}"
@@ -143,4 +145,4 @@ def plan_on_cluster(job: JobSpec, config: ClusterConfig, client: KubeClient,
             + f" (read from the cluster), so each pod requests "
             f"{_count(max(allocation.cpus_per_node), 'CPU')} and "
             f"{_count(allocation.gpus_per_node, 'GPU')}")
-    return partition, dataclasses.replace(allocation, warnings=allocation.warnings + (note,))
+    return plan.on_nodes(shape, note)

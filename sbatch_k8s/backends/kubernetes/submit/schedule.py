@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.allocation import Allocation
 from parsers.errors import submission_failed
@@ -25,7 +25,9 @@ from parsers.formats.messages import submitted_line
 from parsers.jobspec import JobSpec, SubmitOptions
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.cli.common import print_warning
-from translators.config import ClusterConfig
+
+if TYPE_CHECKING:
+    from sbatch_k8s.submission_plan import SubmissionPlan
 
 
 def _test_only_line(job_id: int, allocation: Allocation, names: Sequence[str],
@@ -37,10 +39,11 @@ def _test_only_line(job_id: int, allocation: Allocation, names: Sequence[str],
             f"processors on nodes {compress_hostlist(list(names))} in partition {partition}\n")
 
 
-def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
-                      environ: Mapping[str, str], client: KubeClient) -> int:
+def submit_to_cluster(plan: "SubmissionPlan", environ: Mapping[str, str],
+                      client: KubeClient) -> int:
     """``sbatch`` against the cluster; sbatch's exit code."""
-    created = create_on_cluster(job, submit, config, environ, client)
+    submit, config = plan.submit, plan.config
+    created = create_on_cluster(plan, environ, client)
     if created is None:
         return 0
     namespace, job_ids = created
@@ -55,12 +58,11 @@ def submit_to_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     return wait_for_jobs(client, namespace, job_ids, config)
 
 
-def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
-                      environ: Mapping[str, str], client: KubeClient, command: str = "sbatch"
+def create_on_cluster(plan: "SubmissionPlan", environ: Mapping[str, str], client: KubeClient
                       ) -> Optional[Tuple[str, List[int]]]:
     """Create the job's objects: their namespace and the job ids (None with
     ``--test-only``, which has the server check them and prints where the job would run).
-    ``command`` names who warns (``srun`` creating a job for a step). A name another job
+    The plan's ``command`` names who warns (``srun`` creating a job for a step). A name another job
     holds is never taken over: that attempt is taken back and the job gets a new id
     (:mod:`.job_ids`)."""
     from sbatch_k8s.backends.kubernetes.submit.job_ids import (
@@ -70,7 +72,7 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
         state_namespace,
     )
     from sbatch_k8s.backends.kubernetes.submit.node_shape import plan_on_cluster
-    from sbatch_k8s.backends.kubernetes.submit.attempts import CONFLICT_ATTEMPTS, SubmissionPlan
+    from sbatch_k8s.backends.kubernetes.submit.attempts import CONFLICT_ATTEMPTS, Attempts
     from sbatch_k8s.backends.kubernetes.control.dependencies import check_targets
     from sbatch_k8s.backends.kubernetes.submit.submitter import (
         cluster_submitter,
@@ -79,13 +81,13 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
         user_namespaces,
         with_job_account,
     )
-    from sbatch_k8s.submit import submit_context
 
+    job, submit, config, command = plan.job, plan.submit, plan.config, plan.command
     check_backend_support(job, submit, command)
-    partition, allocation = plan_on_cluster(job, config, client, environ)
+    plan = plan_on_cluster(plan, client, environ)
+    allocation = plan.allocation
     try:
-        context, ownership, _ = cluster_submitter(client, config, environ,
-                                                  submit_context(environ))
+        context, ownership, _ = cluster_submitter(client, config, environ, plan.context)
         known = user_namespaces(config, client, context.user)
         if not submit.test_only:
             check_targets(job, client, known)
@@ -96,32 +98,31 @@ def create_on_cluster(job: JobSpec, submit: SubmitOptions, config: ClusterConfig
     if not submit.quiet:
         for note in allocation.warnings:
             print_warning(command, note)
-    namespace = partition_namespace(partition, client, context.user)
+    namespace = partition_namespace(plan.partition, client, context.user)
     try:
-        partition = with_job_account(partition, client, namespace)
+        partition = with_job_account(plan.partition, client, namespace)
     except KubeError as e:
         raise submission_failed(str(e)) from e
     ids = state_namespace(config.state_namespace)
-    plan = SubmissionPlan(job, submit, config, environ, client, command, partition,
-                          allocation, namespace, context, ownership)
+    attempts = Attempts(plan, environ, client, partition, namespace, context, ownership)
     try:
         if submit.test_only:
-            units = plan.render(peek_next_id(client, ids), warn=True)
+            units = attempts.render(peek_next_id(client, ids), warn=True)
             _dry_run(client, namespace, units, job, allocation, partition.name,
-                     plan.base_id, submit)
+                     attempts.base_id, submit)
             return None
         for attempt in range(CONFLICT_ATTEMPTS):
-            base_id = allocate_job_ids(client, ids, plan.count, known)
-            units = plan.render(base_id, warn=attempt == 0)
+            base_id = allocate_job_ids(client, ids, attempts.count, known)
+            units = attempts.render(base_id, warn=attempt == 0)
             try:
-                return namespace, plan.create(units)
+                return namespace, attempts.create(units)
             except KubeError as e:
                 if e.status != 409 or e.reason != "AlreadyExists":
                     raise
-                raise_above(client, ids, base_id + plan.count - 1, known | {namespace})
+                raise_above(client, ids, base_id + attempts.count - 1, known | {namespace})
     except KubeError as e:
         raise submission_failed(str(e)) from e
-    raise submission_failed(f"the names of job ids up to {base_id + plan.count - 1} are "
+    raise submission_failed(f"the names of job ids up to {base_id + attempts.count - 1} are "
                             f"held by other objects in namespace {namespace} "
                             f"({CONFLICT_ATTEMPTS} ids tried)")
 
