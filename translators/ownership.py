@@ -31,16 +31,18 @@ None of these may change once set (the policy refuses an update that changes the
 
 from __future__ import annotations
 
+from parsers.vocabulary import (
+    OWNER as OWNER,
+    PODS as PODS,
+    RELEASED_BY as RELEASED_BY,
+    SUBMITTED_FROM as SUBMITTED_FROM,
+    OWNER_PODS as OWNER_PODS,
+    PARENT_JOB as PARENT_JOB,
+)
 import re
 from dataclasses import dataclass
 from typing import Dict, Tuple
 
-OWNER = "sbatch-k8s.io/owner"
-PODS = "sbatch-k8s.io/pods"
-RELEASED_BY = "sbatch-k8s.io/released-by"
-SUBMITTED_FROM = "sbatch-k8s.io/submitted-from"
-OWNER_PODS = "sbatch-k8s.io/owner-pods"
-PARENT_JOB = "sbatch-k8s.io/parent-job"
 #: The annotations no update may change (the policy's ``identity-unchanged`` rule).
 OWNERSHIP_KEYS: Tuple[str, ...] = (OWNER, PODS, RELEASED_BY, SUBMITTED_FROM, OWNER_PODS,
                                    PARENT_JOB)

@@ -15,6 +15,7 @@ the API server with the pod's ServiceAccount (in-cluster configuration).
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY
 import os
 import sys
 import time
@@ -169,7 +170,7 @@ def run(name: str, argv: List[str], environ: Mapping[str, str]) -> int:
         return code if code is not None else _refuse("sbatch", "submitting a job")
     try:
         job_dir = environ["SBATCHK8S_JOB_DIR"]
-        with needed("read the job description", os.path.join(job_dir, "job.json")):
+        with needed("read the job description", os.path.join(job_dir, DESCRIPTION_KEY)):
             desc = load_description(job_dir)
         return handlers[name](argv, environ, desc)
     except SlurmInputError as e:

@@ -12,6 +12,7 @@ a signal, the highest for arrays).
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY
 import os
 import secrets
 import sys
@@ -176,7 +177,7 @@ def create_job(plan: SubmissionPlan, environ: Mapping[str, str]) -> int:
     write_private(os.path.join(job_dir, "token"), secrets.token_hex(32).encode())
     public, private = split_description(desc)
     write_private(os.path.join(job_dir, ENVIRONMENT_KEY), description_to_json(private).encode())
-    write_private(os.path.join(job_dir, "job.json"), description_to_json(public).encode())
+    write_private(os.path.join(job_dir, DESCRIPTION_KEY), description_to_json(public).encode())
     write_launch_settings(job_dir, environ)
     jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc,
                                   batch=command != SRUN_COMMAND))

@@ -15,6 +15,7 @@ run twice.
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY
 import json
 import os
 import shutil
@@ -56,7 +57,7 @@ def launch(conn: sqlite3.Connection, environ: Mapping[str, str], row: sqlite3.Ro
     job_id = row["job_id"]
     base_dir = job_dir_of(environ, row["array_job_id"] or job_id)
     directory = job_dir_of(environ, job_id)
-    with open(os.path.join(base_dir, "job.json")) as f:
+    with open(os.path.join(base_dir, DESCRIPTION_KEY)) as f:
         template: Dict[str, Any] = json.load(f)
     if directory != base_dir:
         os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -66,7 +67,7 @@ def launch(conn: sqlite3.Connection, environ: Mapping[str, str], row: sqlite3.Ro
     desc = dict(template, job_id=job_id, array_job_id=row["array_job_id"],
                 array_task_id=row["array_task_id"], gpu_ids=gpu_ids,
                 restart_count=int(row["restarts"] or 0))
-    write_private(os.path.join(directory, "job.json"),
+    write_private(os.path.join(directory, DESCRIPTION_KEY),
                   json.dumps(desc, sort_keys=True, indent=1).encode())
     return start_element(conn, _launch_settings(base_dir, environ), directory, desc)
 

@@ -9,6 +9,7 @@ pod's status, where the login side reads it).
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY
 import asyncio
 import os
 import signal
@@ -302,7 +303,7 @@ def main(argv: List[str], environ: Mapping[str, str]) -> int:
             return 2
     settings = settings_from(contract, environ, index)
     try:
-        with needed("read the job description", os.path.join(settings.job_dir, "job.json")):
+        with needed("read the job description", os.path.join(settings.job_dir, DESCRIPTION_KEY)):
             loaded = load_description(settings.job_dir)
         desc, identity = array_element(with_master_port(with_restarts(loaded, environ),
                                                         environ), settings, environ)

@@ -9,6 +9,7 @@ one, and the runtime's internal variables.
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY, ENVIRONMENT_KEY
 import json
 import os
 from typing import Any, Dict, Mapping, Optional
@@ -65,7 +66,7 @@ def settings_from(contract: str, environ: Mapping[str, str],
 #: The description's private part, beside the token file: the environment ``--export``
 #: carries and the ``--export`` text (secrets, so never in ``job.json``, which is a
 #: ConfigMap in pods). A key of the job's Secret in pods; a mode-0600 file locally.
-ENVIRONMENT_FILE = "environment.json"
+ENVIRONMENT_FILE = ENVIRONMENT_KEY
 
 
 def load_description(job_dir: str, token_file: Optional[str] = None) -> Dict[str, Any]:
@@ -73,7 +74,7 @@ def load_description(job_dir: str, token_file: Optional[str] = None) -> Dict[str
     (:data:`ENVIRONMENT_FILE` beside ``token_file``; by default this process's
     ``SBATCHK8S_TOKEN_FILE``, else the pods' path). Without that file (a platform run, an
     older submission) the description is ``job.json`` alone."""
-    with open(os.path.join(job_dir, "job.json")) as f:
+    with open(os.path.join(job_dir, DESCRIPTION_KEY)) as f:
         desc: Dict[str, Any] = json.load(f)
     if token_file is None:
         token_file = os.environ.get("SBATCHK8S_TOKEN_FILE", DEFAULT_TOKEN_FILE)

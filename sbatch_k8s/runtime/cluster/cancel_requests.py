@@ -23,6 +23,11 @@ it has carried out.
 
 from __future__ import annotations
 
+from parsers.vocabulary import (
+    SCANCEL_REQUESTS as SCANCEL_REQUESTS,
+    CONTROL_DIR as CONTROL_DIR,
+    CONTROL_KEY as CONTROL_KEY,
+)
 import asyncio
 import json
 import os
@@ -31,11 +36,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 from sbatch_k8s.runtime.agent.service import log
 
 #: The pod annotation scancel writes (translators.metadata.SCANCEL_REQUESTS).
-ANNOTATION = "sbatch-k8s.io/scancel-requests"
+ANNOTATION = SCANCEL_REQUESTS
 #: Where every pod sees :data:`ANNOTATION`: a downwardAPI volume
 #: (translators.storage.CONTROL_DIR and CONTROL_KEY).
-CONTROL_DIR = "/etc/sbatch-k8s/control"
-REQUESTS_KEY = "scancel-requests"
+REQUESTS_KEY = CONTROL_KEY
 REQUESTS_FILE = f"{CONTROL_DIR}/{REQUESTS_KEY}"
 #: How often node 0 stats the file.
 POLL_S = 0.5

@@ -24,6 +24,7 @@ Node 0 therefore asks before it writes slurmstepd's line:
 
 from __future__ import annotations
 
+from parsers.vocabulary import RECORD_PREFIX
 import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -44,7 +45,6 @@ CANCELLED, NODE_FAIL, PREEMPTED = "CANCELLED", "NODE_FAIL", "PREEMPTED"
 CANCEL, REQUEUE, WORKLOAD_LIVES = "cancel", "requeue", "workload lives"
 #: The workload was suspended (Kueue evicting it, a hold): it runs again later.
 SUSPENDED = "suspended"
-RECORD_PREFIX = "sbatch-k8s-job-"
 #: Owner kinds → their API collection path (namespaced), for walking a pod's owners.
 OWNER_PATHS: Dict[Tuple[str, str], str] = {
     ("batch/v1", "Job"): "/apis/batch/v1/namespaces/{ns}/jobs/{name}",

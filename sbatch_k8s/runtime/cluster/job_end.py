@@ -27,6 +27,13 @@ Nothing here may fail the job: a problem is one line in the node's log.
 
 from __future__ import annotations
 
+from parsers.vocabulary import (
+    REPORT_KEY as REPORT_KEY,
+    RECORD_PREFIX as RECORD_PREFIX,
+    RECORD_SELECTOR as RECORD_SELECTOR,
+    JOB_ID as JOB_ID,
+    ARRAY_JOB_ID as ARRAY_JOB_ID,
+)
 import json
 import threading
 import time
@@ -51,9 +58,6 @@ from sbatch_k8s.runtime.cluster.release import (
 )
 
 JOB_API_VARIABLE = "SBATCHK8S_JOB_API"
-REPORT_KEY = "report.json"
-RECORD_PREFIX = "sbatch-k8s-job-"
-RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 #: The ends node 0 records itself (see the module docstring): its script's, and a node
 #: failure it found its own pod taken away by (the pod and its message vanish with it).
 SELF_RECORDED = ("COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL")
@@ -158,7 +162,7 @@ def release_dependents(api: KubeApi, namespace: str, me: KnownJob) -> int:
                  | {me.job_id})
     listed = ",".join(str(i) for i in ids)
     found: Dict[str, Dict[str, Any]] = {}
-    for label in ("sbatch-k8s.io/job-id", "sbatch-k8s.io/array-job-id"):
+    for label in (JOB_ID, ARRAY_JOB_ID):
         for cm in _list(api, namespace, f"{RECORD_SELECTOR},{label} in ({listed})"):
             found[cm["metadata"]["name"]] = cm
     if any("singleton" in w.dependency for w in waiting):

@@ -23,6 +23,16 @@ rewritten at the resourceVersion it was read at. ``api`` is as there.
 
 from __future__ import annotations
 
+from parsers.vocabulary import (
+    RECORD_KEY as RECORD_KEY,
+    WORKLOAD_KEY as WORKLOAD_KEY,
+    STATE as STATE_LABEL,
+    ACTIVE as ACTIVE,
+    END_TIME as END_TIME_ANNOTATION,
+    WAITING as WAITING_LABEL,
+    WAITING_SELECTOR as WAITING_SELECTOR,
+    REQUEUEING as REQUEUEING,
+)
 import json
 import time
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
@@ -37,14 +47,6 @@ from sbatch_k8s.runtime.cluster.workload_gates import (
     lift_gates,
 )
 
-RECORD_KEY = "record.json"
-WORKLOAD_KEY = "workload.json"
-STATE_LABEL = "sbatch-k8s.io/state"
-ACTIVE = "active"
-END_TIME_ANNOTATION = "sbatch-k8s.io/end-time"
-#: On a job's record while its workload waits for a dependency or begin time.
-WAITING_LABEL = "sbatch-k8s.io/waiting"
-WAITING_SELECTOR = f"sbatch-k8s.io/kind=record,{STATE_LABEL}={ACTIVE},{WAITING_LABEL}=true"
 #: Pending reasons, as Slurm names them.
 DEPENDENCY, BEGIN_TIME, NEVER_SATISFIED = "Dependency", "BeginTime", "DependencyNeverSatisfied"
 #: The reason of a job held by ``scontrol requeuehold`` (user hold): kept while it is held.
@@ -52,7 +54,7 @@ HELD_REQUEUE_REASON = "job requeued in held state"
 #: On a job's record while a requeue replaces its run (:mod:`sbatch_k8s.backends.kubernetes.
 #: requeue`): the epoch second the requeue began. A requeued job is not over: nobody records
 #: the end of that run as the job's, nor releases or fails what waits for it.
-REQUEUEING_ANNOTATION = "sbatch-k8s.io/requeueing"
+REQUEUEING_ANNOTATION = REQUEUEING
 #: A mark this old is a requeue whose process died midway (a requeue takes at most its
 #: notice and old-pods waits, 200 s): the job is then taken as the cluster shows it.
 REQUEUE_MARK_TTL_S = 600

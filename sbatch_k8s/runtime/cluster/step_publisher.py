@@ -35,6 +35,9 @@ the last patch.
 
 from __future__ import annotations
 
+from parsers.vocabulary import (
+    RUNNING_STEPS_KEY as RUNNING_STEPS_KEY,
+)
 import json
 import threading
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
@@ -44,7 +47,6 @@ from sbatch_k8s.runtime.cluster.kube_api import KubeApi
 from sbatch_k8s.runtime.batch_host.step_log import step_entry
 
 #: The record ConfigMap's data key of node 0's steps (running, and the last ended ones).
-RUNNING_STEPS_KEY = "running-steps.json"
 #: After a change, wait this long for more before writing (a burst becomes one patch).
 COALESCE_S = 0.5
 #: At least this long between two patches.

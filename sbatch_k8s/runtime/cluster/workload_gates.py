@@ -14,15 +14,17 @@ pod's :class:`~sbatch_k8s.runtime.cluster.kube_api.KubeApi` or the login side's 
 
 from __future__ import annotations
 
+from parsers.vocabulary import (
+    HOLD as HOLD,
+    GATES as GATES,
+    RELEASE_LABELS as RELEASE_LABELS,
+)
 import json
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 #: The workload's hold and gate annotations (:mod:`translators.metadata`, same keys).
-HOLD = "sbatch-k8s.io/hold"
-GATES = ("sbatch-k8s.io/dependency", "sbatch-k8s.io/begin")
 #: On a held or gated workload of a Kueue partition: the Kueue labels it gets when it may
 #: start, as JSON (:mod:`translators.gates`, same key).
-RELEASE_LABELS = "sbatch-k8s.io/release-labels"
 #: The labels Kueue reads on a workload (moved into :data:`RELEASE_LABELS` by a hold).
 KUEUE_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
 #: The pending reason of a job free to start, as Slurm names it.

@@ -11,6 +11,7 @@ that and the others wait for its exit code (:mod:`.instances`).
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY
 import grp
 import hashlib
 import json
@@ -180,7 +181,7 @@ def write_job_dir(settings: NodeSettings, desc: Dict[str, Any], script: str,
         _write_private(settings.token_file, token)
         _write_private(os.path.join(settings.job_dir, "script"),
                        script.encode("utf-8", "surrogateescape"))
-        _write_private(os.path.join(settings.job_dir, "job.json"),
+        _write_private(os.path.join(settings.job_dir, DESCRIPTION_KEY),
                        json.dumps(desc, sort_keys=True).encode())
 
 

@@ -7,6 +7,7 @@ where output goes, then hands over to :mod:`launch` to launch and stream.
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY
 import os
 import socket
 import sys
@@ -169,7 +170,7 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
         raise SlurmInputError("srun runs only inside an sbatch-k8s job here "
                               "(no allocation found in the environment)", exit_code=1)
     job_dir = environ["SBATCHK8S_JOB_DIR"]
-    with needed("read the job description", os.path.join(job_dir, "job.json")):
+    with needed("read the job description", os.path.join(job_dir, DESCRIPTION_KEY)):
         desc = load_description(job_dir)
     names, addresses = node_addresses(environ)
     known = agent_ips(names, addresses, environ)

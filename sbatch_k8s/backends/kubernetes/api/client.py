@@ -15,6 +15,7 @@ job under the same name is a conflict (409), never taken over.
 
 from __future__ import annotations
 
+from parsers.vocabulary import SUBMISSION
 import json
 import os
 import random
@@ -32,7 +33,7 @@ READ_TIMEOUT_S = 30.0
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 #: One random value per submission on every object it creates: what tells a create retried
 #: after a timeout (its object is there: ours) from a name another job holds (a conflict).
-SUBMISSION_ANNOTATION = "sbatch-k8s.io/submission"
+SUBMISSION_ANNOTATION = SUBMISSION
 #: How the API server names a refusal of an admission policy (``deploy/policy.yaml``): no
 #: permission is missing, the write is not the caller's to make.
 ADMISSION_POLICY = "ValidatingAdmissionPolicy"

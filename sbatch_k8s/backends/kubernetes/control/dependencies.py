@@ -21,6 +21,8 @@ in a requeue.
 
 from __future__ import annotations
 
+from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
+from parsers.vocabulary import ARRAY_JOB_ID, JOB_ID
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.dependency_state import dependency_targets, parsed_dependency, record_dependency
@@ -41,7 +43,6 @@ from sbatch_k8s.runtime.cluster.release import (
 )
 from sbatch_k8s.runtime.cluster.workload_gates import GATES, HOLD, hold_patch, release_patch
 
-RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 
 
 def check_targets(job: JobSpec, client: KubeClient, namespaces: Iterable[str]) -> None:
@@ -56,7 +57,7 @@ def check_targets(job: JobSpec, client: KubeClient, namespaces: Iterable[str]) -
     listed = ",".join(str(i) for i in sorted(wanted))
     try:
         for namespace in sorted(set(namespaces)):
-            for label in ("sbatch-k8s.io/job-id", "sbatch-k8s.io/array-job-id"):
+            for label in (JOB_ID, ARRAY_JOB_ID):
                 items, _ = client.list(CONFIG_MAP, namespace,
                                        f"{RECORD_SELECTOR},{label} in ({listed})")
                 found |= {int(((i.get("metadata") or {}).get("labels") or {}).get(label, 0))

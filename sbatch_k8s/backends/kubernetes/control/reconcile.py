@@ -16,6 +16,7 @@ it every :data:`INTERVAL_S` (begin times, and changes a broken watch missed).
 
 from __future__ import annotations
 
+from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
 import logging
 import os
 import socket
@@ -32,7 +33,6 @@ LEASE_NAME = "sbatch-k8s-controller"
 INTERVAL_S = 2.0
 #: After a change wakes it, the leader waits this long for the changes that come with it.
 SETTLE_S = 0.05
-RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 MANAGED_SELECTOR = "app.kubernetes.io/managed-by=sbatch-k8s"
 
 LOG = logging.getLogger("sbatch-k8s.controller")

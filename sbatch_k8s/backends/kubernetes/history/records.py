@@ -28,6 +28,18 @@ real end is unknown, so its end time is when it was found gone.
 
 from __future__ import annotations
 
+from parsers.vocabulary import (
+    RECORD_PREFIX as RECORD_PREFIX,
+    KIND as KIND_LABEL,
+    RECORD_KIND as RECORD_KIND,
+    STATE as STATE_LABEL,
+    ACTIVE as ACTIVE,
+    END_TIME as END_TIME_ANNOTATION,
+    RECORD_KEY as RECORD_KEY,
+    WORKLOAD_KEY as WORKLOAD_KEY,
+    REPORT_KEY as REPORT_KEY,
+    RUNNING_STEPS_KEY as RUNNING_STEPS_KEY,
+)
 import json
 from dataclasses import fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -76,18 +88,6 @@ from sbatch_k8s.backends.kubernetes.read.job_state import (
 from sbatch_k8s.backends.kubernetes.read.workload_view import workload_end, workload_facts
 from translators.metadata import JOB_ID, common_labels
 
-RECORD_PREFIX = "sbatch-k8s-job-"
-KIND_LABEL = "sbatch-k8s.io/kind"
-RECORD_KIND = "record"
-STATE_LABEL = "sbatch-k8s.io/state"
-ACTIVE = "active"
-END_TIME_ANNOTATION = "sbatch-k8s.io/end-time"
-RECORD_KEY = "record.json"
-WORKLOAD_KEY = "workload.json"
-#: Node 0's own report of the job's end (:mod:`sbatch_k8s.runtime.cluster.job_end`).
-REPORT_KEY = "report.json"
-#: Node 0's running and last ended steps (:mod:`sbatch_k8s.runtime.cluster.step_publisher`).
-RUNNING_STEPS_KEY = "running-steps.json"
 WORKLOAD_REF_KEYS = ("apiVersion", "kind", "name", "namespace")
 #: States a job never leaves (sacct's terminal states).
 FINAL_STATES = frozenset({COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL, PREEMPTED,

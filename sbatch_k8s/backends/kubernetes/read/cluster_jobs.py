@@ -19,6 +19,8 @@ come between the two.
 
 from __future__ import annotations
 
+from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
+from parsers.vocabulary import ARRAY_JOB_ID, JOB_ID
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.job_records import PENDING, JobRecord, with_changes
@@ -26,11 +28,10 @@ from sbatch_k8s.backends.kubernetes.api.client import KubeClient
 from sbatch_k8s.backends.kubernetes.read.cluster_reads import LiveReads, memo_or, reads_for
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, POD, WORKLOADS, Kind
 
-RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 ACTIVE_SELECTOR = "sbatch-k8s.io/kind=record,sbatch-k8s.io/state=active"
 MANAGED_SELECTOR = "app.kubernetes.io/managed-by=sbatch-k8s"
-JOB_ID_LABEL = "sbatch-k8s.io/job-id"
-ARRAY_JOB_ID_LABEL = "sbatch-k8s.io/array-job-id"
+JOB_ID_LABEL = JOB_ID
+ARRAY_JOB_ID_LABEL = ARRAY_JOB_ID
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 #: A record this young whose workload is not there yet is being submitted, not vanished
 #: (sbatch's requests, retried, take at most its retry budget).

@@ -35,6 +35,7 @@ that often).
 
 from __future__ import annotations
 
+from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
 import os
 import threading
 import time
@@ -43,7 +44,6 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, JOB, POD, WORKLOADS, Kind
 from sbatch_k8s.backends.kubernetes.read.reflector import Reflector, rv_number
 
-RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 MANAGED_SELECTOR = "app.kubernetes.io/managed-by=sbatch-k8s"
 #: How long the server holds back a reader while a mirror catches up with our writes (or
 #: takes its first LIST), unless ``$SBATCHK8S_CACHE_WAIT_S`` says otherwise.

@@ -19,6 +19,7 @@ cache to keep fresh.
 
 from __future__ import annotations
 
+from parsers.vocabulary import KIND, MANAGED_BY
 import errno
 import json
 import os
@@ -27,7 +28,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 #: Labels the cache's selectors use; a ``wrote`` line carries these only.
-TRACKED_LABELS = ("sbatch-k8s.io/kind", "app.kubernetes.io/managed-by")
+TRACKED_LABELS = (KIND, MANAGED_BY)
 #: What the server uses to connect as the command did.
 CONNECT_VARIABLES = ("KUBECONFIG", "HOME", "SBATCHK8S_CONTEXT", "KUBERNETES_SERVICE_HOST",
                      "KUBERNETES_SERVICE_PORT", "SBATCHK8S_API_RETRY_S")

@@ -9,6 +9,7 @@ job's objects).
 
 from __future__ import annotations
 
+from parsers.vocabulary import JOB_ID
 import secrets
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
@@ -141,7 +142,7 @@ def _workload_refs(units: Sequence[Sequence[Dict[str, Any]]], namespace: str,
         workload = unit[-1]
         ref = {"apiVersion": workload["apiVersion"], "kind": workload["kind"],
                "name": workload["metadata"]["name"], "namespace": namespace}
-        by_id[workload["metadata"]["labels"]["sbatch-k8s.io/job-id"]] = ref
+        by_id[workload["metadata"]["labels"][JOB_ID]] = ref
     first = next(iter(by_id.values()))
     return [by_id.get(str(base_id + k), first) for k in range(len(indices))]
 
@@ -156,7 +157,7 @@ def _ownership_of(units: Sequence[Sequence[Dict[str, Any]]],
     for unit in units:
         meta = unit[-1]["metadata"]
         annotations = meta.get("annotations") or {}
-        by_id[meta["labels"]["sbatch-k8s.io/job-id"]] = {
+        by_id[meta["labels"][JOB_ID]] = {
             k: v for k, v in annotations.items() if k in OWNERSHIP_KEYS}
     first = next(iter(by_id.values()))
     return [by_id.get(str(base_id + k), first) for k in range(len(indices))]

@@ -17,6 +17,7 @@ over. The ValidatingAdmissionPolicy in ``deploy/`` lets users only raise the cou
 
 from __future__ import annotations
 
+from parsers.vocabulary import COUNTER_KIND, KIND
 import random
 import time
 from typing import Iterable, Optional
@@ -122,5 +123,5 @@ def _counter(next_id: int) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": COUNTER_NAME,
                          "labels": {"app.kubernetes.io/managed-by": "sbatch-k8s",
-                                    "sbatch-k8s.io/kind": "job-id-counter"}},
+                                    KIND: COUNTER_KIND}},
             "data": {COUNTER_KEY: str(next_id)}}

@@ -19,6 +19,8 @@ own, the strongest isolation (see README, "Users and trust").
 
 from __future__ import annotations
 
+from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
+from parsers.vocabulary import ARRAY_JOB_ID, JOB_ID
 import dataclasses
 from typing import Iterable, List, Mapping, Optional, Set, Tuple
 
@@ -37,7 +39,6 @@ from translators.config import ClusterConfig, PartitionConfig
 from translators.ownership import Ownership, any_of
 from translators.users import namespace_for, slurm_user_name
 
-RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
 
 
 def partition_namespace(partition: PartitionConfig, client: KubeClient,
@@ -100,7 +101,7 @@ def released_by(client: KubeClient, job: JobSpec, namespaces: Iterable[str]) -> 
     listed = ",".join(str(i) for i in wanted)
     patterns: List[str] = []
     for namespace in sorted(set(namespaces)):
-        for label in ("sbatch-k8s.io/job-id", "sbatch-k8s.io/array-job-id"):
+        for label in (JOB_ID, ARRAY_JOB_ID):
             items, _ = client.list(CONFIG_MAP, namespace,
                                    f"{RECORD_SELECTOR},{label} in ({listed})")
             for item in items:
