@@ -71,6 +71,10 @@ class Backend(abc.ABC):
         it (this machine's); None: each partition's configured size."""
         return None
 
+    def check_plan(self, plan: "SubmissionPlan") -> None:
+        """Raise the refusals only this backend can decide without creating anything (this
+        machine's capacity); ``--k8s-lint`` asks before saying a job would be submitted."""
+
     @abc.abstractmethod
     def submit(self, plan: "SubmissionPlan") -> int:
         """Submit a planned job (:mod:`sbatch_k8s.submission_plan`); print what sbatch

@@ -190,19 +190,18 @@ def submission_outcome(command_line: CommandLine, environ: Mapping[str, str],
 
 def _submission_warnings(command_line: CommandLine, environ: Mapping[str, str],
                          script: BatchScript) -> List[str]:
-    from sbatch_k8s.config_file import LOCAL, choose_backend, load_config
+    from sbatch_k8s.backends import open_backend
+    from sbatch_k8s.config_file import LOCAL
     from sbatch_k8s.submission_plan import plan_submission
 
     job, submit = build_job(command_line, environ, script)
-    config, path = load_config(environ)
-    if choose_backend(environ, config, path) == LOCAL:
-        from sbatch_k8s.backends.local.capacity import check_fits, local_shape
-
-        plan = plan_submission(job, submit, config, environ, local_shape(config.local))
-        check_fits(plan.job, plan.allocation, config.local)
+    backend = open_backend(environ)
+    plan = plan_submission(job, submit, backend.config, environ, backend.node_shape())
+    backend.check_plan(plan)
+    if backend.name == LOCAL:
         return list(plan.warnings)
     # the rendered plan's warnings start with the allocation's own
-    return list(_rendered_warnings(plan_submission(job, submit, config, environ)))
+    return list(_rendered_warnings(plan))
 
 
 def _rendered_warnings(plan: "SubmissionPlan") -> Tuple[str, ...]:

@@ -35,6 +35,11 @@ class LocalBackend(Backend):
 
         return local_shape(self.config.local)
 
+    def check_plan(self, plan: "SubmissionPlan") -> None:
+        from sbatch_k8s.backends.local.capacity import check_fits
+
+        check_fits(plan.job, plan.allocation, self.config.local)
+
     def submit(self, plan: "SubmissionPlan") -> int:
         from sbatch_k8s.backends.local.submit import submit_local
 
