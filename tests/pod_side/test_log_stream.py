@@ -17,7 +17,7 @@ import pytest
 
 from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder, StreamSink
 from sbatch_k8s.runtime.log_stream.frames import (
-    MARK, MARK_EVERY_BYTES, RECORD_END, StreamEncoder, plain_safe)
+    DATA_CHUNK, MARK, MARK_EVERY_BYTES, RECORD_END, StreamEncoder, plain_safe)
 from tests.kubelet.cri_log import cri_lines, decode_lines, runtime_lines
 
 #: Bytes a log pipeline alters or a stream must carry as data.
@@ -216,3 +216,18 @@ def test_a_version_1_stream_still_reads() -> None:
     assert old.count(b" data ") == 1 and b" ::" not in old
     files = _decode([old])
     assert bytes(files.data[0]) == b"".join(pieces) and files.lost == 0
+
+
+def test_awkward_output_goes_in_few_records_and_text_stays_plain() -> None:
+    """A reader decodes one record per DATA_CHUNK bytes of awkward output, not one per line
+    (one per line made sbatch --wait read 3 MB/s, and fall a whole rotation behind)."""
+    random.seed(3)
+    awkward = b"".join(bytes(random.getrandbits(8) for _ in range(40)) + b"\r\n"
+                       for _ in range(5000))
+    encoder = StreamEncoder()
+    out = encoder.feed(0, awkward)
+    assert out.count(b"\n") <= len(awkward) // DATA_CHUNK + 2
+    text = b"".join(b"step %d loss %.3f\n" % (i, 1 / (i + 1)) for i in range(5000))
+    assert StreamEncoder().feed(0, text).startswith(text[:4096])
+    files = _decode([_encode([awkward, text, awkward])])
+    assert bytes(files.data[0]) == awkward + text + awkward and files.lost == 0

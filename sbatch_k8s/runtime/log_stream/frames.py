@@ -6,7 +6,8 @@ the batch script's output files into its container's stdout (:mod:`.tee`), so th
 ``sattach``) can rebuild every file byte for byte (:mod:`.decoder`). The format:
 
 * **Plain lines** are the bytes of the batch stdout file (file ``0``), line by line, as the job
-  wrote them — those a log pipeline passes through unchanged (:func:`plain_safe`).
+  wrote them — those a log pipeline passes through unchanged (:func:`plain_safe`), but for
+  short runs of them among lines that cannot be plain, which go as data with those.
 * Every other line is a **record**: it begins with :data:`MARK` (``::sbatch-k8s:: ``) and ends
   with :data:`RECORD_END` (`` ::`` and the newline; version 1 records end with the newline
   alone). Records carry what plain lines cannot:
@@ -58,7 +59,7 @@ import base64
 import json
 import re
 import zlib
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 MARK = b"::sbatch-k8s:: "
 #: How a record line ends (version 2): its tail, whatever part a rotation cut, is a record's.
@@ -68,6 +69,8 @@ VERSION = 2
 PLAIN_LINE_MAX = 8192
 #: Raw bytes per data record (base64: 8 KiB of text).
 DATA_CHUNK = 6144
+#: Output is judged plain or not in pieces of at least this many bytes (:func:`_runs`).
+PLAIN_RUN_MIN = 1024
 STDOUT_KEY = 0
 STDERR_KEY = 1
 #: Plain bytes of file 0 between two ``at`` records at most (a reader holds the lines between
@@ -81,6 +84,7 @@ REDECLARE_S = 10.0
 #: containerd drops it before a ``\\n``; NUL, form feed…). Bytes that are not UTF-8 are
 #: caught by decoding.
 _ALTERABLE = re.compile(rb"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
+_ALTERABLE_BYTES = bytes([*range(0x00, 0x09), *range(0x0b, 0x1b), *range(0x1c, 0x20), 0x7f])
 
 
 def split_lines(data: bytes) -> List[bytes]:
@@ -105,6 +109,23 @@ def plain_safe(line: bytes) -> bool:
         return True
     try:
         body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def all_plain(block: bytes) -> bool:
+    """Whether every line of ``block`` (whole lines) is :func:`plain_safe`, looked at in one
+    pass over the block (the common case of text output, at C speed)."""
+    if block.startswith(MARK) or b"\n" + MARK in block or RECORD_END in block:
+        return False
+    if len(block.translate(None, _ALTERABLE_BYTES)) != len(block) or \
+            max(map(len, block.split(b"\n"))) >= PLAIN_LINE_MAX:
+        return False
+    if block.isascii():
+        return True
+    try:
+        block.decode("utf-8")           # valid as a whole: valid line by line (cut at \n)
     except UnicodeDecodeError:
         return False
     return True
@@ -136,6 +157,26 @@ def data_records(key: int, offset: int, data: bytes) -> bytes:
         out.append(record("data", str(key), str(offset + start),
                           base64.b64encode(piece).decode("ascii"), checksum(piece)))
     return b"".join(out)
+
+
+def _runs(block: bytes) -> List[Tuple[bool, bytes]]:
+    """``block`` (whole lines) as runs of plain lines (True) and of bytes sent as data
+    (False), judged in pieces of at least :data:`PLAIN_RUN_MIN` bytes cut at line ends: a
+    piece with a line that cannot be plain goes as data whole, so that output of mostly
+    awkward bytes costs one record per :data:`DATA_CHUNK` bytes, not one per line, and
+    neither side looks at each line on its own."""
+    runs: List[Tuple[bool, List[bytes]]] = []
+    position = 0
+    while position < len(block):
+        end = block.find(b"\n", position + PLAIN_RUN_MIN - 1) + 1 or len(block)
+        piece = block[position:end]
+        plain = all_plain(piece)
+        if runs and runs[-1][0] == plain:
+            runs[-1][1].append(piece)
+        else:
+            runs.append((plain, [piece]))
+        position = end
+    return [(plain, b"".join(pieces)) for plain, pieces in runs]
 
 
 class StreamEncoder:
@@ -178,20 +219,35 @@ class StreamEncoder:
         if last < 0:
             return b""
         complete, self.pending = self.pending[:last + 1], self.pending[last + 1:]
+        if all_plain(complete):
+            return self._plain_block(complete)
         out: List[bytes] = []
-        offset = self.offsets.get(STDOUT_KEY, 0)
-        for line in split_lines(complete):
-            if plain_safe(line):
-                out.append(line)
-                offset += len(line)
-                if offset - self.marked >= MARK_EVERY_BYTES:
-                    self.offsets[STDOUT_KEY] = offset
-                    out.append(self.mark())
-            else:
-                out.append(data_records(STDOUT_KEY, offset, line))
-                offset += len(line)
-                self.marked = offset        # a data record places what came before it
-        self.offsets[STDOUT_KEY] = offset
+        for plain, run in _runs(complete):
+            if plain:
+                out.append(self._plain_block(run))
+                continue
+            offset = self.offsets.get(STDOUT_KEY, 0)
+            out.append(data_records(STDOUT_KEY, offset, run))
+            self.offsets[STDOUT_KEY] = self.marked = offset + len(run)
+        return b"".join(out)
+
+    def _plain_block(self, block: bytes) -> bytes:
+        """Whole lines that are all plain, with an ``at`` after the line that completes each
+        :data:`MARK_EVERY_BYTES` (as line by line, without splitting the block)."""
+        out: List[bytes] = []
+        position = 0
+        while position < len(block):
+            offset = self.offsets.get(STDOUT_KEY, 0)
+            room = MARK_EVERY_BYTES - (offset - self.marked)
+            if len(block) - position < room:
+                out.append(block[position:])
+                self.offsets[STDOUT_KEY] = offset + len(block) - position
+                break
+            end = block.find(b"\n", position + max(room, 1) - 1) + 1
+            out.append(block[position:end])
+            self.offsets[STDOUT_KEY] = offset + end - position
+            out.append(self.mark())
+            position = end
         return b"".join(out)
 
     def flush(self) -> bytes:
