@@ -22,7 +22,7 @@ from tests.local.harness import REPO
 PROBE = r"""
 import json, os, socket, subprocess, sys
 sys.path.insert(0, sys.argv[1])
-from sbatch_k8s.runtime.agent.service import node_namespace
+from sbatch_k8s.runtime.agent import node_namespace
 why = node_namespace.enter("127.0.0.9", sys.argv[2])
 with open("/tmp/sbatch-k8s/mark", "w") as f:
     f.write("here")
