@@ -17,8 +17,8 @@ from typing import Callable, List, Mapping, Optional, Sequence
 
 from parsers.errors import SlurmInputError
 from sbatch_k8s.errors import SbatchK8sError
-from sbatch_k8s.messages import print_error as print_error
-from sbatch_k8s.messages import print_warning as print_warning
+from sbatch_k8s.user_messages import print_error as print_error
+from sbatch_k8s.user_messages import print_warning as print_warning
 
 
 def run_command(command: str, body: Callable[[List[str]], int],

@@ -248,7 +248,7 @@ class KubernetesBackend(Backend):
         (:mod:`sbatch_k8s.runtime.cluster.step_publisher`), from the records already read. Pods
         without the job ServiceAccount cannot publish: one warning per listing says so for
         their partition, rather than let the listing look complete."""
-        from sbatch_k8s.messages import print_warning
+        from sbatch_k8s.user_messages import print_warning
 
         partition = self.config.partition(record.partition)
         if partition is not None and not self._publishes_steps(partition) and \

@@ -33,7 +33,7 @@ from sbatch_k8s.backends.local.layout import job_dir_of, write_private
 from sbatch_k8s.backends.local.supervisor import write_launch_settings
 from sbatch_k8s.backends.local.waiting import wait_for_job
 from sbatch_k8s.backends.local.wakeup import ensure_scheduler
-from sbatch_k8s.messages import print_warning
+from sbatch_k8s.user_messages import print_warning
 from sbatch_k8s.submission_plan import SubmissionPlan
 from translators.config import ClusterConfig
 from parsers.platforms.contract_profiles import profile_entry

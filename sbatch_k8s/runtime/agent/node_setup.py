@@ -9,6 +9,7 @@ one, and the runtime's internal variables.
 
 from __future__ import annotations
 
+from parsers.job_description import JobDescription, read_description
 from parsers.vocabulary import DESCRIPTION_KEY, ENVIRONMENT_KEY
 import json
 import os
@@ -69,21 +70,22 @@ def settings_from(contract: str, environ: Mapping[str, str],
 ENVIRONMENT_FILE = ENVIRONMENT_KEY
 
 
-def load_description(job_dir: str, token_file: Optional[str] = None) -> Dict[str, Any]:
+def load_description(job_dir: str, token_file: Optional[str] = None) -> JobDescription:
     """The job description: ``job.json`` of the job directory, completed by its private part
     (:data:`ENVIRONMENT_FILE` beside ``token_file``; by default this process's
     ``SBATCHK8S_TOKEN_FILE``, else the pods' path). Without that file (a platform run, an
     older submission) the description is ``job.json`` alone."""
     with open(os.path.join(job_dir, DESCRIPTION_KEY)) as f:
-        desc: Dict[str, Any] = json.load(f)
+        public: Dict[str, Any] = json.load(f)
     if token_file is None:
         token_file = os.environ.get("SBATCHK8S_TOKEN_FILE", DEFAULT_TOKEN_FILE)
+    private: Dict[str, Any] = {}
     try:
         with open(os.path.join(os.path.dirname(token_file), ENVIRONMENT_FILE)) as f:
-            desc.update(json.load(f))
+            private = json.load(f)
     except FileNotFoundError:
         pass
-    return desc
+    return read_description(public, private)
 
 
 #: How often the run restarted inside its workload, which the description's restart count

@@ -29,7 +29,7 @@ from parsers.job_records import COMPLETED, PENDING, JobRecord
 from sbatch_k8s.backends.base import SRUN_COMMAND
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.output.pod_log import LogFollower
-from sbatch_k8s.messages import print_warning
+from sbatch_k8s.user_messages import print_warning
 from translators.config import ClusterConfig
 
 COMMAND = SRUN_COMMAND

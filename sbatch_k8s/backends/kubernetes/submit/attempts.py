@@ -24,7 +24,7 @@ from sbatch_k8s.backends.kubernetes.submit.create_objects import (
     ensure_runtime,
     submitted_record,
 )
-from sbatch_k8s.messages import print_warning
+from sbatch_k8s.user_messages import print_warning
 from translators.config import PartitionConfig
 from translators.ownership import Ownership
 

@@ -24,7 +24,7 @@ from parsers.errors import submission_failed
 from parsers.formats.messages import submitted_line
 from parsers.jobspec import JobSpec, SubmitOptions
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
-from sbatch_k8s.messages import print_warning
+from sbatch_k8s.user_messages import print_warning
 
 if TYPE_CHECKING:
     from sbatch_k8s.submission_plan import SubmissionPlan
