@@ -70,3 +70,25 @@ def test_the_records_word_comes_first() -> None:
     objects = {f"{NS}/configmaps/sbatch-k8s-job-7": _record("CANCELLED", "CANCELLED"),
                f"{NS}/pods/llm-7-0-abcde": _pod(), JOB: {"metadata": {"name": "llm-7"}}}
     assert _ask(objects) == CANCEL
+
+
+def test_a_slow_or_failing_api_server_is_asked_again_before_node_0_decides(
+        monkeypatch: Any) -> None:
+    """A pod deleted alone is a node failure, even when the API server answers only at the
+    third try (at one try, a loaded server on real nodes made it a cancel)."""
+    import asyncio
+
+    from sbatch_k8s.runtime.cluster import end_cause
+    from sbatch_k8s.runtime.batch_host.stop_judge import NODE_FAIL, StopJudge
+
+    monkeypatch.setattr(end_cause, "ASK_RETRY_S", 0.01)
+    answers = [ApiError("GET: timed out"), ApiError("GET: 503", 503), WORKLOAD_LIVES]
+
+    def ask() -> str:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    state, _ = asyncio.run(StopJudge(7, ask).own_stop(has_peers=False))
+    assert state == NODE_FAIL and answers == []

@@ -88,10 +88,15 @@ class StopJudge:
         if self.ask_cluster is None:
             return None
         loop = asyncio.get_event_loop()
-        try:
-            return await asyncio.wait_for(loop.run_in_executor(None, self.ask_cluster),
-                                          end_cause.ASK_TIMEOUT_S)
-        except Exception as e:
-            log(f"warning: job {self.job_id}: cannot ask the API server why its pods are "
-                f"stopped ({e}): deciding from what the nodes say")
-            return None
+        deadline = loop.time() + end_cause.ASK_TIMEOUT_S
+        while True:
+            try:
+                return await asyncio.wait_for(loop.run_in_executor(None, self.ask_cluster),
+                                              max(0.1, deadline - loop.time()))
+            except Exception as e:
+                if loop.time() + end_cause.ASK_RETRY_S < deadline:
+                    await asyncio.sleep(end_cause.ASK_RETRY_S)
+                    continue
+                log(f"warning: job {self.job_id}: cannot ask the API server why its pods "
+                    f"are stopped ({e or 'no answer'}): deciding from what the nodes say")
+                return None

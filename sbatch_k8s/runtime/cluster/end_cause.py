@@ -39,8 +39,11 @@ PEERS_WAIT_S = 3.0
 #: evicted alone fails the workload only once its runtime has exited, and the workload's
 #: controller stops node 0 after that.
 OWN_STOP_WAIT_S = 0.5
-#: How long the questions to the API server may take in all.
-ASK_TIMEOUT_S = 5.0
+#: How long the questions to the API server may take in all, tried again every ASK_RETRY_S
+#: after an error: well inside the pods' termination grace (60 s). At 5 s, a loaded API server
+#: on real nodes left a deleted pod's job recorded CANCELLED, not NODE_FAIL and requeued.
+ASK_TIMEOUT_S = 20.0
+ASK_RETRY_S = 1.0
 CANCELLED, NODE_FAIL, PREEMPTED = "CANCELLED", "NODE_FAIL", "PREEMPTED"
 CANCEL, REQUEUE, WORKLOAD_LIVES = "cancel", "requeue", "workload lives"
 #: The workload was suspended (Kueue evicting it, a hold): it runs again later.

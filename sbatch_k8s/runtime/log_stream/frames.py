@@ -77,7 +77,7 @@ STDERR_KEY = 1
 #: two of them until the second says where they end).
 MARK_EVERY_BYTES = 256 << 10
 #: While the job writes nothing, an ``at`` record this often (the stream's heartbeat).
-KEEPALIVE_S = 4.0
+KEEPALIVE_S = 2.0
 #: The ``file`` records again this often (and before ``end``).
 REDECLARE_S = 10.0
 #: Bytes a log pipeline may alter: control bytes but tab and escape (``\\r`` among them:

@@ -30,6 +30,12 @@ POLL_S = 0.1
 READ_BYTES = 1 << 16
 #: The most of one file one round reads and sends (:meth:`OutputTee._copy`).
 CHUNK_BYTES = 1 << 20
+#: The stream's first STARTUP_S carry at most STARTUP_BYTES of the files (the rest waits in
+#: them): a job writing fast from its first second filled its log past the kubelet's rotation
+#: size (10 MiB) before ``sbatch --wait`` had connected, and the kubelet serves only the
+#: newest file (on real nodes: 12 MB written in 1.5 s, all but 32 bytes rotated away unread).
+STARTUP_S = 10.0
+STARTUP_BYTES = 6 << 20
 #: A last line without its newline is sent (as data) once file 0 is quiet this long.
 PARTIAL_AFTER_S = 1.0
 #: ``at`` records: after a pause of plain output, and at most this far apart in time while
@@ -70,6 +76,8 @@ class OutputTee:
         self._last_mark = time.monotonic()
         self._last_write = time.monotonic()
         self._last_declared = time.monotonic()
+        self._began = time.monotonic()
+        self._sent = 0          # bytes of the files read so far
 
     def begin(self) -> None:
         """Take over the container's stdout; send the runtime's own output to the spool."""
@@ -85,6 +93,7 @@ class OutputTee:
         os.dup2(messages, 2)
         os.close(messages)
         self._messages_fd = os.open(self.messages_path, os.O_RDONLY)
+        self._began = time.monotonic()
         _write_all(self._out, self.encoder.start())
         self._thread.start()
 
@@ -121,10 +130,15 @@ class OutputTee:
             out: List[bytes] = []
             grew: Dict[int, bool] = {}
             more = False
+            allowance = self._allowance()
             for key, fd in self._files:
-                data = _read_new(fd, CHUNK_BYTES)
+                limit = CHUNK_BYTES if allowance is None else min(CHUNK_BYTES, allowance)
+                data = _read_new(fd, limit) if limit > 0 else b""
+                self._sent += len(data)
+                if allowance is not None:
+                    allowance -= len(data)
                 grew[key] = bool(data)
-                more = more or len(data) >= CHUNK_BYTES
+                more = more or (limit > 0 and len(data) >= limit)
                 if data:
                     out.append(self.encoder.feed(key, data))
             self._copy_messages(out, final and not more)
@@ -145,6 +159,27 @@ class OutputTee:
                 _write_all(self._out, data)
                 self._last_write = now
             return more
+
+    def _allowance(self) -> Optional[int]:
+        """How much more of the files the stream may carry now (None: any amount)."""
+        if time.monotonic() - self._began >= STARTUP_S:
+            return None
+        return max(0, STARTUP_BYTES - self._sent)
+
+    def _unread(self) -> int:
+        """Bytes the files hold that the stream has not carried yet."""
+        with self._lock:
+            return sum(max(0, os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR))
+                       for _, fd in self._files)
+
+    def _wait_for_allowance(self) -> None:
+        """Before the last copy: while the start-up allowance holds back what is left, wait
+        (the copying thread goes on, within it)."""
+        while True:
+            allowance = self._allowance()
+            if allowance is None or self._unread() <= allowance:
+                return
+            time.sleep(POLL_S)
 
     def _marks(self, now: float, grew: bool) -> bytes:
         """A last line without its newline after a quiet moment; an ``at`` when due, or as
@@ -171,6 +206,10 @@ class OutputTee:
 
     def finish(self) -> None:
         """Copy everything left, write the ``end`` record, give back stdout and stderr."""
+        try:
+            self._wait_for_allowance()
+        except OSError:
+            pass
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(30)
