@@ -58,11 +58,6 @@ class Allocation:
     gpus_on_nodes: Tuple[int, ...] = ()
 
     @property
-    def total_tasks(self) -> int:
-        """Tasks a default ``srun`` starts."""
-        return sum(self.tasks_per_node)
-
-    @property
     def max_tasks_per_node(self) -> int:
         """The most tasks any node holds (pods are sized for it)."""
         return max(self.tasks_per_node)

@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from parsers.jobspec import OptionRecord
 from parsers.options import APPROXIMATED, IGNORED, REJECTED, SBATCH, Option, long_names
-from parsers.sbatch import RESET
+from parsers.sbatch_input import RESET
 
 #: How a backend is named in messages.
 BACKEND_WORDS = {"local": "the local backend", "kubernetes": "the Kubernetes backend"}

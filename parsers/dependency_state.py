@@ -26,7 +26,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from parsers.records import CANCELLED, COMPLETED, PENDING, JobRecord
+from parsers.job_records import CANCELLED, COMPLETED, PENDING, JobRecord
 from parsers.values.dependency import DependencyClause, DependencySpec, parse_dependency
 
 OK, WAIT, NEVER = "ok", "wait", "never"

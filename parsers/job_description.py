@@ -15,7 +15,7 @@ local backend writes a mode-0600 file beside the token). Everything else is ``jo
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypedDict
 
 from parsers.allocation import Allocation, gres_gpus
 from parsers.jobspec import SCRIPT_FROM_STDIN, JobSpec, SubmitContext
@@ -32,6 +32,98 @@ LOGIN_ONLY_VARIABLES = (
     "DISPLAY", "KUBECONFIG", "MAIL", "SHLVL", "_", "LS_COLORS", "SSH_*", "XDG_*", "DBUS_*",
     "SBATCHK8S_*", "SBATCH_K8S_*", "VIRTUAL_ENV", "PYTHONHOME", "CONDA_*",
 )
+
+
+class JobDescription(TypedDict):
+    """The description's fields (:func:`describe_job` writes every one; ``version`` guards
+    them). The runtime reads only these and :class:`DescriptionExtras`'; a test holds both
+    sides to this list."""
+
+    version: int
+    job_id: int
+    job_name: str
+    job_name_exported: bool
+    array_job_id: Optional[int]
+    array_task_id: Optional[int]
+    array: Optional[Dict[str, Any]]
+    array_indices: Optional[List[int]]
+    user: str
+    uid: int
+    gid: int
+    group: str
+    submit_dir: str
+    submit_host: str
+    cluster_name: str
+    partition: Optional[str]
+    account: Optional[str]
+    qos: Optional[str]
+    node_count: int
+    tasks_per_node: List[int]
+    cpus_per_node: List[int]
+    ntasks: int
+    ntasks_per_node: Optional[int]
+    cpus_per_task: Optional[int]
+    gpus_per_node_count: int
+    gpus_on_nodes: List[int]
+    gpus_requested: bool
+    gpus: Optional[str]
+    gpus_per_node: Optional[str]
+    gpus_per_task: Optional[str]
+    cpus_per_gpu: Optional[int]
+    mem_per_node_mb: Optional[int]
+    mem_per_cpu_mb: Optional[int]
+    mem_per_gpu_mb: Optional[int]
+    time_limit_min: Optional[int]
+    signal: Optional[Dict[str, Any]]
+    output: Optional[str]
+    error: Optional[str]
+    input: Optional[str]
+    open_mode: Optional[str]
+    workdir: str
+    export: Optional[str]
+    environment: Dict[str, str]
+    script_name: str
+    script_args: List[str]
+    dependency: Optional[str]
+    distribution: Optional[str]
+    exclusive: Optional[str]
+    overcommit: bool
+    requeue: Optional[bool]
+    container_image: Optional[str]
+    container_mounts: List[List[str]]
+    container_workdir: Optional[str]
+    wait_all_nodes: Optional[bool]
+
+
+class DescriptionExtras(TypedDict, total=False):
+    """Fields only some descriptions have."""
+
+    #: The job's contract profile when not ``slurm`` (:func:`parsers.platforms.
+    #: contract_profiles.profile_entry`).
+    contract_profile: str
+    #: Node 0 copies the job's output to the pod log (the working directory is not shared).
+    stream_output: bool
+    #: Platform mode: the variables the platform's contract gives each task.
+    contract_variables: Dict[str, str]
+    #: The local backend's GPUs per node for this run (its supervisor writes them).
+    gpu_ids: List[List[int]]
+    #: The local backend's ``MASTER_PORT`` for this run (chosen so no other job has it).
+    master_port: int
+    #: How often the job was requeued (``SLURM_RESTART_COUNT``); a requeue's next run sets it.
+    restart_count: int
+
+
+def description_fields() -> Tuple[str, ...]:
+    """Every field a description may have: :class:`JobDescription`'s, then the extras'."""
+    return tuple(JobDescription.__annotations__) + tuple(DescriptionExtras.__annotations__)
+
+
+def read_description(public: Mapping[str, Any], private: Mapping[str, Any]) -> JobDescription:
+    """The description again from its two stored parts (the inverse of
+    :func:`split_description`): ``job.json``, completed by ``environment.json``."""
+    merged: Dict[str, Any] = dict(public)
+    merged.update(private)
+    return merged  # type: ignore[return-value]
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
@@ -92,7 +184,7 @@ def describe_job(
     environment: Mapping[str, str],
     array_job_id: Optional[int] = None,
     array_task_id: Optional[int] = None,
-) -> Dict[str, Any]:
+) -> JobDescription:
     """The job description as a JSON-ready dict (keys are stable; ``version`` guards them).
 
     Arrays: ``array_indices`` lists the task ids in order. One array task per workload has

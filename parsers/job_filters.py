@@ -1,6 +1,6 @@
 """Which jobs a reporting command acts on: its filters as pure functions over job records.
 
-Backends build :class:`~parsers.records.JobRecord` values (from the local job database, or
+Backends build :class:`~parsers.job_records.JobRecord` values (from the local job database, or
 from cluster state) and ask these functions which records a request selects, so that every
 backend applies the very same rules. What needs the system is resolved by the caller and
 passed in: user names to uids, a ``-w`` node file to its host names.
@@ -14,16 +14,16 @@ they match no job, as Slurm's filters match no job without one).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Collection, FrozenSet, List, Optional, Sequence
+from typing import TYPE_CHECKING, Collection, FrozenSet, Optional, Sequence
 
 from parsers.errors import ValueSyntaxError
-from parsers.records import PENDING, RUNNING, SUSPENDED, JobRecord
+from parsers.job_records import PENDING, RUNNING, SUSPENDED, JobRecord
 from parsers.report_options.ids import JobId
 from parsers.values.hostlist import expand_hostlist
 
 if TYPE_CHECKING:
-    from parsers.report_options.sacct import SacctQuery
-    from parsers.report_options.scancel import ScancelRequest
+    from parsers.report_options.sacct_options import SacctQuery
+    from parsers.report_options.scancel_options import ScancelRequest
 
 #: The states scancel's filters can select (``_filter_job_records``).
 SCANCEL_STATES = (PENDING, RUNNING, SUSPENDED)
@@ -180,14 +180,9 @@ def _sacct_names(selected: JobId, record: JobRecord) -> bool:
             and selected.array_task_id in (None, record.array_task_id))
 
 
-def select_by_ids(records: Sequence[JobRecord], ids: Sequence[JobId]) -> List[JobRecord]:
-    """The records any of ``ids`` names (scancel's rules), in their order."""
-    return [r for r in records if any(id_names(j, r) for j in ids)]
-
-
 def truncated_to(record: JobRecord, start: int, end: int) -> JobRecord:
     """``sacct -T``: the job's start and end clipped to the window ``[start, end)``."""
-    from parsers.records import with_changes
+    from parsers.job_records import with_changes
 
     changes = {}
     if record.start_time is not None and record.start_time < start:

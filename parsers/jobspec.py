@@ -119,7 +119,8 @@ class SubmitOptions:
     k8s_lint: bool = False
     k8s_target: Optional[str] = None
     k8s_job_id: Optional[int] = None
-    #: ``--k8s-export``: the form-based platform (:data:`parsers.platform_names.EXPORT_PLATFORMS`).
+    #: ``--k8s-export``: the form-based platform
+    #: (:data:`parsers.platforms.platform_names.EXPORT_PLATFORMS`).
     k8s_export: Optional[str] = None
     #: ``"1.<minor>"`` (see :func:`parsers.option_values.kubernetes_minor`).
     k8s_kubernetes_version: Optional[str] = None
@@ -200,7 +201,7 @@ class JobSpec:
     container_entrypoint: Optional[bool] = None
     # -- sbatch-k8s's own ---------------------------------------------------------------------
     #: ``--k8s-contract``: the platform whose variables the nodes also get (the partition's
-    #: ``contract`` when None; :data:`parsers.target_names.CONTRACT_PROFILES`).
+    #: ``contract`` when None; :data:`parsers.platforms.target_names.CONTRACT_PROFILES`).
     k8s_contract: Optional[str] = None
     # -- what the parser saw -------------------------------------------------------------------
     steps: Tuple[StepRecord, ...] = ()

@@ -16,8 +16,8 @@ from parsers.errors import EXIT_OPTION_ERROR, EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.errors import fatal, submission_failed
 from parsers.formats.cnumbers import atoi, strtol
 from parsers.options import Option
-from parsers.target_names import CONTRACT_PROFILES, TARGET_NAMES
-from parsers.platform_names import EXPORT_PLATFORMS
+from parsers.platforms.target_names import CONTRACT_PROFILES, TARGET_NAMES
+from parsers.platforms.platform_names import EXPORT_PLATFORMS
 
 #: Slurm's NICE_OFFSET - 3: the largest --nice adjustment.
 NICE_LIMIT = 0x80000000 - 3

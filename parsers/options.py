@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from parsers.target_names import profiles_in_words, targets_in_words
+from parsers.platforms.target_names import profiles_in_words, targets_in_words
 
 HONOURED = "honoured"
 APPROXIMATED = "approximated"

@@ -11,7 +11,7 @@ sets (:data:`LOGIN`, :func:`adopt_former_names`), never written.
 Roles: ``login`` — a setting of the user's shell, read by the commands (and carried into local
 jobs so that commands there use the same cluster); ``node`` — what the local backend or a pod
 spec tells the runtime of a node; ``job`` — what the runtime tells the job's own processes
-(the commands inside the job find it without them too: ``sbatch_k8s.runtime.node_file``);
+(the commands inside the job find it without them too: ``sbatch_k8s.runtime.agent.node_file``);
 ``test`` — knobs of the test suite.
 """
 

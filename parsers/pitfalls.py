@@ -15,7 +15,7 @@ import re
 from typing import Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, \
     Sequence, Tuple
 
-from parsers.platform_names import PLATFORM_VARIABLES, SHELL_VARIABLES, SLURM_SET
+from parsers.platforms.platform_names import PLATFORM_VARIABLES, SHELL_VARIABLES, SLURM_SET
 
 
 class Finding(NamedTuple):

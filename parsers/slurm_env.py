@@ -14,15 +14,15 @@ srun's own environment, the batch step's, has them: :func:`inherited_environment
 
 A job with a contract profile (``contract_profile``: a partition's ``contract``,
 ``--k8s-contract``) also gets its platform's variables, node by node
-(:func:`profile_variables`, :mod:`parsers.contract_profiles`).
+(:func:`profile_variables`, :mod:`parsers.platforms.contract_profiles`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from parsers.contract_profiles import PROFILES, node_facts, profile_environment
-from parsers.contract_variables import TaskView, contract_task_variables
+from parsers.platforms.contract_profiles import PROFILES, node_facts, profile_environment
+from parsers.platforms.contract_variables import TaskView, contract_task_variables
 from parsers.step_layout import StepLayout
 from parsers.steps import StepRequest
 from parsers.values.hostlist import compress_hostlist

@@ -14,8 +14,8 @@ observed on a real Slurm 22.05:
   nodes=…``, then ``Unable to create step for job N: Invalid generic resource (gres)
   specification``.
 
-Which ids the step gets is node 0's business (:mod:`sbatch_k8s.runtime.steps`): the lowest
-ones no other step holds, as Slurm binds them.
+Which ids the step gets is node 0's business (:mod:`sbatch_k8s.runtime.batch_host.step_registry`):
+the lowest ones no other step holds, as Slurm binds them.
 """
 
 from __future__ import annotations

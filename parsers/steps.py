@@ -16,7 +16,7 @@ from parsers.errors import SlurmInputError, fatal
 from parsers.getopt import GivenOption, parse_args
 from parsers.option_values import read_value
 from parsers.options import SRUN
-from parsers.sbatch import RESET, env_options
+from parsers.sbatch_input import RESET, env_options
 
 #: ``srun`` reports its own errors with exit status 1.
 EXIT_SRUN_ERROR = 1

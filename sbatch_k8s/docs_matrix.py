@@ -1,7 +1,7 @@
-"""The README's compatibility matrix, generated from the option table.
+"""The compatibility matrix of docs/options.md, generated from the option table.
 
-``python -m sbatch_k8s.docs_matrix`` rewrites the part of README.md between the markers;
-``tests/unit/test_readme.py`` fails when the README and the table disagree. sbatch has one
+``python -m sbatch_k8s.docs_matrix`` rewrites the part of docs/options.md between the markers;
+``tests/unit/test_readme.py`` fails when that page and the table disagree. sbatch has one
 column per backend (the table's level there); srun runs inside jobs with the same runtime on
 both. Where a backend does less, the note says so after the row's own note.
 """
@@ -68,15 +68,15 @@ def render_matrix() -> str:
     return "\n".join([_summary(), ""] + rows)
 
 
-def replace_matrix(readme: str) -> str:
-    """``readme`` with the generated matrix between the markers."""
-    head, _, rest = readme.partition(BEGIN)
+def replace_matrix(page: str) -> str:
+    """``page`` with the generated matrix between the markers."""
+    head, _, rest = page.partition(BEGIN)
     _, _, tail = rest.partition(END)
     return f"{head}{BEGIN}\n{render_matrix()}\n{END}{tail}"
 
 
 def main() -> None:
-    path = Path(__file__).resolve().parent.parent / "README.md"
+    path = Path(__file__).resolve().parent.parent / "docs" / "options.md"
     path.write_text(replace_matrix(path.read_text()))
     sys.stdout.write(f"updated {path}\n")
 

@@ -10,7 +10,7 @@ exits with its exit code.
 
 When there is no server (first use, after an upgrade, ``SBATCHK8S_SERVER=0``) the client
 starts one in the background and runs the command itself, so the result never depends on the
-server. The client itself is :mod:`sbatch_k8s.runtime.forkclient` (shared with ``srun``
+server. The client itself is :mod:`sbatch_k8s.runtime.warm.fork_client` (shared with ``srun``
 inside jobs); like it, this module imports nothing costly.
 """
 
@@ -20,8 +20,8 @@ import os
 import sys
 
 from parsers.own_variables import adopt_former_names
-from sbatch_k8s.runtime.forkclient import PACKAGE_ROOT
-from sbatch_k8s.runtime.forkclient import run_on_server as _served
+from sbatch_k8s.runtime.warm.fork_client import PACKAGE_ROOT
+from sbatch_k8s.runtime.warm.fork_client import run_on_server as _served
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds this module must not spend
@@ -63,11 +63,11 @@ def start_server(path: str) -> None:
 def inside_job(environ: MutableMapping[str, str]) -> None:
     """Inside a job whose variables a tool stripped (only ``SLURM_JOB_ID`` left), take them
     from the node file here — before the command server, which runs elsewhere, is asked
-    (:mod:`sbatch_k8s.runtime.node_file`)."""
+    (:mod:`sbatch_k8s.runtime.agent.node_file`)."""
     if "SBATCHK8S_JOB_DIR" in environ or not (environ.get("SLURM_JOB_ID")
                                                 or environ.get("SLURM_JOBID")):
         return
-    from sbatch_k8s.runtime.node_file import complete_environment
+    from sbatch_k8s.runtime.agent.node_file import complete_environment
 
     complete_environment(environ)
 

@@ -6,7 +6,7 @@ the same bytes — and so the same content hash, which names the shared ConfigMa
 ``sbatch-k8s-runtime-<hash>`` (:func:`translators.objects.runtime_config_map`). Its
 ``__main__`` refuses interpreters older than 3.8 with one clear line before any modern syntax
 is parsed, then imports the runtime from an extracted copy whose bytecode is kept
-(:mod:`sbatch_k8s.runtime.bytecode_cache`; named by :func:`source_hash`, which the
+(:mod:`sbatch_k8s.runtime.warm.bytecode_cache`; named by :func:`source_hash`, which the
 ``__main__`` holds, so the bundle's bytes stay a function of the sources).
 """
 
@@ -24,13 +24,13 @@ MAX_BUNDLE_BYTES = 1024 * 1024 - 64 * 1024
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 # Parsed by any Python (2.7 included): no f-strings, no annotations. ``%(source_hash)s``
-# names the extracted copy (:mod:`sbatch_k8s.runtime.bytecode_cache`).
+# names the extracted copy (:mod:`sbatch_k8s.runtime.warm.bytecode_cache`).
 _MAIN = """import os, sys
 if sys.version_info < (3, 8):
     sys.stderr.write("sbatch-k8s: error: python3 in this image is %%d.%%d; the sbatch-k8s "
                      "runtime needs Python >= 3.8\\n" %% sys.version_info[:2])
     sys.exit(127)
-from sbatch_k8s.runtime.bytecode_cache import use_bytecode_cache
+from sbatch_k8s.runtime.warm.bytecode_cache import use_bytecode_cache
 use_bytecode_cache(os.path.dirname(os.path.abspath(__file__)), "%(source_hash)s")
 from sbatch_k8s.runtime.main import main
 main()

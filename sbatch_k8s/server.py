@@ -9,8 +9,8 @@ for :data:`IDLE_EXIT_S`, or when a source file it loaded changes (the next comma
 the new code and starts a fresh server).
 
 For the Kubernetes backend it also keeps a watch cache
-(:mod:`sbatch_k8s.backends.kubernetes.watch_cache`): the first Kubernetes command asks for
-it through the journal pipe (:mod:`sbatch_k8s.backends.kubernetes.watch_journal`), which
+(:mod:`sbatch_k8s.backends.kubernetes.read.watch_cache`): the first Kubernetes command asks for
+it through the journal pipe (:mod:`sbatch_k8s.backends.kubernetes.read.watch_journal`), which
 also tells the server what every command wrote. Before forking a command that reads job
 state, the server drains that pipe and waits (briefly, bounded) until the cache holds every
 write of the commands that came before; the command then reads its forked copy of the
@@ -26,11 +26,11 @@ import sys
 import time
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from sbatch_k8s.runtime.forkserver import ForkServer, Request, listen
+from sbatch_k8s.runtime.warm.fork_server import ForkServer, Request, listen
 
 if TYPE_CHECKING:
-    from sbatch_k8s.backends.kubernetes.watch_cache import WatchCache
-    from sbatch_k8s.backends.kubernetes.watch_journal import JournalReader
+    from sbatch_k8s.backends.kubernetes.read.watch_cache import WatchCache
+    from sbatch_k8s.backends.kubernetes.read.watch_journal import JournalReader
 
 IDLE_EXIT_S = 900.0
 COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sacct", "scontrol", "sinfo", "sattach")
@@ -43,13 +43,14 @@ def preload() -> bool:
 
     for name in COMMANDS:
         importlib.import_module(f"sbatch_k8s.cli.{name}")
-    for module in ("parsers.formats.squeue", "parsers.formats.sacct", "parsers.formats.scontrol",
-                   "parsers.formats.sinfo", "parsers.report_options.squeue",
-                   "parsers.report_options.sacct", "parsers.report_options.scancel",
-                   "parsers.report_options.scontrol", "parsers.report_options.sinfo",
-                   "sbatch_k8s.backends.local.submit", "sbatch_k8s.backends.local.supervisor",
-                   "sbatch_k8s.backends.local.records", "sbatch_k8s.jobdb", "translators",
-                   "parsers.job_description", "sqlite3"):
+    for module in ("parsers.formats.squeue_format", "parsers.formats.sacct_format",
+                   "parsers.formats.scontrol_show", "parsers.formats.sinfo_format",
+                   "parsers.report_options.squeue_options", "parsers.report_options.sacct_options",
+                   "parsers.report_options.scancel_options",
+                   "parsers.report_options.scontrol_options",
+                   "parsers.report_options.sinfo_options", "sbatch_k8s.backends.local.submit",
+                   "sbatch_k8s.backends.local.supervisor", "sbatch_k8s.backends.local.records",
+                   "sbatch_k8s.jobdb", "translators", "parsers.job_description", "sqlite3"):
         importlib.import_module(module)
     from parsers.values.grammar import build_all
 
@@ -62,7 +63,7 @@ def _preload_backend() -> bool:
     import costs most of a command's time otherwise)."""
     import importlib
 
-    from sbatch_k8s.config import KUBERNETES, choose_backend, load_config
+    from sbatch_k8s.config_file import KUBERNETES, choose_backend, load_config
 
     try:
         config, path = load_config(os.environ)
@@ -72,11 +73,11 @@ def _preload_backend() -> bool:
         return False
     for module in ("kubernetes.client", "kubernetes.config",
                    "sbatch_k8s.backends.kubernetes.backend",
-                   "sbatch_k8s.backends.kubernetes.submit",
-                   "sbatch_k8s.backends.kubernetes.cluster_jobs",
-                   "sbatch_k8s.backends.kubernetes.records",
-                   "sbatch_k8s.backends.kubernetes.state",
-                   "sbatch_k8s.backends.kubernetes.cluster_reads"):
+                   "sbatch_k8s.backends.kubernetes.submit.schedule",
+                   "sbatch_k8s.backends.kubernetes.read.cluster_jobs",
+                   "sbatch_k8s.backends.kubernetes.history.records",
+                   "sbatch_k8s.backends.kubernetes.read.job_state",
+                   "sbatch_k8s.backends.kubernetes.read.cluster_reads"):
         importlib.import_module(module)
     from sbatch_k8s.runtime_bundle import build_bundle
 
@@ -87,7 +88,8 @@ def _preload_backend() -> bool:
 def start_watch_cache(kubernetes: bool) -> Tuple["WatchCache", "JournalReader"]:
     """The watch cache (idle until a command asks for it) and the journal pipe's reader;
     with the Kubernetes backend configured, the reader drains the pipe from the start."""
-    from sbatch_k8s.backends.kubernetes import client, watch_cache, watch_journal
+    from sbatch_k8s.backends.kubernetes.api import client
+    from sbatch_k8s.backends.kubernetes.read import watch_cache, watch_journal
 
     cache = watch_cache.install()
     reader = watch_journal.JournalReader(watch_journal.open_journal(), cache.handle)
@@ -143,7 +145,7 @@ class CommandServer(ForkServer):
         self.journal = journal
 
     def accepts(self, request: Request) -> bool:
-        from sbatch_k8s.backends.kubernetes.watch_cache import READERS, catch_up_wait_s
+        from sbatch_k8s.backends.kubernetes.read.watch_cache import READERS, catch_up_wait_s
 
         self.stale = self.stale or changed(self.sources)
         accepted = request.command in COMMANDS and super().accepts(request) and not self.stale

@@ -46,7 +46,7 @@ def build_step_job(argv: Sequence[str], stdio: Sequence[str],
                    environ: Mapping[str, str]) -> JobSpec:
     """The checked job for ``srun argv`` outside an allocation; ``stdio``: the sbatch
     options saying where the batch script's stdin, stdout and stderr go."""
-    from parsers.sbatch import build_job, split_command_line
+    from parsers.sbatch_input import build_job, split_command_line
 
     name, words = allocation_options(argv)
     wrap = step_command(argv)

@@ -6,7 +6,7 @@
   (``DisruptionTarget``) fails the job too: with ``--no-requeue`` it stays so (NODE_FAIL or
   PREEMPTED), and when requeueing is allowed (``--requeue``, or Slurm's default JobRequeue=1)
   sbatch-k8s's reconcile pass requeues the whole job as slurmctld does (earlier run kept,
-  restart count raised: :mod:`sbatch_k8s.backends.kubernetes.requeue_plan`). Only an array
+  restart count raised: :mod:`sbatch_k8s.backends.kubernetes.requeue.next_run`). Only an array
   run as one Indexed Job lets the Job controller replace a disrupted element's pod (the
   replacement counts it as a restart: :func:`translators.pod.restarts_field`). The
   disruption rule comes first: a disrupted pod's container also exits non-zero, and the

@@ -1,6 +1,6 @@
 """The cluster configuration schema: what a site says about its partitions.
 
-Plain frozen dataclasses; :mod:`sbatch_k8s.config` reads them from TOML
+Plain frozen dataclasses; :mod:`sbatch_k8s.config_file` reads them from TOML
 (``$SBATCHK8S_CONFIG``, ``~/.config/sbatch-k8s/config.toml``, ``/etc/sbatch-k8s/config.toml``)
 and :mod:`translators.config_check` checks them against this schema (each key's type comes
 from the field's annotation, its meaning from the field's ``doc``). Translators take a
@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
-from parsers.target_names import (
+from parsers.platforms.target_names import (
     CONTRACT_PROFILES,
     DEFAULT_CONTRACT_PROFILE,
     DEFAULT_TARGET,

@@ -24,7 +24,7 @@ from typing import Optional, Tuple
 from parsers.allocation import Allocation
 from parsers.errors import SlurmInputError
 from parsers.jobspec import JobSpec
-from parsers.platform_names import EXPORT_AISTATION, EXPORT_DLC, EXPORT_TASK_TRAINING
+from parsers.platforms.platform_names import EXPORT_AISTATION, EXPORT_DLC, EXPORT_TASK_TRAINING
 from translators.config import PartitionConfig
 
 #: The runtime contract each export's containers run under (``run --contract``).

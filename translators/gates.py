@@ -3,7 +3,7 @@
 A job that may not start yet is created with its workload suspended (no pods), as slurmctld
 keeps it pending. Two kinds of reasons keep it so, and each leaves its own mark on the
 workload, so whoever may resume it (a command's reconcile pass, node 0's runtime of the job
-it waits for, the controller; :mod:`sbatch_k8s.runtime.release`) knows what still holds it:
+it waits for, the controller; :mod:`sbatch_k8s.runtime.cluster.release`) knows what still holds it:
 
 * a hold (``--hold``, ``scontrol hold``): annotation ``sbatch-k8s.io/hold``, lifted only by
   ``scontrol release``;

@@ -8,47 +8,43 @@ the options as given). Values are made valid label values here, in one place.
 
 from __future__ import annotations
 
+from parsers.vocabulary import (
+    OWNER, OWNER_PODS, PARENT_JOB, PODS, RELEASED_BY, SUBMITTED_FROM,
+    MANAGER as MANAGER,
+    JOB_ID as JOB_ID,
+    ARRAY_JOB_ID as ARRAY_JOB_ID,
+    ARRAY_TASK_ID as ARRAY_TASK_ID,
+    USER as USER,
+    PARTITION as PARTITION,
+    ACCOUNT as ACCOUNT,
+    MANAGED_BY as MANAGED_BY,
+    EXCLUSIVE as EXCLUSIVE,
+    JOB_NAME as JOB_NAME,
+    SUBMIT_TIME as SUBMIT_TIME,
+    OPTIONS as OPTIONS,
+    OPTION_SOURCES as OPTION_SOURCES,
+    COMMENT as COMMENT,
+    HOLD as HOLD,
+    DEPENDENCY as DEPENDENCY,
+    BEGIN as BEGIN,
+    RELEASE_LABELS as RELEASE_LABELS,
+    SCANCEL_REQUESTS as SCANCEL_REQUESTS,
+    KIND as KIND,
+)
 import re
 import shlex
 from typing import Dict, Optional, Sequence, Tuple
 
 from parsers.jobspec import OptionRecord
 
-MANAGER = "sbatch-k8s"
-
-JOB_ID = "sbatch-k8s.io/job-id"
-ARRAY_JOB_ID = "sbatch-k8s.io/array-job-id"
-ARRAY_TASK_ID = "sbatch-k8s.io/array-task-id"
-USER = "sbatch-k8s.io/user"
-PARTITION = "sbatch-k8s.io/partition"
-ACCOUNT = "sbatch-k8s.io/account"
-MANAGED_BY = "app.kubernetes.io/managed-by"
-EXCLUSIVE = "sbatch-k8s.io/exclusive"
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY = "kueue.x-k8s.io/priority-class"
-JOB_NAME = "sbatch-k8s.io/job-name"
-SUBMIT_TIME = "sbatch-k8s.io/submit-time"
-OPTIONS = "sbatch-k8s.io/options"
-OPTION_SOURCES = "sbatch-k8s.io/option-sources"
-COMMENT = "sbatch-k8s.io/comment"
-HOLD = "sbatch-k8s.io/hold"
-DEPENDENCY = "sbatch-k8s.io/dependency"
-BEGIN = "sbatch-k8s.io/begin"
-#: The Kueue labels a held or gated workload gets only when it may start (translators.gates).
-RELEASE_LABELS = "sbatch-k8s.io/release-labels"
 VOLCANO_GROUP = "scheduling.k8s.io/group-name"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 #: Set by Kubernetes, read by the runtime: how often the run restarted inside its workload
 #: (``translators.pod.restarts_field``).
 JOBSET_RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
 INDEX_IGNORED_FAILURES = "batch.kubernetes.io/job-index-ignored-failure-count"
-#: scancel's signal and step-cancel requests to a running job (written on its node-0 pod; the
-#: runtime reads them from a downward-API file, ``sbatch_k8s.runtime.cancel_requests``).
-SCANCEL_REQUESTS = "sbatch-k8s.io/scancel-requests"
-
-#: What an object is when its kind alone does not say: ``record`` (the job's record),
-#: ``job-files``/``job-secret`` (its ConfigMap and Secret), ``job-id-counter``.
-KIND = "sbatch-k8s.io/kind"
 
 LABEL = "label"
 ANNOTATION = "annotation"
@@ -88,17 +84,17 @@ METADATA_KEYS: Tuple[Tuple[str, str, str, str], ...] = (
      "scancel's requests, oldest first, as JSON"),
     (KIND, LABEL, "records, job ConfigMaps and Secrets, the id counter",
      "record, job-files, job-secret, job-id-counter"),
-    ("sbatch-k8s.io/owner", ANNOTATION, "every object and pod of a job submitted to a cluster",
+    (OWNER, ANNOTATION, "every object and pod of a job submitted to a cluster",
      "the owner's cluster user name (translators.ownership)"),
-    ("sbatch-k8s.io/pods", ANNOTATION, "every object and pod, with an owner",
+    (PODS, ANNOTATION, "every object and pod, with an owner",
      "the pattern of the job's pod names (translators.ownership)"),
-    ("sbatch-k8s.io/released-by", ANNOTATION, "every object of a job with --dependency",
+    (RELEASED_BY, ANNOTATION, "every object of a job with --dependency",
      "the pattern of the pod names of the jobs it waits for"),
-    ("sbatch-k8s.io/submitted-from", ANNOTATION, "objects of a job submitted inside a job",
+    (SUBMITTED_FROM, ANNOTATION, "objects of a job submitted inside a job",
      "the submitting pod's name"),
-    ("sbatch-k8s.io/owner-pods", ANNOTATION, "objects of a job submitted inside a job",
+    (OWNER_PODS, ANNOTATION, "objects of a job submitted inside a job",
      "the submitting job's pod name pattern"),
-    ("sbatch-k8s.io/parent-job", ANNOTATION, "objects of a job submitted inside a job",
+    (PARENT_JOB, ANNOTATION, "objects of a job submitted inside a job",
      "the submitting job's id"),
 )
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 from translators import metadata
 from translators.gates import gate_annotations, queue_metadata, starts_suspended
-from parsers.contract_profiles import profile_entry
+from parsers.platforms.contract_profiles import profile_entry
 from parsers.job_description import describe_job, description_to_json, split_description
 from translators.pod import RUNTIME_PORT_NAME
 from translators.storage import (

@@ -24,23 +24,25 @@ Service, PodGroup, workload, the pods' template and its record) carries these an
   policy checks against the token, and the submitting job's pods pattern, which that name
   must match. Its ``owner`` then is the submitting job's owner as that job's record says;
   readers believe it only when the record of the job named by ``sbatch-k8s.io/parent-job``
-  has that very ``pods`` pattern (:mod:`sbatch_k8s.backends.kubernetes.owners`).
+  has that very ``pods`` pattern (:mod:`sbatch_k8s.backends.kubernetes.read.owners`).
 
 None of these may change once set (the policy refuses an update that changes them). Pure.
 """
 
 from __future__ import annotations
 
+from parsers.vocabulary import (
+    OWNER as OWNER,
+    PODS as PODS,
+    RELEASED_BY as RELEASED_BY,
+    SUBMITTED_FROM as SUBMITTED_FROM,
+    OWNER_PODS as OWNER_PODS,
+    PARENT_JOB as PARENT_JOB,
+)
 import re
 from dataclasses import dataclass
 from typing import Dict, Tuple
 
-OWNER = "sbatch-k8s.io/owner"
-PODS = "sbatch-k8s.io/pods"
-RELEASED_BY = "sbatch-k8s.io/released-by"
-SUBMITTED_FROM = "sbatch-k8s.io/submitted-from"
-OWNER_PODS = "sbatch-k8s.io/owner-pods"
-PARENT_JOB = "sbatch-k8s.io/parent-job"
 #: The annotations no update may change (the policy's ``identity-unchanged`` rule).
 OWNERSHIP_KEYS: Tuple[str, ...] = (OWNER, PODS, RELEASED_BY, SUBMITTED_FROM, OWNER_PODS,
                                    PARENT_JOB)

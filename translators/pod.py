@@ -93,7 +93,7 @@ def runtime_command(target: str, image: str, runtime_digest: str = "") -> List[s
 
 
 #: Set in pods with a ServiceAccount of the partition's: node 0's runtime may use the API
-#: (:mod:`sbatch_k8s.runtime.job_end`).
+#: (:mod:`sbatch_k8s.runtime.cluster.job_end`).
 JOB_API_VARIABLE = "SBATCHK8S_JOB_API"
 
 

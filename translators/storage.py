@@ -13,11 +13,23 @@ directory. The pod's ``workingDir`` is set only when it lies on a shared volume:
 directory would stop the container from starting, while the runtime can fall back as
 slurmstepd does ("going to /tmp instead"). When it is not shared, the job description says
 ``stream_output`` and node 0 copies the batch output files into its pod log
-(``sbatch_k8s.runtime.log_tee``), from which clients write them into the directory.
+(``sbatch_k8s.runtime.log_stream.tee``), from which clients write them into the directory.
 """
 
 from __future__ import annotations
 
+from parsers.vocabulary import (
+    RUNTIME_DIR as RUNTIME_DIR,
+    RUNTIME_KEY as RUNTIME_KEY,
+    JOB_DIR as JOB_DIR,
+    SCRIPT_KEY as SCRIPT_KEY,
+    DESCRIPTION_KEY as DESCRIPTION_KEY,
+    TOKEN_DIR as TOKEN_DIR,
+    TOKEN_KEY as TOKEN_KEY,
+    ENVIRONMENT_KEY as ENVIRONMENT_KEY,
+    CONTROL_DIR as CONTROL_DIR,
+    CONTROL_KEY as CONTROL_KEY,
+)
 import posixpath
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -27,22 +39,6 @@ from translators.config import PartitionConfig, VolumeConfig
 from translators.metadata import SCANCEL_REQUESTS
 from translators.security import job_file_mode
 
-RUNTIME_DIR = "/opt/sbatch-k8s"
-RUNTIME_KEY = "runtime.pyz"
-JOB_DIR = "/etc/sbatch-k8s/job"
-SCRIPT_KEY = "script"
-DESCRIPTION_KEY = "job.json"
-TOKEN_DIR = "/etc/sbatch-k8s/token"
-TOKEN_KEY = "token"
-#: Key of the job's Secret holding the description's private fields (the environment that
-#: ``--export`` carries); mounted beside the token, where the runtime reads it (the runtime's
-#: ``sbatch_k8s.runtime.node.ENVIRONMENT_FILE``).
-ENVIRONMENT_KEY = "environment.json"
-#: The downward-API file of scancel's requests (:data:`translators.metadata.SCANCEL_REQUESTS`),
-#: refreshed by the kubelet when the annotation changes; the runtime's
-#: ``sbatch_k8s.runtime.cancel_requests.REQUESTS_FILE``.
-CONTROL_DIR = "/etc/sbatch-k8s/control"
-CONTROL_KEY = "scancel-requests"
 SHM_DIR = "/dev/shm"
 #: The runtime's spool (its ``SBATCHK8S_SPOOL`` default): the script's copy, step records.
 SPOOL_DIR = "/tmp/sbatch-k8s"

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence
 
 from parsers.formats.states import is_pending
-from parsers.records import JobRecord, with_changes
+from parsers.job_records import JobRecord, with_changes
 from parsers.values.array import format_indices
 from parsers.values.bitfmt import parse_bitfmt
 

@@ -17,9 +17,8 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-#: sacct ``-p``: every field, the last included, is followed by the delimiter.
-PARSABLE_ENDING = "p"
-#: sacct ``-P``: fields are separated by the delimiter, none after the last.
+#: sacct ``-P``: fields are separated by the delimiter, none after the last (``-p`` ends the
+#: last field with it too).
 PARSABLE_NO_ENDING = "P"
 
 #: ``print_fields`` kinds: strings are cut with ``+``, dates are cut silently, numbers and

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from parsers.values.filename import NO_ARRAY_TASK, FilenameContext, FilenameField
 
 #: What ``scontrol`` expands, in the order ``_fname_format`` replaces them.

@@ -11,7 +11,7 @@ from typing import Optional, TypeVar
 
 from parsers.formats.cells import convert_num_unit
 from parsers.formats.states import base_state, is_pending
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 
 NULL = None  # a C NULL string: squeue and scontrol print "(null)"
 #: Epoch seconds, whole (records) or not (the local job database).

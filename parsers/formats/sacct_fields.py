@@ -20,7 +20,7 @@ from typing import Callable, Optional, Tuple
 from parsers.formats import job_values as jv
 from parsers.formats.cells import DATE, NUMBER, STRING, convert_num_unit, format_timestamp
 from parsers.formats.squeue_fields import JobContext
-from parsers.records import CANCELLED, NODE_FAIL, TIMEOUT, JobRecord, StepRecord
+from parsers.job_records import CANCELLED, NODE_FAIL, TIMEOUT, JobRecord, StepRecord
 from parsers.values.time import format_duration_hms, format_time_limit
 
 Getter = Callable[[JobRecord, Optional[StepRecord], JobContext], Optional[str]]

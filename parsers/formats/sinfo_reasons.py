@@ -21,7 +21,7 @@ def format_reasons(partitions: Sequence[PartitionInfo], long: bool, header: bool
                    now: int = 0) -> str:
     """``sinfo -R`` (``-l``: with the date line and the state column): the nodes of
     ``partitions`` that have a reason."""
-    from parsers.formats.sinfo import format_sinfo
+    from parsers.formats.sinfo_format import format_sinfo
 
     seen: Dict[str, NodeInfo] = {}
     for partition in partitions:

@@ -4,7 +4,7 @@ field splits a partition's lines by.
 Fields follow ``_parse_format``/``_parse_long_format`` in ``src/sinfo/opts.c`` and the printers
 in ``src/sinfo/print.c`` of Slurm 22.05: every letter and name it knows is here, printed as it
 prints it (checked letter by letter against the real sinfo: ``tests/conformance``); any other
-is refused in its words (:func:`parsers.formats.sinfo.parse_sinfo_format`). A field's
+is refused in its words (:func:`parsers.formats.sinfo_format.parse_sinfo_format`). A field's
 ``match`` tells which node value splits a partition into several lines when the field is
 printed (sinfo's ``match_flags``); aggregate fields (counts, node lists) have none. Values the
 nodes do not report (a Kubernetes node's load, a daemon's port) print ``N/A`` as sinfo prints
@@ -22,7 +22,7 @@ from parsers.values.hostlist import compress_hostlist_sorted, compress_hostlist_
 from parsers.values.time import format_elapsed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from parsers.formats.sinfo import SinfoRow
+    from parsers.formats.sinfo_format import SinfoRow
 
 RowGetter = Callable[["SinfoRow"], Optional[str]]
 Match = Optional[Callable[[NodeInfo], object]]

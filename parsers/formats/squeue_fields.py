@@ -17,7 +17,7 @@ from parsers.formats import job_values as jv
 from parsers.formats.cells import convert_num_unit, format_timestamp
 from parsers.formats.job_stdio import squeue_stderr, squeue_stdout
 from parsers.formats.states import is_pending, job_state, state_compact
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from parsers.values.time import format_elapsed
 
 

@@ -16,12 +16,12 @@ from parsers.errors import ValueSyntaxError
 from parsers.formats import job_values as jv
 from parsers.formats.squeue_steps import StepView
 from parsers.formats.states import SQUEUE_DEFAULT_STATES, is_pending
-from parsers.records import JobRecord, with_changes
+from parsers.job_records import JobRecord, with_changes
 from parsers.values.bitfmt import format_bitfmt, parse_bitfmt
 from parsers.values.hostlist import expand_hostlist
 
 if TYPE_CHECKING:
-    from parsers.report_options.squeue import SqueueQuery
+    from parsers.report_options.squeue_options import SqueueQuery
 
 
 def pending_tasks(job: JobRecord) -> Set[int]:

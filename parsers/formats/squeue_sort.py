@@ -24,7 +24,7 @@ from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.formats import job_values as jv
 from parsers.formats.squeue_steps import StepView, step_number, step_run_time_s
 from parsers.formats.states import is_pending, state_compact
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from parsers.values.hostlist import expand_hostlist
 from parsers.values.hostranges import split_host
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from parsers.formats.cells import format_timestamp
-from parsers.formats.squeue import (
+from parsers.formats.squeue_format import (
     STEPS_FORMAT,
     ParsedFormat,
     parse_format,
@@ -19,7 +19,7 @@ from parsers.formats.squeue import (
     render,
 )
 from parsers.formats.squeue_fields import JobContext
-from parsers.records import JobRecord, StepRecord
+from parsers.job_records import JobRecord, StepRecord
 from parsers.values.time import format_elapsed
 
 StepView = Tuple[JobRecord, StepRecord]

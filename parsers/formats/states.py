@@ -1,6 +1,6 @@
 """Job states: long names, compact codes, and which states each command accepts.
 
-A :class:`~parsers.records.JobRecord` carries one long state name, as ``job_state_string``
+A :class:`~parsers.job_records.JobRecord` carries one long state name, as ``job_state_string``
 prints it: a base state (``PENDING`` … ``OUT_OF_MEMORY``) or, when Slurm would print a state
 flag instead, the flag's name (``COMPLETING``, ``REQUEUED``…). :data:`JOB_STATES` gives each
 its compact code (``job_state_string_compact``) and the base state the flag sits on, which is

@@ -20,7 +20,7 @@ TABLES = {"scancel": "SCANCEL_OPTIONS", "squeue": "SQUEUE_OPTIONS", "sacct": "SA
 
 def command_tables(command: str) -> Tuple[Sequence[ReportOption], Mapping[str, OptionDoc], str]:
     """A reporting command's option table, its documentation and its synopsis."""
-    module = importlib.import_module(f"parsers.report_options.{command}")
+    module = importlib.import_module(f"parsers.report_options.{command}_options")
     return getattr(module, TABLES[command]), module.DOCS, module.SYNOPSIS
 
 

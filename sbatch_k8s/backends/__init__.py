@@ -1,26 +1,32 @@
-"""Backends: where jobs run. Commands reach them only through :func:`open_backend`.
+"""Backends: where jobs run. Commands reach them only through :func:`open_backend` and the
+verbs of :class:`~sbatch_k8s.backends.base.Backend` (values in, values out): a command never
+imports a backend's modules, a backend never imports a command or the other backend (import
+contracts in ``pyproject.toml`` and ``tests/unit/test_import_rules.py``).
 
 Selection, once per command: ``$SBATCHK8S_BACKEND``, else the configuration file's
 ``backend``, else ``kubernetes`` when a kubeconfig (or an in-cluster service account) exists,
-else ``local`` (:func:`sbatch_k8s.config.choose_backend`).
+else ``local`` (:func:`sbatch_k8s.config_file.choose_backend`).
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+import importlib
+from typing import Dict, Mapping, Tuple
 
 from sbatch_k8s.backends.base import Backend
+
+#: The one registry: backend name → (module, class). Imported only when chosen.
+BACKENDS: Dict[str, Tuple[str, str]] = {
+    "local": ("sbatch_k8s.backends.local.backend", "LocalBackend"),
+    "kubernetes": ("sbatch_k8s.backends.kubernetes.backend", "KubernetesBackend"),
+}
 
 
 def open_backend(environ: Mapping[str, str]) -> Backend:
     """The backend this environment chooses, with the configuration loaded."""
-    from sbatch_k8s.config import LOCAL, choose_backend, load_config
+    from sbatch_k8s.config_file import choose_backend, load_config
 
     config, path = load_config(environ)
-    if choose_backend(environ, config, path) == LOCAL:
-        from sbatch_k8s.backends.local.backend import LocalBackend
-
-        return LocalBackend(config, environ)
-    from sbatch_k8s.backends.kubernetes.backend import KubernetesBackend
-
-    return KubernetesBackend(config, environ)
+    module, name = BACKENDS[choose_backend(environ, config, path)]
+    backend_class = getattr(importlib.import_module(module), name)
+    return backend_class(config, environ)  # type: ignore[no-any-return]

@@ -3,19 +3,22 @@
 A command never imports a backend: it asks :func:`sbatch_k8s.backends.open_backend` for the
 one chosen for this environment and talks to it through :class:`Backend`. Two backends exist:
 ``local`` (jobs run on this machine, state in SQLite) and ``kubernetes`` (jobs are workloads
-on a cluster, state in the API server). Records are Slurm's (:mod:`parsers.records`), so the
+on a cluster, state in the API server). Records are Slurm's (:mod:`parsers.job_records`), so the
 reports print the same way whatever answered them.
 """
 
 from __future__ import annotations
 
 import abc
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
-from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.records import JobRecord, StepRecord
+from parsers.job_records import JobRecord, StepRecord
 from translators.config import ClusterConfig
+
+if TYPE_CHECKING:
+    from parsers.allocation import NodeShape
+    from sbatch_k8s.submission_plan import SubmissionPlan
 
 #: Outcomes of :meth:`Backend.cancel`, :meth:`Backend.set_hold` and :meth:`Backend.requeue`,
 #: per job; ``pending`` and ``disabled`` only of requeue (a job not started yet, or
@@ -63,10 +66,19 @@ class Backend(abc.ABC):
     def describe(self) -> str:
         """One line for ``-v``: the backend and what it talks to (context, namespace…)."""
 
+    def node_shape(self) -> "Optional[NodeShape]":
+        """The size of one node wherever this backend runs jobs, when every partition shares
+        it (this machine's); None: each partition's configured size."""
+        return None
+
+    def check_plan(self, plan: "SubmissionPlan") -> None:
+        """Raise the refusals only this backend can decide without creating anything (this
+        machine's capacity); ``--k8s-lint`` asks before saying a job would be submitted."""
+
     @abc.abstractmethod
-    def submit(self, job: JobSpec, submit: SubmitOptions) -> int:
-        """Submit a checked job; print what sbatch prints; sbatch's exit code (the job's
-        with ``--wait``)."""
+    def submit(self, plan: "SubmissionPlan") -> int:
+        """Submit a planned job (:mod:`sbatch_k8s.submission_plan`); print what sbatch
+        prints; sbatch's exit code (the job's with ``--wait``)."""
 
     @abc.abstractmethod
     def job_records(self, include_finished: bool, now: int,
@@ -102,8 +114,8 @@ class Backend(abc.ABC):
         """``sattach``: print the job's output (following it while the job runs), or with
         ``write_files`` put its output files in its working directory; the exit code.
         AttachError with Slurm's reason when there is nothing to attach to. Here: the
-        files are already in place (:mod:`sbatch_k8s.attach_files`)."""
-        from sbatch_k8s.attach_files import attach_to_files, job_to_attach
+        files are already in place (:mod:`sbatch_k8s.backends.attach_files`)."""
+        from sbatch_k8s.backends.attach_files import attach_to_files, job_to_attach
 
         return attach_to_files(self, job_to_attach(self, job_id), write_files, quiet)
 

@@ -1,13 +1,13 @@
 """What a requeue is on every backend, as slurmctld does it: how long a requeued job waits
 before it may start, which ends requeue a job that allows it, and the reason a job requeued
 held shows. The local scheduler (:mod:`sbatch_k8s.backends.local.requeue`) and the cluster's
-requeue (:mod:`sbatch_k8s.backends.kubernetes.requeue_plan`) both follow these."""
+requeue (:mod:`sbatch_k8s.backends.kubernetes.requeue.next_run`) both follow these."""
 
 from __future__ import annotations
 
 from typing import Mapping
 
-from parsers.records import NODE_FAIL, PREEMPTED
+from parsers.job_records import NODE_FAIL, PREEMPTED
 
 #: slurmctld's wait before a requeued job may start: the credential lifetime (120 s) + 1;
 #: the variable sets it in seconds (the submitter's, kept with the job where it matters).

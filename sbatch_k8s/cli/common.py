@@ -17,17 +17,8 @@ from typing import Callable, List, Mapping, Optional, Sequence
 
 from parsers.errors import SlurmInputError
 from sbatch_k8s.errors import SbatchK8sError
-
-
-def print_error(command: str, message: str) -> None:
-    """One ``<command>: error: <message>`` line on stderr."""
-    sys.stderr.write(f"{command}: error: {message}\n")
-
-
-def print_warning(command: str, message: str, location: Optional[str] = None) -> None:
-    """One ``<command>: warning: [<location>: ]<message>`` line on stderr."""
-    where = f"{location}: " if location else ""
-    sys.stderr.write(f"{command}: warning: {where}{message}\n")
+from sbatch_k8s.user_messages import print_error as print_error
+from sbatch_k8s.user_messages import print_warning as print_warning
 
 
 def run_command(command: str, body: Callable[[List[str]], int],

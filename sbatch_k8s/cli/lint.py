@@ -15,17 +15,18 @@ exit status is 0 when nothing is rejected, invalid or refused.
 
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, List, Mapping, Optional, Tuple
 
-from parsers.allocation import Allocation
 from parsers.errors import SlurmInputError
 from parsers.getopt import GivenOption
-from parsers.jobspec import BatchScript, JobSpec, SubmitOptions
+from parsers.jobspec import BatchScript, JobSpec
 from parsers.option_values import read_value
 from parsers.options import BACKENDS, REJECTED, SBATCH
-from parsers.sbatch import COMMAND_LINE, RESET, CommandLine, build_job, env_options, \
+from parsers.sbatch_input import COMMAND_LINE, RESET, CommandLine, build_job, env_options, \
     script_options
-from translators.config import ClusterConfig, PartitionConfig
+
+if TYPE_CHECKING:
+    from sbatch_k8s.submission_plan import SubmissionPlan
 
 INVALID = "invalid"
 
@@ -38,7 +39,7 @@ def _where(source: str) -> str:
 def _backend_of(environ: Mapping[str, str]) -> Optional[str]:
     """The backend ``sbatch`` would submit to, or None when the configuration cannot tell
     (its error is then the report's last line)."""
-    from sbatch_k8s.config import choose_backend, load_config
+    from sbatch_k8s.config_file import choose_backend, load_config
     from sbatch_k8s.errors import SbatchK8sError
 
     try:
@@ -149,10 +150,10 @@ def pitfall_lines(command_line: CommandLine, environ: Mapping[str, str],
 
 def _profile_variables(job: JobSpec, environ: Mapping[str, str]) -> List[str]:
     """What the job's contract profile (``--k8s-contract``, else the partition's) sets."""
-    from parsers.contract_profiles import profile_variable_names
-    from sbatch_k8s.config import load_config
+    from parsers.platforms.contract_profiles import profile_variable_names
+    from sbatch_k8s.config_file import load_config
     from sbatch_k8s.errors import SbatchK8sError
-    from sbatch_k8s.submit import choose_partition
+    from sbatch_k8s.submission_plan import choose_partition
 
     profile = job.k8s_contract
     if profile is None:
@@ -189,35 +190,31 @@ def submission_outcome(command_line: CommandLine, environ: Mapping[str, str],
 
 def _submission_warnings(command_line: CommandLine, environ: Mapping[str, str],
                          script: BatchScript) -> List[str]:
-    from sbatch_k8s.config import LOCAL, choose_backend, load_config
-    from sbatch_k8s.submit import plan, with_partition_defaults
+    from sbatch_k8s.backends import open_backend
+    from sbatch_k8s.config_file import LOCAL
+    from sbatch_k8s.submission_plan import plan_submission
 
     job, submit = build_job(command_line, environ, script)
-    config, path = load_config(environ)
-    job = with_partition_defaults(job, config)
-    if choose_backend(environ, config, path) == LOCAL:
-        from sbatch_k8s.backends.local.capacity import check_fits, local_shape
-
-        _, allocation = plan(job, config, local_shape(config.local))
-        check_fits(job, allocation, config.local)
-        return list(allocation.warnings)
-    partition, allocation = plan(job, config)
+    backend = open_backend(environ)
+    plan = plan_submission(job, submit, backend.config, environ, backend.node_shape())
+    backend.check_plan(plan)
+    if backend.name == LOCAL:
+        return list(plan.warnings)
     # the rendered plan's warnings start with the allocation's own
-    return list(_rendered_warnings(job, submit, allocation, partition, config, environ))
+    return list(_rendered_warnings(plan))
 
 
-def _rendered_warnings(job: JobSpec, submit: SubmitOptions, allocation: Allocation,
-                       partition: PartitionConfig, config: ClusterConfig,
-                       environ: Mapping[str, str]) -> Tuple[str, ...]:
+def _rendered_warnings(plan: "SubmissionPlan") -> Tuple[str, ...]:
     """Render the manifests as ``sbatch --k8s-print`` would (raising its refusals)."""
     from parsers.option_values import kubernetes_minor
-    from sbatch_k8s.submit import PRINT_KUBERNETES_MINOR, submit_context
+    from sbatch_k8s.cli.k8s_print import PRINT_KUBERNETES_MINOR
     from translators import RenderInputs, render
 
+    submit, partition = plan.submit, plan.partition
     version = submit.k8s_kubernetes_version
     inputs = RenderInputs(
-        job=job, allocation=allocation, context=submit_context(environ), partition=partition,
-        cluster_name=config.cluster_name, job_id=1, token="lint", runtime_hash="lint",
+        job=plan.job, allocation=plan.allocation, context=plan.context, partition=partition,
+        cluster_name=plan.config.cluster_name, job_id=1, token="lint", runtime_hash="lint",
         submit_time="1970-01-01T00:00:00", target=submit.k8s_target or partition.target,
         kubernetes_minor=kubernetes_minor(version) if version else PRINT_KUBERNETES_MINOR)
     return render(inputs).warnings

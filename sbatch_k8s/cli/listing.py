@@ -24,7 +24,7 @@ def chosen_clusters(command: str, option: Optional[str], environ: Mapping[str, s
         texts.append((option, FROM_OPTION))
     if not texts:
         return None
-    from sbatch_k8s.config import load_config
+    from sbatch_k8s.config_file import load_config
 
     known = load_config(environ)[0].cluster_name
     chosen: Tuple[str, ...] = ()

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, List, Optional, Sequence
 from sbatch_k8s.cli.common import exit_with, print_warning, run_command, say_backend
 
 if TYPE_CHECKING:
-    from parsers.records import JobRecord
+    from parsers.job_records import JobRecord
     from sbatch_k8s.backends.base import Backend
-    from parsers.report_options.sacct import SacctQuery
+    from parsers.report_options.sacct_options import SacctQuery
 
 COMMAND = "sacct"
 
@@ -33,9 +33,9 @@ def _texts(backend: "Backend", query: "SacctQuery", records: Sequence["JobRecord
 
 
 def _main(argv: List[str]) -> int:
-    from parsers.formats.sacct import format_sacct, unrecorded_steps_notes
+    from parsers.formats.sacct_format import format_sacct, unrecorded_steps_notes
     from parsers.job_filters import hosts_of, named_steps, sacct_selects, truncated_to
-    from parsers.report_options.sacct import parse_sacct_args
+    from parsers.report_options.sacct_options import parse_sacct_args
     from sbatch_k8s.backends import open_backend
     from sbatch_k8s.cli.help_text import report_action
     from sbatch_k8s.cli.user_ids import resolve_users

@@ -89,7 +89,7 @@ def parse_args(argv: List[str]) -> Tuple[Optional[str], int, bool, bool]:
 
 
 def _main(argv: List[str], environ: Mapping[str, str]) -> int:
-    from sbatch_k8s.attach_files import AttachError
+    from sbatch_k8s.backends.attach_files import AttachError
     from sbatch_k8s.backends import open_backend
     from sbatch_k8s.cli.help_text import version_text
 

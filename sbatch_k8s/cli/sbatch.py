@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.sbatch import CommandLine, build_job, first_pass, load_script
+from parsers.sbatch_input import CommandLine, build_job, first_pass, load_script
 from sbatch_k8s.cli.common import exit_with, print_error, print_warning, run_command
+
+if TYPE_CHECKING:
+    from sbatch_k8s.backends.base import Backend
+    from sbatch_k8s.submission_plan import SubmissionPlan
 
 COMMAND = "sbatch"
 
@@ -81,19 +85,18 @@ def _check_clusters(text: str, environ: Mapping[str, str]) -> None:
     """``-M``: the configured cluster must be among those named (Slurm's refusal names
     ``--cluster`` whether the list came from it or from the environment)."""
     from parsers.report_options.clusters import FROM_OPTION, choose_clusters
-    from sbatch_k8s.config import load_config
+    from sbatch_k8s.config_file import load_config
 
     for line in choose_clusters(text, load_config(environ)[0].cluster_name,
                                 FROM_OPTION).skipped:
         print_error(COMMAND, line)
 
 
-def _with_partition_defaults(job: JobSpec, environ: Mapping[str, str]) -> JobSpec:
-    """What the job's partition sets for jobs that do not say (DefMemPerCPU)."""
-    from sbatch_k8s.config import load_config
-    from sbatch_k8s.submit import with_partition_defaults
-
-    return with_partition_defaults(job, load_config(environ)[0])
+def _submit(plan: "SubmissionPlan", backend: "Backend") -> int:
+    """A real submission through ``backend``: sbatch's exit code (the job's with ``--wait``)."""
+    if plan.submit.verbose > 0:
+        sys.stderr.write(f"{COMMAND}: {backend.describe()}\n")
+    return backend.submit(plan)
 
 
 def _main(argv: List[str]) -> int:
@@ -116,19 +119,24 @@ def _main(argv: List[str]) -> int:
     if submit.clusters is not None:
         _check_clusters(submit.clusters, environ)
     _print_warnings(job, submit)
-    job = _with_partition_defaults(job, environ)
-    if submit.k8s_export:
-        from sbatch_k8s.cli.export import export_job
+    from sbatch_k8s.config_file import load_config
+    from sbatch_k8s.submission_plan import plan_submission
 
-        return export_job(job, submit, environ, sys.stdout)
-    if submit.k8s_print:
-        from sbatch_k8s.submit import print_manifests
+    if submit.k8s_export or submit.k8s_print:  # nothing contacted: the partition's node size
+        plan = plan_submission(job, submit, load_config(environ)[0], environ)
+        if submit.k8s_export:
+            from sbatch_k8s.cli.platform_export import export_job
 
-        sys.stdout.write(print_manifests(job, submit, environ))
+            return export_job(plan, sys.stdout)
+        from sbatch_k8s.cli.k8s_print import print_manifests
+
+        sys.stdout.write(print_manifests(plan))
         return 0
-    from sbatch_k8s.submit import submit_job
+    from sbatch_k8s.backends import open_backend
 
-    return submit_job(job, submit, environ)
+    backend = open_backend(environ)
+    return _submit(plan_submission(job, submit, backend.config, environ,
+                                   backend.node_shape(), COMMAND), backend)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

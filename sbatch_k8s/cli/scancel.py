@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 from sbatch_k8s.cli.common import exit_with, run_command
 
 if TYPE_CHECKING:
-    from parsers.records import JobRecord
+    from parsers.job_records import JobRecord
     from sbatch_k8s.backends.base import Backend
-    from parsers.report_options.scancel import ScancelRequest
+    from parsers.report_options.scancel_options import ScancelRequest
 
 COMMAND = "scancel"
 #: Exit status of a cancel refused because the job is not federated (ESLURM 7103 & 0xff).
@@ -34,7 +34,7 @@ def _cancel_one(backend: "Backend", request: "ScancelRequest", targets: List[int
     """Cancel or signal what one id means (the jobs ``targets``, or a step of them); print
     Slurm's error when it fails; its status."""
     from parsers.formats.messages import kill_job_error, kill_refused_error
-    from parsers.report_options.scancel import verbose_line
+    from parsers.report_options.scancel_options import verbose_line
     from sbatch_k8s.backends.base import REFUSED
 
     if request.verbose > 0:
@@ -117,7 +117,7 @@ def _filtered(backend: "Backend", request: "ScancelRequest"
 
 def _main(argv: List[str]) -> int:
     from parsers.report_options.clusters import FROM_OPTION
-    from parsers.report_options.scancel import parse_scancel_args
+    from parsers.report_options.scancel_options import parse_scancel_args
     from sbatch_k8s.backends import open_backend
     from sbatch_k8s.cli.help_text import report_action
     from sbatch_k8s.cli.listing import chosen_clusters

@@ -14,8 +14,8 @@ from parsers.errors import SlurmInputError
 from sbatch_k8s.cli.common import exit_with, run_command, say_backend
 
 if TYPE_CHECKING:
-    from parsers.records import JobRecord
-    from parsers.report_options.scontrol import ScontrolRequest
+    from parsers.job_records import JobRecord
+    from parsers.report_options.scontrol_options import ScontrolRequest
     from sbatch_k8s.backends.base import Backend
 
 COMMAND = "scontrol"
@@ -25,8 +25,8 @@ HOLD_COMMANDS = ("hold", "uhold", "release")
 
 def _show_jobs(value: Optional[str], environ: Mapping[str, str], oneliner: bool) -> str:
     from parsers.formats.messages import invalid_job_id_error
-    from parsers.formats.scontrol import format_show_jobs
-    from parsers.report_options.scontrol import show_job_id
+    from parsers.formats.scontrol_show import format_show_jobs
+    from parsers.report_options.scontrol_options import show_job_id
     from sbatch_k8s.backends import open_backend
 
     now = int(time.time())
@@ -99,7 +99,7 @@ def _show_nodes_or_partitions(entity: str, value: Optional[str], environ: Mappin
 
 
 def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int:
-    from parsers.records import PENDING
+    from parsers.job_records import PENDING
     from sbatch_k8s.backends import open_backend
     from sbatch_k8s.backends.base import REFUSED
 
@@ -215,7 +215,7 @@ def _run(request: "ScontrolRequest", environ: Mapping[str, str]) -> int:
     """Run one scontrol command; its exit status."""
     if request.command == "show" and request.entity in ("hostnames", "hostlist",
                                                         "hostlistsorted"):
-        from parsers.formats.scontrol import show_hosts
+        from parsers.formats.scontrol_show import show_hosts
 
         sys.stdout.write(show_hosts(request.entity, request.value, environ))
         return 0
@@ -238,7 +238,7 @@ def _interactive(argv: List[str], environ: Mapping[str, str]) -> int:
     """No command on the command line: read commands from stdin as scontrol does, each
     after the ``scontrol: `` prompt (echoed with the line when stdin is no terminal), until
     ``exit``, ``quit`` or the end of input. An error makes the final status 1."""
-    from parsers.report_options.scontrol import parse_scontrol_args
+    from parsers.report_options.scontrol_options import parse_scontrol_args
 
     echo = not sys.stdin.isatty()
     code = 0
@@ -265,7 +265,7 @@ def _interactive(argv: List[str], environ: Mapping[str, str]) -> int:
 
 
 def _main(argv: List[str]) -> int:
-    from parsers.report_options.scontrol import parse_scontrol_args
+    from parsers.report_options.scontrol_options import parse_scontrol_args
     from sbatch_k8s.cli.help_text import report_action
 
     environ = os.environ

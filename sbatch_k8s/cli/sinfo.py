@@ -13,7 +13,7 @@ from sbatch_k8s.cli.common import exit_with, run_command, say_backend
 
 if TYPE_CHECKING:
     from parsers.formats.sinfo_fields import NodeInfo, PartitionInfo
-    from parsers.report_options.sinfo import SinfoQuery
+    from parsers.report_options.sinfo_options import SinfoQuery
     from translators.config import ClusterConfig
 
 COMMAND = "sinfo"
@@ -49,7 +49,7 @@ def partition_infos(config: "ClusterConfig", by_partition: Mapping[str, Sequence
 
 def _listing(query: "SinfoQuery", environ: Mapping[str, str]) -> str:
     """One listing (``-i`` prints one per period)."""
-    from parsers.formats.sinfo import format_sinfo
+    from parsers.formats.sinfo_format import format_sinfo
     from parsers.formats.sinfo_reasons import NO_RESERVATIONS, format_reasons
     from sbatch_k8s.backends import open_backend
 
@@ -68,7 +68,7 @@ def _listing(query: "SinfoQuery", environ: Mapping[str, str]) -> str:
 
 
 def _main(argv: List[str]) -> int:
-    from parsers.report_options.sinfo import format_error_lines, parse_sinfo_args
+    from parsers.report_options.sinfo_options import format_error_lines, parse_sinfo_args
     from sbatch_k8s.cli.help_text import report_action
     from sbatch_k8s.cli.listing import print_listings
 

@@ -11,7 +11,7 @@ from sbatch_k8s.cli.common import exit_with, run_command, say_backend
 from sbatch_k8s.cli.user_ids import resolve_users
 
 if TYPE_CHECKING:
-    from parsers.report_options.squeue import SqueueQuery
+    from parsers.report_options.squeue_options import SqueueQuery
 
 COMMAND = "squeue"
 
@@ -19,7 +19,7 @@ COMMAND = "squeue"
 def _listing(query: "SqueueQuery", environ: Mapping[str, str]) -> str:
     """One listing (``-i`` prints one per period)."""
     from parsers.formats.messages import invalid_job_id_error
-    from parsers.formats.squeue import format_squeue, format_squeue_fields
+    from parsers.formats.squeue_format import format_squeue, format_squeue_fields
     from parsers.formats.squeue_select import expand_pending_arrays, select_jobs, select_steps
     from parsers.formats.squeue_sort import sort_jobs, sort_steps
     from parsers.formats.squeue_steps import format_squeue_steps
@@ -51,7 +51,7 @@ def _listing(query: "SqueueQuery", environ: Mapping[str, str]) -> str:
 
 
 def _main(argv: List[str]) -> int:
-    from parsers.report_options.squeue import parse_squeue_args
+    from parsers.report_options.squeue_options import parse_squeue_args
     from sbatch_k8s.cli.help_text import report_action
     from sbatch_k8s.cli.listing import print_listings
 

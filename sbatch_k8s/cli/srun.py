@@ -25,7 +25,7 @@ def _inside_allocation(environ: Mapping[str, str]) -> bool:
 
 def _main(argv: List[str]) -> int:
     if _inside_allocation(os.environ):
-        from sbatch_k8s.runtime.step import main as step_main
+        from sbatch_k8s.runtime.srun.step import main as step_main
 
         return step_main(argv, os.environ)
     given = parse_args(SRUN, argv).options

@@ -24,8 +24,8 @@ from __future__ import annotations
 import socket
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-from parsers.contract_facts import PET_NODE_RANK, RANK
-from parsers.target_names import NODE_CONTRACTS
+from parsers.platforms.contract_facts import PET_NODE_RANK, RANK
+from parsers.platforms.target_names import NODE_CONTRACTS
 
 #: The contracts a node can be identified by (one adapter each, see :data:`_ADAPTERS`).
 CONTRACTS = NODE_CONTRACTS

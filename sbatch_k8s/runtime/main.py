@@ -17,25 +17,25 @@ Command = Callable[[List[str], Mapping[str, str]], int]
 
 def _commands() -> Dict[str, Command]:
     def node(argv: List[str], environ: Mapping[str, str]) -> int:
-        from sbatch_k8s.runtime.node import main as run
+        from sbatch_k8s.runtime.agent.node import main as run
 
         return run(argv, environ)
 
     def srun(argv: List[str], environ: Mapping[str, str]) -> int:
         server = environ.get("SBATCHK8S_STEP_SERVER")
         if server and environ.get("SBATCHK8S_SERVER") != "0":
-            from sbatch_k8s.runtime.forkclient import run_on_server
+            from sbatch_k8s.runtime.warm.fork_client import run_on_server
 
             code = run_on_server(server, "srun", argv)
             if code is not None:
                 return code
-        from sbatch_k8s.runtime.step import main as run
+        from sbatch_k8s.runtime.srun.step import main as run
 
         return run(argv, environ)
 
     def own_job(name: str) -> Command:
         def command(argv: List[str], environ: Mapping[str, str]) -> int:
-            from sbatch_k8s.runtime.commands import run
+            from sbatch_k8s.runtime.job_commands import run
 
             return run(name, argv, environ)
         return command
@@ -85,7 +85,7 @@ def main() -> None:
         raise SystemExit(commands[name](rest, os.environ))
     # a command inside a job: what a tool stripped from its environment, the node knows
     # (into os.environ: srun hands it to node 0's step server)
-    from sbatch_k8s.runtime.node_file import complete_environment
+    from sbatch_k8s.runtime.agent.node_file import complete_environment
 
     complete_environment(os.environ)
     raise SystemExit(commands[name](rest, os.environ))

@@ -1,5 +1,5 @@
 """``sbatch-k8s controller``: release dependent and ``--begin`` jobs and record the ends of
-jobs continuously (optional; :mod:`sbatch_k8s.backends.kubernetes.controller`).
+jobs continuously (optional; :mod:`sbatch_k8s.backends.kubernetes.control.reconcile`).
 
 In the cluster it runs as ``deploy/controller.yaml``'s Deployment, with the in-cluster
 ServiceAccount; anywhere else with the kubeconfig, as the commands do. It serves the
@@ -29,9 +29,9 @@ import click
 def command(namespaces: Tuple[str, ...], lease_namespace: Optional[str], interval: float,
             once: bool, verbose: bool) -> None:
     """Release jobs whose dependencies or begin time came, and record ended jobs."""
-    from sbatch_k8s.backends.kubernetes.client import connect
-    from sbatch_k8s.backends.kubernetes.controller import Controller, reconcile_once
-    from sbatch_k8s.config import load_config
+    from sbatch_k8s.backends.kubernetes.api.client import connect
+    from sbatch_k8s.backends.kubernetes.control.reconcile import Controller, reconcile_once
+    from sbatch_k8s.config_file import load_config
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s sbatch-k8s controller: %(message)s")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Sequence
 
 from parsers.formats.scontrol_nodes import gpu_count
-from parsers.formats.sinfo import format_sinfo
+from parsers.formats.sinfo_format import format_sinfo
 from parsers.formats.sinfo_fields import NodeInfo, PartitionInfo
 
 

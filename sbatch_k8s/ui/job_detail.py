@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Sequence
 
 from parsers.formats.job_values import exit_code_text
 from parsers.formats.states import is_pending, state_compact
-from parsers.records import JobRecord, StepRecord
+from parsers.job_records import JobRecord, StepRecord
 from sbatch_k8s.ui.reasons import pending_sentence
 
 #: States in which a job still holds (or waits for) resources: cancel applies.
@@ -53,7 +53,7 @@ def actions(record: JobRecord) -> Dict[str, bool]:
 
 def job_json(record: JobRecord, running: Sequence[StepRecord], now: int) -> Dict[str, Any]:
     """Everything the job page shows besides nodes, logs, events and YAML."""
-    from parsers.formats.scontrol import format_show_jobs
+    from parsers.formats.scontrol_show import format_show_jobs
 
     return {
         "key": record.job_id_text, "job_id": record.job_id, "name": record.name,

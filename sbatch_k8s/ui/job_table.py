@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from parsers.formats import job_values as jv
-from parsers.formats.sacct import FIELDS_BY_NAME
+from parsers.formats.sacct_format import FIELDS_BY_NAME
 from parsers.formats.squeue_fields import JobContext, job_field_by_name
 from parsers.formats.states import state_compact
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 
 SQUEUE, SACCT = "squeue", "sacct"
 

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s.ui.job_table import table_rows
 from sbatch_k8s.ui.jobs_source import JobsSource
 

@@ -12,7 +12,7 @@ import time
 import zipfile
 from typing import IO, List
 
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s.ui.jobs_source import JobsSource
 
 MISSING = "MISSING.txt"

@@ -11,7 +11,7 @@ import time
 from typing import Dict, NamedTuple
 
 from parsers.formats import job_values as jv
-from parsers.records import PENDING, JobRecord
+from parsers.job_records import PENDING, JobRecord
 
 
 class Explanation(NamedTuple):

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, Optional
 
 from aiohttp import web
 
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s.ui.app import console_of, in_thread, json_response, refused
 from sbatch_k8s.ui.job_detail import job_json
 from sbatch_k8s.ui.sse import sse_message, sse_response

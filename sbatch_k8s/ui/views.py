@@ -1,6 +1,6 @@
 """What the console's seam (:mod:`sbatch_k8s.ui.jobs_source`) answers: plain frozen values.
 
-Jobs themselves are Slurm's records (:class:`parsers.records.JobRecord`); these are the rest
+Jobs themselves are Slurm's records (:class:`parsers.job_records.JobRecord`); these are the rest
 of what a page shows — who is looking, a job's nodes, its logs and events, the outcome of an
 action — in words a page can print as they are. Every value converts to JSON with
 :func:`to_json`.

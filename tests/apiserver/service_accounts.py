@@ -14,7 +14,7 @@ ServiceAccount). Here:
   namespace — what the kubernetes client's in-cluster configuration reads;
 * over plain HTTP there is no CA, so the volume holds the token and the namespace only,
   and every container gets ``SBATCHK8S_TEST_API_SCHEME=http`` — **a test-only switch**
-  telling the pod-side client (:mod:`sbatch_k8s.runtime.kube_api`) to use HTTP; a real
+  telling the pod-side client (:mod:`sbatch_k8s.runtime.cluster.kube_api`) to use HTTP; a real
   server never sets it.
 
 ``POST .../serviceaccounts/<name>/token`` (TokenRequest) registers a fresh bearer token for

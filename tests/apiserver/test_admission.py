@@ -15,7 +15,7 @@ REVIEW = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 
 
 def _kube(cluster: EmulatedCluster, token: str) -> Any:
-    from sbatch_k8s.backends.kubernetes.client import KubeClient, Target
+    from sbatch_k8s.backends.kubernetes.api.client import KubeClient, Target
 
     return KubeClient(cluster.api_client(token), Target(cluster.url, "c", "default"), 0.0)
 
@@ -57,8 +57,8 @@ def test_a_token_bound_to_a_pod_names_it(cluster: EmulatedCluster) -> None:
 
 @pytest.mark.parametrize("kind", ["ConfigMap", "Secret"])
 def test_immutable_data_never_changes(cluster: EmulatedCluster, kind: str) -> None:
-    from sbatch_k8s.backends.kubernetes.client import KubeError
-    from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, SECRET
+    from sbatch_k8s.backends.kubernetes.api.client import KubeError
+    from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, SECRET
 
     table = CONFIG_MAP if kind == "ConfigMap" else SECRET
     api = _kube(cluster, cluster.token)
@@ -84,8 +84,8 @@ def _policy(expression: str, **validation: str) -> Dict[str, Any]:
 
 
 def test_a_policy_denies_as_a_real_server(cluster: EmulatedCluster) -> None:
-    from sbatch_k8s.backends.kubernetes.client import KubeError
-    from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP
+    from sbatch_k8s.backends.kubernetes.api.client import KubeError
+    from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP
 
     admin = _kube(cluster, cluster.token)
     base = "/apis/admissionregistration.k8s.io/v1beta1"

@@ -28,7 +28,7 @@ DEPENDENT = "#!/bin/sh\n#SBATCH -J down\ntrue\n"
 
 def _first_pod(kube: Any, job_id: int, timeout_s: float = 120) -> float:
     """When a pod of ``job_id`` is first seen."""
-    from sbatch_k8s.backends.kubernetes.kinds import POD
+    from sbatch_k8s.backends.kubernetes.api.kinds import POD
 
     client = kube.api()
     deadline = time.monotonic() + timeout_s

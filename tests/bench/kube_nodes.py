@@ -31,7 +31,7 @@ node_gpus = 4
 def _register(client: Any, first: int, count: int) -> None:
     """Nodes ``first`` .. ``first + count - 1`` (status patched after create, as a kubelet
     does: servers may drop it on create)."""
-    from sbatch_k8s.backends.kubernetes.kinds import NODE
+    from sbatch_k8s.backends.kubernetes.api.kinds import NODE
     from tests.kubelet.nodes import NodeShape, node_manifest
 
     now = time.time()

@@ -32,7 +32,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, List, Tuple
 
-from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, JOB
+from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, JOB
 from tests.bench.context import Context, command_argv
 from tests.bench.core import Figure, process_times
 from tests.bench.kube_servers import BenchServer, CallCounter, emulated, real
@@ -49,8 +49,8 @@ def _clone_source(kube: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """A pending job's record and Job, as manifests creating them anew: without what the
     API server generated (uid, versions, status; a Job's selector and controller labels,
     which a real server refuses in a create: ``requeue_plan.fresh_workload``)."""
-    from sbatch_k8s.backends.kubernetes.records import record_from_config_map
-    from sbatch_k8s.backends.kubernetes.requeue_plan import fresh_workload
+    from sbatch_k8s.backends.kubernetes.history.records import record_from_config_map
+    from sbatch_k8s.backends.kubernetes.requeue.next_run import fresh_workload
 
     jobs = {j["metadata"]["labels"].get("sbatch-k8s.io/job-id"): j
             for j in kube.objects(JOB)}

@@ -32,8 +32,8 @@ def _big_script() -> str:
 def _render_all(cases: List[Tuple[str, str, List[str]]]) -> int:
     from parsers.errors import SlurmInputError
     from parsers.jobspec import SubmitContext
-    from parsers.sbatch import build_job, load_script, split_command_line
-    from sbatch_k8s.submit import plan
+    from parsers.sbatch_input import build_job, load_script, split_command_line
+    from sbatch_k8s.submission_plan import plan_submission
     from translators import RenderInputs, render
     from translators.config import ClusterConfig, PartitionConfig
 
@@ -45,8 +45,9 @@ def _render_all(cases: List[Tuple[str, str, List[str]]]) -> int:
     for name, text, extra in cases:
         try:
             command = split_command_line(extra + [name])
-            job, _ = build_job(command, CONTEXT_ENV, load_script(command, text, name))
-            partition, allocation = plan(job, config)
+            job, submit = build_job(command, CONTEXT_ENV, load_script(command, text, name))
+            plan = plan_submission(job, submit, config, CONTEXT_ENV, context=context)
+            job, partition, allocation = plan.job, plan.partition, plan.allocation
             render(RenderInputs(job, allocation, context, partition, "k8s", 1234, "t",
                                 "0123456789ab", "2026-11-22T09:04:34"))
             rendered += 1

@@ -1,5 +1,6 @@
-"""Starting the runtime zipapp: with its bytecode cache (:mod:`sbatch_k8s.runtime.bytecode_cache`)
-against importing from the zip (the zipapp as it was: every module compiled on every start).
+"""Starting the runtime zipapp: with its bytecode cache
+(:mod:`sbatch_k8s.runtime.warm.bytecode_cache`) against importing from the zip (the zipapp as it
+was: every module compiled on every start).
 
 * a no-op start: ``python3 runtime.pyz node`` without a job imports everything a pod's first
   process imports, then exits at once (its one-line error); with the cache warm (each later

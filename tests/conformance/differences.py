@@ -21,7 +21,7 @@ import re
 from typing import Dict, List, Tuple
 
 from sbatch_k8s.backends.local.capacity import local_cpus
-from sbatch_k8s.backends.local.node_view import MAX_LOCAL_NODES
+from sbatch_k8s.backends.local.partition_nodes import MAX_LOCAL_NODES
 from translators.config import LocalConfig
 
 INTENDED: Dict[str, str] = {

@@ -55,7 +55,7 @@ class KubeSlurm(LocalSlurm):
 
     def api(self) -> Any:
         """The backend's own client for this cluster (for assertions)."""
-        from sbatch_k8s.backends.kubernetes.client import connect
+        from sbatch_k8s.backends.kubernetes.api.client import connect
 
         return connect(self.env)
 
@@ -67,7 +67,7 @@ class KubeSlurm(LocalSlurm):
     def everything(self, selector: str = "app.kubernetes.io/managed-by=sbatch-k8s"
                    ) -> Dict[str, List[str]]:
         """Names of every object of every kind we create, by kind (orphan checks)."""
-        from sbatch_k8s.backends.kubernetes.kinds import KINDS, NAMESPACE, NODE
+        from sbatch_k8s.backends.kubernetes.api.kinds import KINDS, NAMESPACE, NODE
 
         found: Dict[str, List[str]] = {}
         client = self.api()

@@ -65,13 +65,13 @@ class Site:
     real: bool = False
 
     def admin(self) -> Any:
-        from sbatch_k8s.backends.kubernetes.client import connect
+        from sbatch_k8s.backends.kubernetes.api.client import connect
 
         return connect(dict(os.environ, KUBECONFIG=self.cluster.kubeconfig))
 
     def api(self, user: str) -> Any:
         """A KubeClient with ``user``'s credentials."""
-        from sbatch_k8s.backends.kubernetes.client import connect
+        from sbatch_k8s.backends.kubernetes.api.client import connect
 
         return connect({"KUBECONFIG": self.kubeconfigs[user], "SBATCHK8S_API_RETRY_S": "2"})
 
@@ -179,6 +179,6 @@ def real_site(root: Path) -> Any:
 
 
 def _namespace_kind() -> Any:
-    from sbatch_k8s.backends.kubernetes.kinds import NAMESPACE
+    from sbatch_k8s.backends.kubernetes.api.kinds import NAMESPACE
 
     return NAMESPACE

@@ -14,8 +14,8 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
-from sbatch_k8s.backends.kubernetes.client import KubeError
+from sbatch_k8s.backends.kubernetes.api import kinds
+from sbatch_k8s.backends.kubernetes.api.client import KubeError
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submit
 from tests.local.harness import REPO

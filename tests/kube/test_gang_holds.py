@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List, Set
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submit
 

@@ -191,7 +191,7 @@ squeue -h -j "$SLURM_JOB_ID" -o %T > own.squeue
 
 def test_an_image_without_the_commands_names_what_is_missing(tmp_path: Path) -> None:
     """The runtime alone (no full commands further down PATH): one line, exit 1."""
-    from sbatch_k8s.runtime.commands import run
+    from sbatch_k8s.runtime.job_commands import run
 
     empty = tmp_path / "bin"
     empty.mkdir()

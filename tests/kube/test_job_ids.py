@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
-from sbatch_k8s.backends.kubernetes.ids import COUNTER_NAME
+from sbatch_k8s.backends.kubernetes.api import kinds
+from sbatch_k8s.backends.kubernetes.submit.job_ids import COUNTER_NAME
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submit
 

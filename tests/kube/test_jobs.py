@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
 

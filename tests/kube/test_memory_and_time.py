@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes.kinds import JOB
+from sbatch_k8s.backends.kubernetes.api.kinds import JOB
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
 
 DEFAULTS = CONFIG + "def_mem_per_cpu_mb = 256\ndefault_time_min = 30\nmax_time_min = 120\n"

@@ -19,8 +19,8 @@ from typing import Any, Callable, Iterator, List, Tuple
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
-from sbatch_k8s.backends.kubernetes.client import KubeError
+from sbatch_k8s.backends.kubernetes.api import kinds
+from sbatch_k8s.backends.kubernetes.api.client import KubeError
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
 from tests.kube.multi_user import Site, emulated_site, real_site
@@ -293,7 +293,7 @@ def _token_client(site: Site, token: str) -> Any:
     """A client authenticating with ``token`` alone (as code in a pod would)."""
     from kubernetes import client
 
-    from sbatch_k8s.backends.kubernetes.client import KubeClient, Target
+    from sbatch_k8s.backends.kubernetes.api.client import KubeClient, Target
 
     configuration = client.Configuration()
     configuration.host = site.cluster.url

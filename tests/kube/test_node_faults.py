@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube import harness
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id

@@ -3,7 +3,7 @@ format and the kubelet's log rotation (issue 15, items 2 and 3).
 
 Where the partition's volumes do not hold the working directory, node 0 copies the batch
 output files into its pod log and ``sbatch --wait``/``sattach`` rebuild them byte for byte
-(``sbatch_k8s.runtime.log_frames``). The pods of the test kubelet see this machine's files,
+(``sbatch_k8s.runtime.log_stream.frames``). The pods of the test kubelet see this machine's files,
 so these jobs hide the working directory from the pod as a cluster node would: with
 ``--container-readonly`` the pod gets its own ``/tmp``, where the test directories are (the
 kubelet of these tests keeps its pod files outside ``/tmp``). With
@@ -30,8 +30,8 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from sbatch_k8s.runtime.log_decoder import StreamDecoder, StreamSink
-from sbatch_k8s.runtime.log_frames import MARK, StreamEncoder
+from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder, StreamSink
+from sbatch_k8s.runtime.log_stream.frames import MARK, StreamEncoder
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
 from tests.kubelet.cri_log import LogPolicy
@@ -342,7 +342,7 @@ def test_bytes_rotated_away_unread_are_counted_and_fail_sbatch_wait(
         kube: KubeSlurm, cluster: Any, shredding: Any) -> None:
     if getattr(cluster, "faults", None) is None:
         pytest.skip("blocks the log with the emulated API server's faults")
-    from sbatch_k8s.backends.kubernetes.kinds import POD
+    from sbatch_k8s.backends.kubernetes.api.kinds import POD
 
     # nobody can read node 0's log while the job writes 900 KB: the kubelet keeps only the
     # newest rotated file and serves only the current one

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.kube.harness import KubeSlurm, skip_unless_importable, submitted_id
 from tests.local.harness import BIN, REPO
 

@@ -69,7 +69,7 @@ def roles_of(documents: List[Dict[str, Any]]) -> List[Tuple[str, List[Dict[str, 
 
 def apply(cluster: Any, documents: List[Dict[str, Any]]) -> None:
     """Create the objects as an administrator (``kubectl -n default apply``)."""
-    from sbatch_k8s.backends.kubernetes.client import connect
+    from sbatch_k8s.backends.kubernetes.api.client import connect
 
     admin = connect(dict(os.environ, KUBECONFIG=cluster.kubeconfig))
     for doc in documents:

@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, List, Set, Tuple
 import pytest
 import yaml
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submit, submitted_id
 from tests.kube.real_cluster import CEL_NAMESPACE_ESCAPED_BEFORE, TARGET_CRDS, load_crd

@@ -11,7 +11,7 @@ from typing import Any, List, Set
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
 from tests.kube.test_dependencies import account_kube  # noqa: F401
@@ -157,9 +157,9 @@ def test_requeuehold_keeps_the_job_held_until_release(kube: KubeSlurm, kubelet: 
 
 def test_requeued_job_pends_with_begin_time_until_placed() -> None:
     """What squeue shows of a requeued job between its requeue and its new pods' placing."""
-    from parsers.records import JobRecord, with_changes
-    from sbatch_k8s.backends.kubernetes.records import live_record
-    from sbatch_k8s.backends.kubernetes.requeue_plan import requeued_record
+    from parsers.job_records import JobRecord, with_changes
+    from sbatch_k8s.backends.kubernetes.history.records import live_record
+    from sbatch_k8s.backends.kubernetes.requeue.next_run import requeued_record
 
     ran = with_changes(JobRecord(job_id=7, name="x", user="u", uid=1, group="g", gid=1,
                                  partition="debug", state="COMPLETED"),
@@ -309,8 +309,8 @@ def test_evicted_pod_of_a_no_requeue_job_ends_it(kube: KubeSlurm, kubelet: Any) 
 def test_a_job_failed_by_a_disrupted_pod_is_preempted_once_its_pods_are_gone() -> None:
     """The Job's Failed condition names the DisruptionTarget rule: the pods (evicted, or
     deleted by the Job controller) need not be there any more to tell why it ended."""
-    from parsers.records import JobRecord, with_changes
-    from sbatch_k8s.backends.kubernetes.records import live_record
+    from parsers.job_records import JobRecord, with_changes
+    from sbatch_k8s.backends.kubernetes.history.records import live_record
 
     message = "Pod default/x-7-1-abcde has condition DisruptionTarget matching FailJob rule"
     failed = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x-7"},

@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submit
 

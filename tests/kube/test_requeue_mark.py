@@ -1,4 +1,4 @@
-"""The requeue mark (:mod:`sbatch_k8s.backends.kubernetes.requeue_mark`) against an API
+"""The requeue mark (:mod:`sbatch_k8s.backends.kubernetes.requeue.mark`) against an API
 server, through the real client: a requeue claims the record exclusively; while the mark is
 on, no look and no node 0 writes an end into the record or shows the job ended — not even a
 look that read the record before the claim; a requeue that fails removes its mark."""
@@ -11,20 +11,20 @@ from typing import Any, Dict, Tuple
 
 import pytest
 
-from parsers.records import JobRecord, with_changes
-from sbatch_k8s.backends.kubernetes.client import KubeClient, connect
-from sbatch_k8s.backends.kubernetes.cluster_jobs import ClusterView, joined_records
-from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, JOB
-from sbatch_k8s.backends.kubernetes.records import (
+from parsers.job_records import JobRecord, with_changes
+from sbatch_k8s.backends.kubernetes.api.client import KubeClient, connect
+from sbatch_k8s.backends.kubernetes.read.cluster_jobs import ClusterView, joined_records
+from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, JOB
+from sbatch_k8s.backends.kubernetes.history.records import (
     final_patch,
     record_config_map,
     record_from_config_map,
 )
-from sbatch_k8s.backends.kubernetes.requeue import requeue_on_cluster
-from sbatch_k8s.backends.kubernetes.requeue_mark import claim, unclaim, write_end
+from sbatch_k8s.backends.kubernetes.requeue.requeue import requeue_on_cluster
+from sbatch_k8s.backends.kubernetes.requeue.mark import claim, unclaim, write_end
 from sbatch_k8s.errors import BackendError
-from sbatch_k8s.runtime.job_end import RECORDED, REQUEUEING, record_end
-from sbatch_k8s.runtime.release import REQUEUEING_ANNOTATION
+from sbatch_k8s.runtime.cluster.job_end import RECORDED, REQUEUEING, record_end
+from sbatch_k8s.runtime.cluster.release import REQUEUEING_ANNOTATION
 from tests.kube.harness import context_namespace
 from tests.unit.kubernetes.cluster_objects import pod, report, terminated
 from tests.unit.kubernetes.test_records import submitted

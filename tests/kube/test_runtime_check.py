@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm
 

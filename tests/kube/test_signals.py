@@ -15,8 +15,8 @@ from typing import Any, List
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
-from sbatch_k8s.runtime.cancel_requests import ANNOTATION
+from sbatch_k8s.backends.kubernetes.api import kinds
+from sbatch_k8s.runtime.cluster.cancel_requests import ANNOTATION
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
 

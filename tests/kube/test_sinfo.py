@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes.kinds import NODE
+from sbatch_k8s.backends.kubernetes.api.kinds import NODE
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
 from tests.unit.kubernetes.slurm_shape import (
@@ -134,7 +134,7 @@ def test_sinfo_makes_the_same_api_calls_whatever_the_node_count(cluster: Any,
 
 
 def _pod_requests(kube: KubeSlurm, job: int) -> Any:
-    from sbatch_k8s.backends.kubernetes import kinds
+    from sbatch_k8s.backends.kubernetes.api import kinds
 
     workload = kube.objects(kinds.JOB, f"sbatch-k8s.io/job-id={job}")[0]
     return workload["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]

@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
 # Fixtures of other modules (taken by name through ``request``):
@@ -108,7 +108,7 @@ def test_without_the_job_account_squeue_says_the_srun_steps_are_not_visible(
 
 def _record_api(cluster: Any, tmp_path: Any) -> Any:
     """The pod side's API client, as a pod whose token is the cluster's admin token."""
-    from sbatch_k8s.runtime.kube_api import KubeApi
+    from sbatch_k8s.runtime.cluster.kube_api import KubeApi
 
     token = tmp_path / "token"
     token.write_text(cluster.token)
@@ -119,7 +119,7 @@ def test_a_burst_of_step_starts_and_ends_becomes_few_patches(
         request: pytest.FixtureRequest, tmp_path: Any) -> None:
     """A hundred starts and ninety-eight ends in a burst: at most two patches, the last one
     what runs at the end; a record that is gone costs one line in the node's log."""
-    from sbatch_k8s.runtime.step_publisher import StepPublisher, key_value
+    from sbatch_k8s.runtime.cluster.step_publisher import StepPublisher, key_value
 
     api = _record_api(request.getfixturevalue("emulated"), tmp_path)
     api.request("POST", "/api/v1/namespaces/default/configmaps", body={

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.kube.harness import KubeSlurm, submitted_id
 
 HELLO = "#!/bin/sh\n#SBATCH --job-name=hello\necho hello from $(hostname)\n"

@@ -12,8 +12,8 @@ from typing import Dict, Iterator, List
 
 import pytest
 
-from sbatch_k8s.backends.kubernetes import kinds
-from sbatch_k8s.backends.kubernetes.client import KubeError
+from sbatch_k8s.backends.kubernetes.api import kinds
+from sbatch_k8s.backends.kubernetes.api.client import KubeError
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
 from tests.kube.multi_user import (

@@ -15,7 +15,7 @@ import pytest
 from tests.apiserver import watch_stream
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
-from sbatch_k8s.runtime.kube_api import USER_AGENT as RUNTIME_AGENT
+from sbatch_k8s.runtime.cluster.kube_api import USER_AGENT as RUNTIME_AGENT
 from tests.kubelet.api import KUBELET_AGENT
 
 pytestmark = pytest.mark.slow

@@ -1,6 +1,6 @@
 """A served command's client always ends (issue 15, item 11).
 
-The fork server (:mod:`sbatch_k8s.runtime.forkserver`) runs the user commands (the command
+The fork server (:mod:`sbatch_k8s.runtime.warm.fork_server`) runs the user commands (the command
 server) and ``srun`` inside pods (node 0's step server). Its forked child can die without
 reporting its exit: ``kill -9``, the OOM killer, a signal the client forwarded. These tests run
 a real server process (a minimal subclass whose command sleeps, exits or ignores SIGTERM, as
@@ -29,7 +29,7 @@ from tests.local.harness import REPO, LocalSlurm
 SERVER = """
 import os, signal, sys, time
 sys.path.insert(0, {root!r})
-from sbatch_k8s.runtime.forkserver import ForkServer, listen
+from sbatch_k8s.runtime.warm.fork_server import ForkServer, listen
 
 class Probe(ForkServer):
     poll_s = 30.0          # ends must be reported at once, not at the next poll
@@ -48,7 +48,7 @@ Probe(listen(sys.argv[1])).serve()
 CLIENT = """
 import sys
 sys.path.insert(0, {root!r})
-from sbatch_k8s.runtime.forkclient import run_on_server
+from sbatch_k8s.runtime.warm.fork_client import run_on_server
 code = run_on_server(sys.argv[1], "probe", sys.argv[2:])
 sys.exit(99 if code is None else code)
 """

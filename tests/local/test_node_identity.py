@@ -10,8 +10,8 @@ from typing import List, Tuple
 
 import pytest
 
-from sbatch_k8s.runtime.agent import Agent
-from sbatch_k8s.runtime.node_links import connect_all
+from sbatch_k8s.runtime.agent.service import Agent
+from sbatch_k8s.runtime.batch_host.node_links import connect_all
 from sbatch_k8s.runtime.protocol import fresh_loop
 
 TOKEN = b"a-job-token"

@@ -1,4 +1,4 @@
-"""A local node's own hostname and node directory (``sbatch_k8s.runtime.node_namespace``),
+"""A local node's own hostname and node directory (``sbatch_k8s.runtime.agent.node_namespace``),
 as root and as an unprivileged user (a user namespace mapping only its own ids), in real
 processes: the hostname is the node's name and resolves to its address, the node's spool
 is at /tmp/sbatch-k8s for its processes only, and they keep their uid and gid."""
@@ -22,7 +22,7 @@ from tests.local.harness import REPO
 PROBE = r"""
 import json, os, socket, subprocess, sys
 sys.path.insert(0, sys.argv[1])
-from sbatch_k8s.runtime import node_namespace
+from sbatch_k8s.runtime.agent import node_namespace
 why = node_namespace.enter("127.0.0.9", sys.argv[2])
 with open("/tmp/sbatch-k8s/mark", "w") as f:
     f.write("here")

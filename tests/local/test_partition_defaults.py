@@ -11,7 +11,8 @@ from typing import Iterator
 
 import pytest
 
-from sbatch_k8s.submit import plan, with_partition_defaults
+from parsers.jobspec import SubmitOptions
+from sbatch_k8s.submission_plan import plan_submission, with_partition_defaults
 from tests.local.harness import LocalSlurm
 from tests.pod_side.support import job_for
 from translators.config import cluster_config_from_dict
@@ -51,7 +52,9 @@ def test_pods_request_the_default_memory(args, per_cpu, per_node):
     config = cluster_config_from_dict({"partitions": {"debug": {"def_mem_per_cpu_mb": 256}}})
     job = with_partition_defaults(job_for(args), config)
     assert job.mem_per_cpu_mb == per_cpu
-    assert plan(job, config)[1].mem_per_node_mb == per_node
+    plan = plan_submission(job_for(args), SubmitOptions(), config, {})
+    assert plan.job.mem_per_cpu_mb == per_cpu
+    assert plan.allocation.mem_per_node_mb == per_node
 
 
 def test_scontrol_and_sacct_show_the_default_per_cpu_as_slurm(

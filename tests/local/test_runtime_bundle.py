@@ -28,7 +28,7 @@ def test_bundle_is_deterministic_and_small(bundle: Path) -> None:
     assert len(bundle_hash(again)) == 12
     names = zipfile.ZipFile(bundle).namelist()
     assert "__main__.py" in names and "lark/lark.py" in names
-    assert "parsers/values/time.lark" in names and "sbatch_k8s/runtime/node.py" in names
+    assert "parsers/values/time.lark" in names and "sbatch_k8s/runtime/agent/node.py" in names
     assert not any(n.startswith(("translators/", "sbatch_k8s/cli/")) for n in names)
 
 

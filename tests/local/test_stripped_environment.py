@@ -5,7 +5,7 @@ A workflow manager's job-step executor strips every ``SLURM_*`` variable but the
 identity, and every ``SBATCH_*``/``SRUN_*``, then runs
 ``srun -n1 --cpu-bind=q --cpus-per-task=2 --nodes=1 <command>`` and judges the step by srun's
 exit code. Real slurmd and slurmctld know the rest from the job id; here the node file
-(``sbatch_k8s.runtime.node_file``) does, in each node's own mount namespace.
+(``sbatch_k8s.runtime.agent.node_file``) does, in each node's own mount namespace.
 """
 
 from __future__ import annotations

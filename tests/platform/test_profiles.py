@@ -11,11 +11,11 @@ from typing import Dict, Mapping, Optional
 
 import pytest
 
-from parsers.contract_profiles import PROFILE_NAMES, PROFILES, node_facts, profile_environment, \
-    profile_files, profile_variable_names
-from parsers.contract_variables import TASK_VARIABLES
-from parsers.platform_names import PLATFORM_VARIABLES, SLURM_SET
-from parsers.target_names import CONTRACT_PROFILES, DEFAULT_CONTRACT_PROFILE
+from parsers.platforms.contract_profiles import PROFILE_NAMES, PROFILES, node_facts, \
+    profile_environment, profile_files, profile_variable_names
+from parsers.platforms.contract_variables import TASK_VARIABLES
+from parsers.platforms.platform_names import PLATFORM_VARIABLES, SLURM_SET
+from parsers.platforms.target_names import CONTRACT_PROFILES, DEFAULT_CONTRACT_PROFILE
 from sbatch_k8s.runtime.platform.contracts import CONTRACT_NAMES, contract_named, detect
 from sbatch_k8s.runtime.platform.facts import Container
 

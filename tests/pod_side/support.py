@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from parsers.allocation import Allocation, NodeShape, allocate
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
-from parsers.sbatch import build_job, load_script, split_command_line
+from parsers.sbatch_input import build_job, load_script, split_command_line
 
 #: The emulated nodes of the observations (CPUs=4, RealMemory=4000, gpu:4).
 SHAPE = NodeShape(cpus=4, gpus=4, memory_mb=4000)

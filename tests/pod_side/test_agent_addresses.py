@@ -1,5 +1,5 @@
 """Reaching the node agents without waiting on the cluster DNS
-(:mod:`sbatch_k8s.runtime.agent_addresses`): node 0's recorded IPs first, a name looked up
+(:mod:`sbatch_k8s.runtime.agent.addresses`): node 0's recorded IPs first, a name looked up
 again while the DNS says "not yet", and the resolver's own error at the deadline."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import List
 
 import pytest
 
-from sbatch_k8s.runtime.agent_addresses import agent_ips, is_ip, read_known, \
+from sbatch_k8s.runtime.agent.addresses import agent_ips, is_ip, read_known, \
     resolve_patiently, write_known
 
 

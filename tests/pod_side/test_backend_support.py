@@ -10,7 +10,7 @@ import pytest
 from parsers import backend_support
 from parsers.jobspec import OptionRecord
 from parsers.options import KUBERNETES, LOCAL, REJECTED, SBATCH, long_names
-from parsers.sbatch import RESET
+from parsers.sbatch_input import RESET
 
 
 def _given(*pairs):

@@ -11,7 +11,7 @@ from typing import Dict, Optional
 
 import pytest
 
-from parsers.contract_variables import TaskView, contract_task_variables
+from parsers.platforms.contract_variables import TaskView, contract_task_variables
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.contracts import detect
 from sbatch_k8s.runtime.platform.facts import Container, NotReady

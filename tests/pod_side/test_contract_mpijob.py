@@ -7,7 +7,7 @@ import pytest
 
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.contracts import contract_named, detect
-from sbatch_k8s.runtime.platform.mpijob import HOSTS_VARIABLE, forwarded_environment, \
+from sbatch_k8s.runtime.platform.mpijob_hostfile import HOSTS_VARIABLE, forwarded_environment, \
     worker_variables
 from sbatch_k8s.runtime.platform.mpijob_launch import remote_command, rsh_agent
 from tests.pod_side.test_contract_platforms import container

@@ -1,8 +1,7 @@
-"""The one table of platform variables (parsers.contract_facts), both directions: every row
-that carries a Slurm fact reads back, through the adapters' reader
-(sbatch_k8s.runtime.platform.variables), the fact its profile made it from; the adapters
-read the profiles' rows; the reader's one-line errors; no adapter spells a table variable's
-name itself."""
+"""The one table of platform variables (parsers.platforms.contract_facts), both directions: every
+row that carries a Slurm fact reads back, through the adapters' reader
+(sbatch_k8s.runtime.platform.variables), the fact its profile made it from; the adapters read the
+profiles' rows; the reader's one-line errors; no adapter spells a table variable's name itself."""
 
 from __future__ import annotations
 
@@ -12,10 +11,10 @@ from typing import Dict, List, Set, Tuple
 
 import pytest
 
-from parsers import contract_facts
-from parsers.contract_facts import NODE_COUNT, NODE_INDEX, PROCS_PER_NODE, READINGS, \
+from parsers.platforms import contract_facts
+from parsers.platforms.contract_facts import NODE_COUNT, NODE_INDEX, PROCS_PER_NODE, READINGS, \
     VOLCANO_TASK, Variable, node_facts, volcano_hosts, volcano_num, volcano_task
-from parsers.contract_profiles import PROFILE_NAMES, PROFILES, profile_environment
+from parsers.platforms.contract_profiles import PROFILE_NAMES, PROFILES, profile_environment
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform import variables as reader_module
 from sbatch_k8s.runtime.platform.variables import facts_from_environment

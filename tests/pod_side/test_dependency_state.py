@@ -1,6 +1,6 @@
 """When a dependent job may start: the pure evaluation every backend shares
 (:mod:`parsers.dependency_state`) and the cluster's reading of it
-(:func:`sbatch_k8s.runtime.release.eligibility`), table-driven. Runs on Python 3.8."""
+(:func:`sbatch_k8s.runtime.cluster.release.eligibility`), table-driven. Runs on Python 3.8."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 import pytest
 
 from parsers.dependency_state import NEVER, OK, WAIT, target_verdict
-from sbatch_k8s.runtime.release import KnownJob, Waiting, eligibility
+from sbatch_k8s.runtime.cluster.release import KnownJob, Waiting, eligibility
 
 NOW = 10_000.0
 
@@ -119,7 +119,7 @@ SHOWN_KNOWN = [_job(434, "PENDING"), _job(442, "COMPLETED", start=NOW),
 ])
 def test_shown_dependency(expression: str, shown: str) -> None:
     from parsers.dependency_state import parsed_dependency, shown_dependency
-    from sbatch_k8s.runtime.release import KnownJobs
+    from sbatch_k8s.runtime.cluster.release import KnownJobs
 
     jobs = KnownJobs(SHOWN_KNOWN)
     me = _job(500, "PENDING")

@@ -1,5 +1,5 @@
 """Why a job's pods are being stopped, as node 0 asks the API server
-(:mod:`sbatch_k8s.runtime.end_cause`): the record cancelled by scancel, a requeue's mark,
+(:mod:`sbatch_k8s.runtime.cluster.end_cause`): the record cancelled by scancel, a requeue's mark,
 the workload deleted or suspended, or only pods taken away."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import json
 import time
 from typing import Any, Dict, Optional
 
-from sbatch_k8s.runtime.end_cause import CANCEL, REQUEUE, SUSPENDED, WORKLOAD_LIVES, \
+from sbatch_k8s.runtime.cluster.end_cause import CANCEL, REQUEUE, SUSPENDED, WORKLOAD_LIVES, \
     ask_cluster, record_says
-from sbatch_k8s.runtime.kube_api import ApiError, KubeApi
-from sbatch_k8s.runtime.release import RECORD_KEY, REQUEUEING_ANNOTATION, STATE_LABEL
+from sbatch_k8s.runtime.cluster.kube_api import ApiError, KubeApi
+from sbatch_k8s.runtime.cluster.release import RECORD_KEY, REQUEUEING_ANNOTATION, STATE_LABEL
 
 
 class FakeApi(KubeApi):
@@ -78,8 +78,8 @@ def test_a_slow_or_failing_api_server_is_asked_again_before_node_0_decides(
     third try (at one try, a loaded server on real nodes made it a cancel)."""
     import asyncio
 
-    from sbatch_k8s.runtime import end_cause
-    from sbatch_k8s.runtime.stop_judge import NODE_FAIL, StopJudge
+    from sbatch_k8s.runtime.cluster import end_cause
+    from sbatch_k8s.runtime.batch_host.stop_judge import NODE_FAIL, StopJudge
 
     monkeypatch.setattr(end_cause, "ASK_RETRY_S", 0.01)
     answers = [ApiError("GET: timed out"), ApiError("GET: 503", 503), WORKLOAD_LIVES]

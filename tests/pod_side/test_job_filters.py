@@ -18,10 +18,10 @@ from parsers.job_filters import (
     sacct_selects,
     scancel_selects,
 )
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from parsers.report_options.ids import JobId
-from parsers.report_options.sacct import parse_sacct_args
-from parsers.report_options.scancel import parse_scancel_args
+from parsers.report_options.sacct_options import parse_sacct_args
+from parsers.report_options.scancel_options import parse_scancel_args
 from tests.pod_side.formats.builders import at, job
 
 NOW = at("12:00:00")
@@ -164,7 +164,8 @@ def test_every_report_option_is_applied_or_refused(command: str) -> None:
 ])
 def test_refused_options_say_so_in_one_line(command: str, argv: list, line: str) -> None:
     from parsers.errors import SlurmInputError
-    from parsers.report_options import sacct, scancel, scontrol, sinfo, squeue
+    from parsers.report_options import sacct_options as sacct, scancel_options as scancel, \
+        scontrol_options as scontrol, sinfo_options as sinfo, squeue_options as squeue
 
     parse = {"scancel": lambda: scancel.parse_scancel_args(argv, {}),
              "squeue": lambda: squeue.parse_squeue_args(argv, {}),
@@ -178,14 +179,14 @@ def test_refused_options_say_so_in_one_line(command: str, argv: list, line: str)
 
 
 def test_scontrol_cluster_option_is_kept() -> None:
-    from parsers.report_options.scontrol import parse_scontrol_args
+    from parsers.report_options.scontrol_options import parse_scontrol_args
 
     assert parse_scontrol_args(["-M", "other", "show", "job"]).clusters == "other"
 
 
 def test_squeue_reservation_compares_the_jobs_reservation() -> None:
     from parsers.formats.squeue_select import select_jobs
-    from parsers.report_options.squeue import parse_squeue_args
+    from parsers.report_options.squeue_options import parse_squeue_args
 
     inside = replace(ALPHA, job_id=13, reservation="maint")
     query = parse_squeue_args(["--reservation=maint"], {})

@@ -15,8 +15,8 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from sbatch_k8s.runtime.log_decoder import StreamDecoder, StreamSink
-from sbatch_k8s.runtime.log_frames import (
+from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder, StreamSink
+from sbatch_k8s.runtime.log_stream.frames import (
     DATA_CHUNK, MARK, MARK_EVERY_BYTES, RECORD_END, StreamEncoder, plain_safe)
 from tests.kubelet.cri_log import cri_lines, decode_lines, runtime_lines
 

@@ -1,4 +1,4 @@
-"""Node 0's tee (:mod:`sbatch_k8s.runtime.log_tee`) when the job writes faster than the
+"""Node 0's tee (:mod:`sbatch_k8s.runtime.log_stream.tee`) when the job writes faster than the
 container's log takes it (issue 15): every byte arrives, and the backlog waits in the file,
 not in the runtime's memory (on real nodes a 50 MB backlog read at once got node 0's runtime
 OOM-killed by its pod's memory limit, and the job's output ended mid-stream)."""
@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from sbatch_k8s.runtime.log_decoder import StreamDecoder
-from sbatch_k8s.runtime.log_tee import CHUNK_BYTES
+from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder
+from sbatch_k8s.runtime.log_stream.tee import CHUNK_BYTES
 from tests.pod_side.test_log_stream import Files
 
 BACKLOG = 24 * CHUNK_BYTES
@@ -21,8 +21,8 @@ BACKLOG = 24 * CHUNK_BYTES
 #: prints (to the saved stderr) how much its peak memory grew while copying.
 CHILD = """
 import os, resource, sys
-from sbatch_k8s.runtime import log_tee
-from sbatch_k8s.runtime.log_tee import start_tee
+from sbatch_k8s.runtime.log_stream import tee as log_tee
+from sbatch_k8s.runtime.log_stream.tee import start_tee
 log_tee.STARTUP_S = 0.0     # no start-up allowance here
 spool, path, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
 err = os.dup(2)
@@ -69,7 +69,7 @@ def test_a_backlog_larger_than_memory_allows_comes_back_whole(tmp_path: Path) ->
 #: The child: a job that writes 4 MiB at once, under a 1 MiB start-up allowance of 4 s.
 PACED = """
 import sys
-from sbatch_k8s.runtime import log_tee
+from sbatch_k8s.runtime.log_stream import tee as log_tee
 log_tee.STARTUP_S, log_tee.STARTUP_BYTES = 4.0, 1 << 20
 spool, path = sys.argv[1], sys.argv[2]
 open(path, "wb").close()

@@ -1,5 +1,5 @@
 """The node file: what a node keeps for the commands its jobs run, found by job id alone
-(``sbatch_k8s.runtime.node_file``)."""
+(``sbatch_k8s.runtime.agent.node_file``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from sbatch_k8s.runtime.node_file import (complete_environment, node_variables,
+from sbatch_k8s.runtime.agent.node_file import (complete_environment, node_variables,
                                           read_node_file, with_node_file, write_node_file)
 
 STRIPPED = {"PATH": "/usr/bin", "HOME": "/home/u"}

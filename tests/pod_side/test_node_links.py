@@ -1,5 +1,5 @@
 """Node 0's control link to another node: what the node said before its connection dropped
-decides how the job ends (:data:`sbatch_k8s.runtime.batch.LEFT_BECAUSE`)."""
+decides how the job ends (:data:`sbatch_k8s.runtime.batch_host.batch_step.LEFT_BECAUSE`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import List, Optional
 
 import pytest
 
-from sbatch_k8s.runtime.batch import LEFT_BECAUSE
-from sbatch_k8s.runtime.node_links import NodeLink
+from sbatch_k8s.runtime.batch_host.batch_step import LEFT_BECAUSE
+from sbatch_k8s.runtime.batch_host.node_links import NodeLink
 from sbatch_k8s.runtime.protocol import encode_frame, encode_json
 
 

@@ -1,12 +1,12 @@
 """Counting a node's cgroup OOM kills as Slurm's task/cgroup plugin reports them
-(:mod:`sbatch_k8s.runtime.oom`): cgroup v1 and v2 files, one kill given to one step, the rest
+(:mod:`sbatch_k8s.runtime.stepd.oom`): cgroup v1 and v2 files, one kill given to one step, the rest
 to the batch step, slurmstepd's line."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from sbatch_k8s.runtime.oom import OOM_EXIT_SIGNAL, OomLedger, detected_line, node_ledger, \
+from sbatch_k8s.runtime.stepd.oom import OOM_EXIT_SIGNAL, OomLedger, detected_line, node_ledger, \
     read_oom_kills
 
 V1 = "oom_kill_disable 0\nunder_oom 0\noom_kill {n}\n"

@@ -1,13 +1,13 @@
-"""The writes that hold and release a workload (:mod:`sbatch_k8s.runtime.workload_gates`): plain
-partitions flip ``suspend``; on a Kueue partition a held workload is taken out of Kueue's
-hands (its labels kept aside) and released by giving them back, ``suspend`` left to Kueue.
-Runs on Python 3.8."""
+"""The writes that hold and release a workload (:mod:`sbatch_k8s.runtime.cluster.workload_gates`):
+plain partitions flip ``suspend``; on a Kueue partition a held workload is taken out of Kueue's
+hands (its labels kept aside) and released by giving them back, ``suspend`` left to Kueue. Runs on
+Python 3.8."""
 
 from __future__ import annotations
 
 import json
 
-from sbatch_k8s.runtime.workload_gates import RELEASE_LABELS, hold_patch, release_patch
+from sbatch_k8s.runtime.cluster.workload_gates import RELEASE_LABELS, hold_patch, release_patch
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 PRIORITY = "kueue.x-k8s.io/priority-class"

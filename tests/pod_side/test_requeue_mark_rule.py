@@ -1,4 +1,4 @@
-"""A requeued job is not over (:mod:`sbatch_k8s.runtime.release`, ``requeueing``): while its
+"""A requeued job is not over (:mod:`sbatch_k8s.runtime.cluster.release`, ``requeueing``): while its
 record carries a requeue's mark, node 0's decisions count it as not ended, so nothing waiting
 for it is released or failed by the run that ended. Runs on Python 3.8."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Optional
 
-from sbatch_k8s.runtime.job_end import REPORT_KEY, known_from_config_map
-from sbatch_k8s.runtime.release import (
+from sbatch_k8s.runtime.cluster.job_end import REPORT_KEY, known_from_config_map
+from sbatch_k8s.runtime.cluster.release import (
     DEPENDENCY,
     NEVER_SATISFIED,
     RECORD_KEY,
@@ -19,7 +19,7 @@ from sbatch_k8s.runtime.release import (
     known_job,
     requeueing,
 )
-from sbatch_k8s.runtime.workload_gates import ELIGIBLE
+from sbatch_k8s.runtime.cluster.workload_gates import ELIGIBLE
 
 NOW = 1_800_000_000
 

@@ -3,7 +3,7 @@ pod) counts in SLURM_RESTART_COUNT on top of the restarts of our own requeues.""
 
 from __future__ import annotations
 
-from sbatch_k8s.runtime.node_setup import RESTARTED_VARIABLE, with_restarts
+from sbatch_k8s.runtime.agent.node_setup import RESTARTED_VARIABLE, with_restarts
 
 
 def test_restarts_inside_the_workload_add_to_the_description() -> None:

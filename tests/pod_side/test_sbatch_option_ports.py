@@ -95,7 +95,7 @@ def test_verbose_is_not_read_from_the_script():
 
 
 def test_a_bad_debug_variable_is_reported_before_the_command_line():
-    from parsers.sbatch import first_pass
+    from parsers.sbatch_input import first_pass
 
     with pytest.raises(SlurmInputError) as e:
         first_pass(["--time=abc", "job.sh"], {"SBATCH_DEBUG": "yes"})

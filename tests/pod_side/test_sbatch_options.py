@@ -1,7 +1,7 @@
 """sbatch's option processing end to end: script text + command line + ``SBATCH_*``
 environment → JobSpec (reference/slurm.md §1.1–1.7, §10; slurm-observations/SUMMARY.md §7).
 
-Every case goes through :mod:`parsers.sbatch` (split_command_line, load_script, build_job) the
+Every case goes through :mod:`parsers.sbatch_input` (split_command_line, load_script, build_job) the
 way the sbatch command does, without I/O. Where real Slurm 22.05 (the observations) and current
 Slurm (26.05 source, the spec) disagree, the test names the version the code follows.
 """
@@ -429,7 +429,7 @@ def test_dos_line_breaks_on_stdin_are_refused(monkeypatch, capsys):
 
 def test_a_script_file_keeps_lone_carriage_returns(tmp_path, monkeypatch):
     from sbatch_k8s.cli.sbatch import read_script
-    from parsers.sbatch import split_command_line
+    from parsers.sbatch_input import split_command_line
 
     (tmp_path / "job.sh").write_bytes(b"#!/bin/sh\nprintf 'a\rb'\r\xff\n")
     monkeypatch.chdir(tmp_path)

@@ -26,7 +26,7 @@ from parsers.allocation import allocate
 from parsers.errors import SlurmInputError
 from parsers.jobspec import BatchScript
 from parsers.options import NO_ARG, SBATCH, SRUN, env_sources, options_for
-from parsers.sbatch import (
+from parsers.sbatch_input import (
     build_job,
     load_script,
     script_options,

@@ -1,5 +1,5 @@
 """What node 0 publishes in its record while the job runs
-(:mod:`sbatch_k8s.runtime.step_publisher`): running steps without a state, ended steps read
+(:mod:`sbatch_k8s.runtime.cluster.step_publisher`): running steps without a state, ended steps read
 from the step log as it grows (as node 0's report has them), bounded in count and bytes."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List
 
-from sbatch_k8s.runtime.step_log import step_entries
-from sbatch_k8s.runtime.step_publisher import (
+from sbatch_k8s.runtime.batch_host.step_log import step_entries
+from sbatch_k8s.runtime.cluster.step_publisher import (
     DOCUMENT_LIMIT,
     ENDED_LIMIT,
     EndedSteps,

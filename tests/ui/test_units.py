@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from parsers.records import JobRecord, StepRecord
+from parsers.job_records import JobRecord, StepRecord
 from sbatch_k8s.ui import access
 from sbatch_k8s.ui.job_detail import actions, dependency_ids, job_json
 from sbatch_k8s.ui.job_table import COLUMNS, filter_argv, table_rows

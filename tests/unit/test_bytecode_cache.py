@@ -20,7 +20,7 @@ NO_JOB = "sbatch-k8s: error: runtime node: cannot read the job description"
 #: Prints where the runtime's modules come from after the bootstrap the zipapp runs.
 PROBE = """import sys
 sys.path.insert(0, sys.argv[1])
-from sbatch_k8s.runtime.bytecode_cache import use_bytecode_cache
+from sbatch_k8s.runtime.warm.bytecode_cache import use_bytecode_cache
 print(use_bytecode_cache(sys.argv[1], sys.argv[2]))
 import sbatch_k8s.runtime.main
 print(sbatch_k8s.runtime.main.__file__)
@@ -66,7 +66,7 @@ def test_bytecode_is_written_once_and_imported_from_the_cache(
     sources = cache / _hash_of(bundle)
     tag = subprocess.run([python, "-c", "import sys; print(sys.implementation.cache_tag)"],
                          capture_output=True, text=True).stdout.strip()
-    compiled = sources / "sbatch_k8s" / "runtime" / "__pycache__" / f"node.{tag}.pyc"
+    compiled = sources / "sbatch_k8s" / "runtime" / "agent" / "__pycache__" / f"node.{tag}.pyc"
     assert compiled.is_file()
     assert oct(cache.stat().st_mode & 0o777) == "0o700"
     first = compiled.stat().st_mtime_ns
@@ -95,7 +95,7 @@ def test_the_zip_serves_when_the_cache_is_off_or_not_private(tmp_path: Path,
 
 
 def test_a_damaged_bundle_leaves_nothing_half_extracted(tmp_path: Path, bundle: Path) -> None:
-    from sbatch_k8s.runtime.bytecode_cache import extracted_sources
+    from sbatch_k8s.runtime.warm.bytecode_cache import extracted_sources
 
     broken = tmp_path / "broken.pyz"
     broken.write_bytes(bundle.read_bytes()[:100000])

@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from sbatch_k8s.runtime.cancel_requests import (
+from sbatch_k8s.runtime.cluster.cancel_requests import (
     ANNOTATION,
     CONTROL_DIR,
     MAX_REQUESTS,

@@ -14,9 +14,11 @@ import pytest
 import yaml
 
 from parsers.errors import SlurmInputError
-from parsers.sbatch import build_job, load_script, split_command_line
+from parsers.sbatch_input import build_job, load_script, split_command_line
 from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
-from sbatch_k8s.submit import print_manifests
+from sbatch_k8s.cli.k8s_print import print_manifests
+from sbatch_k8s.config_file import load_config
+from sbatch_k8s.submission_plan import plan_submission
 from translators.objects import runtime_config_map
 from tests.unit.translators.support import CASES_DIR, TARGET_NAMES
 from tests.unit.translators.validation import manifest_problems
@@ -31,7 +33,7 @@ def _printed(args: Sequence[str]) -> List[Dict]:
     command_line = split_command_line(list(args) + ["job.sh"])
     script = load_script(command_line, SCRIPT, command_line.script_path)
     job, submit = build_job(command_line, ENVIRON, script)
-    text = print_manifests(job, submit, ENVIRON)
+    text = print_manifests(plan_submission(job, submit, load_config(ENVIRON)[0], ENVIRON))
     return [doc for doc in yaml.safe_load_all(text) if doc]
 
 

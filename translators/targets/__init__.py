@@ -5,8 +5,8 @@ container, the names Kubernetes or the operator derives from the workload's name
 how long the name may be), and whether a single-node array runs as one Indexed Job
 (``completions`` = array size) or as one workload per element. The renderers are imported only
 when used. The names themselves, which the option reader, the configuration schema and the
-pod-side runtime need too, are :data:`parsers.target_names.TARGET_NAMES`: the table has a row
-for each, in that order.
+pod-side runtime need too, are :data:`parsers.platforms.target_names.TARGET_NAMES`: the table has a
+row for each, in that order.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from parsers.target_names import INDEXED_JOB, JOBSET, MPIJOB, PYTORCHJOB
+from parsers.platforms.target_names import INDEXED_JOB, JOBSET, MPIJOB, PYTORCHJOB
 
 if TYPE_CHECKING:
     from translators.plan import JobPlan, Unit

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List
 
 from translators.objects import job_config_map, token_secret, workload_metadata
-from translators.targets.kubeflow import replica_specs, run_policy
+from translators.targets.kubeflow_replicas import replica_specs, run_policy
 
 if TYPE_CHECKING:
     from translators.plan import JobPlan, Unit

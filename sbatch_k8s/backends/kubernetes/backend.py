@@ -6,14 +6,14 @@ import time
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
-from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.records import PENDING, RUNNING, JobRecord, StepRecord
+from parsers.job_records import PENDING, RUNNING, JobRecord, StepRecord
 from sbatch_k8s.backends.base import FINISHED, REFUSED, UNKNOWN, Backend
-from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
+from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from translators.config import ClusterConfig, PartitionConfig
 
 if TYPE_CHECKING:
-    from sbatch_k8s.backends.kubernetes.identity import ClusterUser
+    from sbatch_k8s.submission_plan import SubmissionPlan
+    from sbatch_k8s.backends.kubernetes.api.identity import ClusterUser
 
 #: How long squeue keeps showing a finished job (Slurm's MinJobAge).
 MIN_JOB_AGE_S = 300
@@ -38,23 +38,23 @@ class KubernetesBackend(Backend):
     @property
     def client(self) -> KubeClient:
         if self._client is None:
-            from sbatch_k8s.backends.kubernetes.client import connect
+            from sbatch_k8s.backends.kubernetes.api.client import connect
 
             self._client = connect(self.environ, self.config.context)
         return self._client
 
     @property
     def caller(self) -> "ClusterUser":
-        """Who the API server says the credentials are (:mod:`.identity`)."""
+        """Who the API server says the credentials are (:mod:`.api.identity`)."""
         if self._caller is None:
-            from sbatch_k8s.backends.kubernetes.identity import who_am_i
+            from sbatch_k8s.backends.kubernetes.api.identity import who_am_i
 
             self._caller = who_am_i(self.client, dict(self.environ))
         return self._caller
 
     def caller_ids(self) -> Tuple[str, int, int]:
         """The caller's Slurm user name, uid and gid (the ``[users]`` table's mapping)."""
-        from sbatch_k8s.backends.kubernetes.identity import slurm_identity
+        from sbatch_k8s.backends.kubernetes.api.identity import slurm_identity
 
         return slurm_identity(self.caller, self.config.users)
 
@@ -65,13 +65,13 @@ class KubernetesBackend(Backend):
         return self.caller.is_operator(self.config.users)
 
     def uid_of_user(self, name: str) -> Optional[int]:
-        from sbatch_k8s.backends.kubernetes.identity import slurm_ids
+        from sbatch_k8s.backends.kubernetes.api.identity import slurm_ids
 
         return slurm_ids(name, self.config.users)[0]
 
     def _attributed(self, records: List[JobRecord]) -> List[JobRecord]:
-        """The records with the owners readers believe (:mod:`.owners`)."""
-        from sbatch_k8s.backends.kubernetes.owners import attributed
+        """The records with the owners readers believe (:mod:`.read.owners`)."""
+        from sbatch_k8s.backends.kubernetes.read.owners import attributed
 
         def lookup(job_id: int) -> Optional[JobRecord]:
             found = self._raw_find(job_id)
@@ -87,7 +87,7 @@ class KubernetesBackend(Backend):
         """Every namespace a partition puts jobs in: the caller's, where a partition's
         namespace names the user (``u-{user}``), and for an operator then every namespace
         that holds job records."""
-        from sbatch_k8s.backends.kubernetes.submitter import (
+        from sbatch_k8s.backends.kubernetes.submit.submitter import (
             all_record_namespaces,
             user_namespaces,
         )
@@ -100,10 +100,10 @@ class KubernetesBackend(Backend):
             found |= all_record_namespaces(self.client)
         return found
 
-    def submit(self, job: JobSpec, submit: SubmitOptions) -> int:
-        from sbatch_k8s.backends.kubernetes.submit import submit_to_cluster
+    def submit(self, plan: "SubmissionPlan") -> int:
+        from sbatch_k8s.backends.kubernetes.submit.schedule import submit_to_cluster
 
-        return submit_to_cluster(job, submit, self.config, self.environ, self.client)
+        return submit_to_cluster(plan, self.environ, self.client)
 
     def job_records(self, include_finished: bool, now: int,
                     job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
@@ -114,7 +114,7 @@ class KubernetesBackend(Backend):
     def _elements(self, include_finished: bool, now: int,
                   job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
         """What squeue sees, each array element on its own (the records are per element)."""
-        from sbatch_k8s.backends.kubernetes.cluster_jobs import cluster_records
+        from sbatch_k8s.backends.kubernetes.read.cluster_jobs import cluster_records
 
         records = self._attributed(cluster_records(self.client, self.namespaces(), now,
                                                    active_only=not include_finished))
@@ -126,7 +126,7 @@ class KubernetesBackend(Backend):
     def accounting_records(self, start: int, end: int,
                            job_ids: Optional[List[int]]) -> List[JobRecord]:
         from parsers.formats.array_fold import fold_pending_arrays
-        from sbatch_k8s.backends.kubernetes.cluster_jobs import cluster_records
+        from sbatch_k8s.backends.kubernetes.read.cluster_jobs import cluster_records
 
         now = int(time.time())
         records = self._attributed(cluster_records(self.client, self.namespaces(), now,
@@ -143,8 +143,8 @@ class KubernetesBackend(Backend):
 
     def _purge(self, records: List[JobRecord], now: int) -> None:
         """Delete records older than the retention (Slurm's purge), a few per command."""
-        from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP
-        from sbatch_k8s.backends.kubernetes.records import record_name
+        from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP
+        from sbatch_k8s.backends.kubernetes.history.records import record_name
 
         limit = now - self.config.record_retention_days * 86400
         mine = self.caller.username
@@ -159,7 +159,7 @@ class KubernetesBackend(Backend):
                     break
 
     def _raw_find(self, job_id: int) -> Optional[Tuple[JobRecord, Dict[str, str], str]]:
-        from sbatch_k8s.backends.kubernetes.cluster_jobs import find_job
+        from sbatch_k8s.backends.kubernetes.read.cluster_jobs import find_job
 
         return find_job(self.client, self.namespaces(), job_id, int(time.time()))
 
@@ -172,9 +172,9 @@ class KubernetesBackend(Backend):
     def _refusal(self, found: Optional[Tuple[JobRecord, Dict[str, str], str]], uid: int
                  ) -> Optional[str]:
         """UNKNOWN for no job, REFUSED for one the caller may not act on (another user's:
-        the cluster's identity decides, :func:`.owners.may_act`; ``uid`` is not asked),
+        the cluster's identity decides, :func:`.read.owners.may_act`; ``uid`` is not asked),
         else None."""
-        from sbatch_k8s.backends.kubernetes.owners import may_act
+        from sbatch_k8s.backends.kubernetes.read.owners import may_act
 
         if found is None:
             return UNKNOWN
@@ -184,7 +184,7 @@ class KubernetesBackend(Backend):
 
     def cancel(self, job_id: int, uid: int, signum: Optional[int] = None,
                batch: bool = False, full: bool = False, step: Optional[int] = None) -> str:
-        from sbatch_k8s.backends.kubernetes.control import cancel_on_cluster
+        from sbatch_k8s.backends.kubernetes.control.job_control import cancel_on_cluster
 
         found = self._find(job_id)
         refusal = self._refusal(found, uid)
@@ -195,7 +195,7 @@ class KubernetesBackend(Backend):
                                  signum, batch, full, step)
 
     def set_hold(self, job_id: int, reason: Optional[str], uid: int) -> str:
-        from sbatch_k8s.backends.kubernetes.control import hold_on_cluster
+        from sbatch_k8s.backends.kubernetes.control.job_control import hold_on_cluster
 
         found = self._find(job_id)
         if found is None:
@@ -208,7 +208,7 @@ class KubernetesBackend(Backend):
         return hold_on_cluster(self.client, record, ref, namespace, reason)
 
     def requeue(self, job_id: int, uid: int, hold: bool = False) -> str:
-        from sbatch_k8s.backends.kubernetes.control import requeue_job
+        from sbatch_k8s.backends.kubernetes.control.job_control import requeue_job
         from sbatch_k8s.backends.requeue_rules import requeue_delay_s
 
         found = self._find(job_id)
@@ -220,17 +220,17 @@ class KubernetesBackend(Backend):
                            requeue_delay_s(self.environ))
 
     def attach(self, job_id: int, write_files: bool, quiet: bool) -> int:
-        from sbatch_k8s.backends.kubernetes.attach import attach_on_cluster
+        from sbatch_k8s.backends.kubernetes.output.attach import attach_on_cluster
 
         return attach_on_cluster(self, job_id, write_files, quiet)
 
     def active_elements(self) -> List[JobRecord]:
-        from sbatch_k8s.backends.kubernetes.records import is_final
+        from sbatch_k8s.backends.kubernetes.history.records import is_final
 
         return [r for r in self._elements(False, int(time.time())) if not is_final(r)]
 
     def expand_id(self, job_id: int, task: Optional[int]) -> List[int]:
-        from sbatch_k8s.backends.kubernetes.cluster_jobs import records_of
+        from sbatch_k8s.backends.kubernetes.read.cluster_jobs import records_of
 
         records = records_of(self.client, self.namespaces(), job_id, int(time.time()))
         elements = [r for r in records if r.array_job_id == job_id]
@@ -239,16 +239,16 @@ class KubernetesBackend(Backend):
         return [r.job_id for r in elements] or [job_id]
 
     def known(self, job_id: int) -> bool:
-        from sbatch_k8s.backends.kubernetes.cluster_jobs import records_of
+        from sbatch_k8s.backends.kubernetes.read.cluster_jobs import records_of
 
         return bool(records_of(self.client, self.namespaces(), job_id, int(time.time())))
 
     def running_steps(self, record: JobRecord) -> List[StepRecord]:
         """``batch``, ``extern`` and the numbered steps node 0 published in the record
-        (:mod:`sbatch_k8s.runtime.step_publisher`), from the records already read. Pods
+        (:mod:`sbatch_k8s.runtime.cluster.step_publisher`), from the records already read. Pods
         without the job ServiceAccount cannot publish: one warning per listing says so for
         their partition, rather than let the listing look complete."""
-        from sbatch_k8s.cli.common import print_warning
+        from sbatch_k8s.user_messages import print_warning
 
         partition = self.config.partition(record.partition)
         if partition is not None and not self._publishes_steps(partition) and \
@@ -262,7 +262,7 @@ class KubernetesBackend(Backend):
     def _publishes_steps(self, partition: PartitionConfig) -> bool:
         """Whether the partition's pods have API access (its ServiceAccount, or the job
         ServiceAccount present in its namespace) and so publish their steps."""
-        from sbatch_k8s.backends.kubernetes.submitter import (
+        from sbatch_k8s.backends.kubernetes.submit.submitter import (
             partition_namespace,
             with_job_account,
         )
@@ -280,8 +280,8 @@ class KubernetesBackend(Backend):
     def job_texts(self, record: JobRecord) -> Tuple[Optional[str], Optional[Dict[str, str]]]:
         """The script from the job's ConfigMap while it exists; the start environment is in
         the job's Secret, which sacct does not read."""
-        from sbatch_k8s.backends.kubernetes.cluster_jobs import find_job
-        from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP
+        from sbatch_k8s.backends.kubernetes.read.cluster_jobs import find_job
+        from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP
 
         found = find_job(self.client, self.namespaces(), record.job_id, int(time.time()))
         if found is None or not found[1].get("name"):
@@ -290,11 +290,11 @@ class KubernetesBackend(Backend):
         return ((files or {}).get("data") or {}).get("script"), None
 
     def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
-        from sbatch_k8s.backends.kubernetes.nodes import partition_nodes
+        from sbatch_k8s.backends.kubernetes.read.partition_nodes import partition_nodes
 
         return partition_nodes(self.client, self.config, self.namespaces())
 
     def run_outside(self, argv: List[str]) -> int:
-        from sbatch_k8s.backends.kubernetes.srun_outside import run_outside
+        from sbatch_k8s.backends.kubernetes.output.srun_outside import run_outside
 
         return run_outside(argv, self.config, self.environ, self.client)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from parsers.allocation import NodeShape
 from parsers.formats.sinfo_fields import NodeInfo
-from parsers.jobspec import JobSpec, SubmitOptions
-from parsers.records import PENDING, JobRecord, StepRecord
+from parsers.job_records import PENDING, JobRecord, StepRecord
 from sbatch_k8s.backends.base import DONE, FINISHED, UNKNOWN, Backend
 from translators.config import ClusterConfig
+
+if TYPE_CHECKING:
+    from sbatch_k8s.submission_plan import SubmissionPlan
 
 
 class LocalBackend(Backend):
@@ -26,10 +29,21 @@ class LocalBackend(Backend):
 
         return f"backend local, state directory {state_dir(self.environ)}"
 
-    def submit(self, job: JobSpec, submit: SubmitOptions) -> int:
+    def node_shape(self) -> NodeShape:
+        """This machine's size (the ``[local]`` section may shrink it): every partition's."""
+        from sbatch_k8s.backends.local.capacity import local_shape
+
+        return local_shape(self.config.local)
+
+    def check_plan(self, plan: "SubmissionPlan") -> None:
+        from sbatch_k8s.backends.local.capacity import check_fits
+
+        check_fits(plan.job, plan.allocation, self.config.local)
+
+    def submit(self, plan: "SubmissionPlan") -> int:
         from sbatch_k8s.backends.local.submit import submit_local
 
-        return submit_local(job, submit, self.config, self.environ)
+        return submit_local(plan, self.environ)
 
     def job_records(self, include_finished: bool, now: int,
                     job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
@@ -124,9 +138,9 @@ class LocalBackend(Backend):
 
     def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
         """Every partition shows the machine's nodes
-        (:mod:`~sbatch_k8s.backends.local.node_view`)."""
+        (:mod:`~sbatch_k8s.backends.local.partition_nodes`)."""
         from sbatch_k8s import jobdb
-        from sbatch_k8s.backends.local.node_view import local_nodes
+        from sbatch_k8s.backends.local.partition_nodes import local_nodes
 
         nodes = local_nodes(jobdb.connect(self.environ), self.config.local)
         return {p.name: nodes for p in self.config.partitions}

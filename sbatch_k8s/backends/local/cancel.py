@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Mapping, Optional
 
-from parsers.records import CANCELLED, PENDING, RUNNING
+from parsers.job_records import CANCELLED, PENDING, RUNNING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.control import send_while_running
 from sbatch_k8s.backends.local.wakeup import ensure_scheduler, wake_waiters

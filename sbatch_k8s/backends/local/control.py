@@ -8,10 +8,10 @@ import sqlite3
 import time
 from typing import Any, Dict
 
-from parsers.records import RUNNING
+from parsers.job_records import RUNNING
 from sbatch_k8s import jobdb
 from sbatch_k8s.runtime.protocol import ProtocolError, read_token
-from sbatch_k8s.runtime.srun import ask
+from sbatch_k8s.runtime.srun.launch import ask
 
 CONTROL_TIMEOUT_S = 10.0
 #: How long a job just marked RUNNING may take before its node 0 listens, and how often it

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
-from parsers.records import CANCELLED, PENDING, RUNNING
+from parsers.job_records import CANCELLED, PENDING, RUNNING
 from sbatch_k8s.backends.local.capacity import Capacity, gpu_ids_text, local_cpus
 from sbatch_k8s.backends.local.waiting import BEGIN_TIME, NEVER, eligibility
 from translators.config import LocalConfig

@@ -4,11 +4,12 @@ environment it started with (``<state>/jobs/<id>/script`` and ``job.json``), for
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY
 import json
 import os
 from typing import Dict, Mapping, Optional
 
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s.backends.local.layout import job_dir_of
 
 
@@ -29,7 +30,7 @@ def batch_script(environ: Mapping[str, str], record: JobRecord) -> Optional[str]
 def start_environment(environ: Mapping[str, str], record: JobRecord) -> Optional[Dict[str, str]]:
     """The environment the batch script started with, or None when none was kept."""
     try:
-        with open(os.path.join(_job_dir(environ, record), "job.json")) as f:
+        with open(os.path.join(_job_dir(environ, record), DESCRIPTION_KEY)) as f:
             found = json.load(f).get("environment")
     except (OSError, ValueError):
         return None

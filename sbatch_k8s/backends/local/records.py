@@ -1,4 +1,4 @@
-"""Local job database rows → the :class:`~parsers.records.JobRecord` the reports print.
+"""Local job database rows → the :class:`~parsers.job_records.JobRecord` the reports print.
 
 Pending elements of an array that has not started them yet are shown as Slurm shows them:
 one record for the rest (``1234_[5-1024%4]``), with ``JobArrayTaskLimit`` when the ``%``
@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import replace
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from parsers.records import (
+from parsers.job_records import (
     COMPLETING,
     PENDING,
     REQUEUED,
@@ -25,7 +25,7 @@ from parsers.records import (
     with_changes,
 )
 from sbatch_k8s import jobdb
-from sbatch_k8s.runtime.step_log import read_step_log
+from sbatch_k8s.runtime.batch_host.step_log import read_step_log
 
 #: Slurm's priority of the first job (priority/basic: 2^32 - 2^16 - 1, one less per job).
 PRIORITY_BASE = 4294901759

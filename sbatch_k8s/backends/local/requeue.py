@@ -39,17 +39,17 @@ import sqlite3
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
-from parsers.records import PENDING, REQUEUED, RUNNING
+from parsers.job_records import PENDING, REQUEUED, RUNNING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.base import BATCH_ONLY, DISABLED, DONE, NOT_STARTED, UNKNOWN
-from sbatch_k8s.backends.local.nodes import ElementRun
+from sbatch_k8s.backends.local.node_processes import ElementRun
 from sbatch_k8s.backends.local.records import MIN_JOB_AGE_S
 from sbatch_k8s.backends.requeue_rules import (
     DEFAULT_REQUEUE_DELAY_S,
     REQUEUED_ENDS,
     requeue_delay_s,
 )
-from sbatch_k8s.runtime.release import HELD_REQUEUE_REASON
+from sbatch_k8s.runtime.cluster.release import HELD_REQUEUE_REASON
 
 #: The requests a running job carries until its end is recorded (:func:`_request`).
 REQUEUE, REQUEUE_HOLD = "requeue", "hold"

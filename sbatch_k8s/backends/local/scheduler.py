@@ -37,7 +37,7 @@ from typing import Dict, List, Optional
 
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.dispatch import look_once
-from sbatch_k8s.backends.local.nodes import ElementRun
+from sbatch_k8s.backends.local.node_processes import ElementRun
 from sbatch_k8s.backends.local.requeue import record_end
 from sbatch_k8s.backends.local.supervisor import adopt_running, launch
 from sbatch_k8s.backends.local.wakeup import (
@@ -87,7 +87,7 @@ class Scheduler:
 
     def _load_config(self) -> ClusterConfig:
         """The configuration, read again when its file changed (capacity edits apply)."""
-        from sbatch_k8s.config import find_config_file, load_config
+        from sbatch_k8s.config_file import find_config_file, load_config
 
         path = find_config_file(self.environ)
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import List, Mapping, Optional
 
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.records import ACTIVE_STATES, to_record
 

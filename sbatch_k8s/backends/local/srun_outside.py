@@ -15,7 +15,7 @@ import time
 from typing import IO, List, Mapping, Optional, Sequence
 
 from parsers.jobspec import BatchScript
-from parsers.sbatch import build_job, split_command_line
+from parsers.sbatch_input import build_job, split_command_line
 from sbatch_k8s.backends.base import SRUN_COMMAND
 from translators.config import ClusterConfig
 
@@ -61,7 +61,10 @@ class Follower:
 
 def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, str]) -> int:
     """srun's exit code for a step run in a job of its own."""
+    from parsers.jobspec import SubmitOptions
+    from sbatch_k8s.backends.local.capacity import local_shape
     from sbatch_k8s.backends.local.submit import create_job
+    from sbatch_k8s.submission_plan import plan_submission
     from sbatch_k8s.paths import state_dir
 
     spool = os.path.join(state_dir(environ), "srun", str(os.getpid()))
@@ -73,7 +76,9 @@ def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, st
     script = BatchScript(f"#!/bin/sh\n# created by srun outside an allocation\n{wrap}\n", None,
                          (), "wrap")
     job, _ = build_job(command_line, environ, script)
-    job_id = create_job(job, config, environ, command=SRUN_COMMAND)
+    shape = local_shape(config.local)
+    job_id = create_job(plan_submission(job, SubmitOptions(), config, environ, shape,
+                                        SRUN_COMMAND), environ)
     return _follow(job_id, spool, fifo, environ)
 
 

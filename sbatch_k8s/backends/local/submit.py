@@ -12,6 +12,7 @@ a signal, the highest for arrays).
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY
 import os
 import secrets
 import sys
@@ -24,18 +25,18 @@ from parsers.formats.job_stdio import recorded_stdio
 from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
 from parsers.own_variables import PREFIX
-from parsers.records import PENDING
+from parsers.job_records import PENDING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.base import SRUN_COMMAND
-from sbatch_k8s.backends.local.capacity import check_fits, local_shape
+from sbatch_k8s.backends.local.capacity import check_fits
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
 from sbatch_k8s.backends.local.supervisor import write_launch_settings
 from sbatch_k8s.backends.local.waiting import wait_for_job
 from sbatch_k8s.backends.local.wakeup import ensure_scheduler
-from sbatch_k8s.cli.common import print_warning
-from sbatch_k8s.submit import plan, submit_context
+from sbatch_k8s.user_messages import print_warning
+from sbatch_k8s.submission_plan import SubmissionPlan
 from translators.config import ClusterConfig
-from parsers.contract_profiles import profile_entry
+from parsers.platforms.contract_profiles import profile_entry
 from parsers.job_description import (
     describe_job,
     description_to_json,
@@ -138,21 +139,20 @@ def _print_submitted(job_id: int, submit: SubmitOptions, cluster: str) -> None:
     sys.stdout.flush()
 
 
-def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
-               test_only: bool = False, quiet: bool = False, command: str = "sbatch"
-               ) -> int:
-    """Record ``job`` and wake the scheduler; the job id (with ``test_only`` nothing is
-    recorded: it only says where the job would run)."""
-    partition, allocation = plan(job, config, local_shape(config.local))
+def create_job(plan: SubmissionPlan, environ: Mapping[str, str]) -> int:
+    """Record the planned job and wake the scheduler; the job id (with ``--test-only``
+    nothing is recorded: it only says where the job would run)."""
+    job, allocation, partition, config = plan.job, plan.allocation, plan.partition, plan.config
+    quiet, command = plan.submit.quiet, plan.command
     if not quiet:
-        for note in allocation.warnings:
+        for note in plan.warnings:
             print_warning(command, note)
     conn = jobdb.connect(environ)
     _check_request(job, allocation, config, conn)
-    context = submit_context(environ)
+    context = plan.context
     count = job.array.count() if job.array else 1
     base_id = jobdb.allocate_job_ids(conn, count)
-    if test_only:
+    if plan.submit.test_only:
         from parsers.values.hostlist import compress_hostlist
         from sbatch_k8s.runtime.contract import local_address
 
@@ -177,7 +177,7 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     write_private(os.path.join(job_dir, "token"), secrets.token_hex(32).encode())
     public, private = split_description(desc)
     write_private(os.path.join(job_dir, ENVIRONMENT_KEY), description_to_json(private).encode())
-    write_private(os.path.join(job_dir, "job.json"), description_to_json(public).encode())
+    write_private(os.path.join(job_dir, DESCRIPTION_KEY), description_to_json(public).encode())
     write_launch_settings(job_dir, environ)
     jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc,
                                   batch=command != SRUN_COMMAND))
@@ -188,19 +188,19 @@ def create_job(job: JobSpec, config: ClusterConfig, environ: Mapping[str, str],
     return base_id
 
 
-def submit_local(job: JobSpec, submit: SubmitOptions, config: ClusterConfig,
-                 environ: Mapping[str, str]) -> int:
+def submit_local(plan: SubmissionPlan, environ: Mapping[str, str]) -> int:
     """``sbatch`` on this machine; sbatch's exit code."""
+    submit = plan.submit
     if not submit.quiet:  # what the option table says this backend ignores
         from parsers.backend_support import backend_warnings
         from parsers.options import LOCAL
 
-        for note in backend_warnings(job.given, LOCAL):
+        for note in backend_warnings(plan.job.given, LOCAL):
             print_warning("sbatch", note)
-    job_id = create_job(job, config, environ, submit.test_only, submit.quiet)
+    job_id = create_job(plan, environ)
     if submit.test_only:
         return 0
-    _print_submitted(job_id, submit, config.cluster_name)
+    _print_submitted(job_id, submit, plan.config.cluster_name)
     if not submit.wait:
         return 0
     return wait_for_job(environ, job_id)

@@ -2,7 +2,7 @@
 
 A job the scheduler marked RUNNING gets its directory (array elements: a copy of the array's
 script, token and private environment), its ``job.json`` with its GPU ids, and its node
-processes (:func:`~sbatch_k8s.backends.local.nodes.start_element`), started with the
+processes (:func:`~sbatch_k8s.backends.local.node_processes.start_element`), started with the
 submitter's settings kept in the array's ``launch.json``. Nothing else runs for it: a
 running job costs its node processes, and a pending one nothing but its row.
 
@@ -15,16 +15,17 @@ run twice.
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY
 import json
 import os
 import shutil
 import sqlite3
 from typing import Any, Dict, List, Mapping
 
-from parsers.records import PENDING, RUNNING
+from parsers.job_records import PENDING, RUNNING
 from sbatch_k8s import jobdb
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
-from sbatch_k8s.backends.local.nodes import (
+from sbatch_k8s.backends.local.node_processes import (
     LAUNCH_SETTINGS,
     ElementRun,
     NodeProcess,
@@ -56,7 +57,7 @@ def launch(conn: sqlite3.Connection, environ: Mapping[str, str], row: sqlite3.Ro
     job_id = row["job_id"]
     base_dir = job_dir_of(environ, row["array_job_id"] or job_id)
     directory = job_dir_of(environ, job_id)
-    with open(os.path.join(base_dir, "job.json")) as f:
+    with open(os.path.join(base_dir, DESCRIPTION_KEY)) as f:
         template: Dict[str, Any] = json.load(f)
     if directory != base_dir:
         os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -66,7 +67,7 @@ def launch(conn: sqlite3.Connection, environ: Mapping[str, str], row: sqlite3.Ro
     desc = dict(template, job_id=job_id, array_job_id=row["array_job_id"],
                 array_task_id=row["array_task_id"], gpu_ids=gpu_ids,
                 restart_count=int(row["restarts"] or 0))
-    write_private(os.path.join(directory, "job.json"),
+    write_private(os.path.join(directory, DESCRIPTION_KEY),
                   json.dumps(desc, sort_keys=True, indent=1).encode())
     return start_element(conn, _launch_settings(base_dir, environ), directory, desc)
 

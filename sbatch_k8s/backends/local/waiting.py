@@ -17,7 +17,7 @@ from parsers.dependency_state import (
     record_dependency,
     spec_verdict,
 )
-from parsers.records import COMPLETED, PENDING, RUNNING, JobRecord, with_changes
+from parsers.job_records import COMPLETED, PENDING, RUNNING, JobRecord, with_changes
 from sbatch_k8s import jobdb
 
 HELD, DEPENDENCY, BEGIN_TIME, NEVER = ("JobHeldUser", "Dependency", "BeginTime",

@@ -131,7 +131,7 @@ def start_scheduler(environ: Mapping[str, str], lock: int) -> None:
     """Start the scheduler process, handing it the scheduler lock (the descriptor
     ``lock``, locked) through :data:`LOCK_FD_VARIABLE`."""
     from sbatch_k8s.daemon import start_detached
-    from sbatch_k8s.runtime.forkclient import PACKAGE_ROOT
+    from sbatch_k8s.runtime.warm.fork_client import PACKAGE_ROOT
 
     directory = make_state_dir(environ)
     code = (f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "

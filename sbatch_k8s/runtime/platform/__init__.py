@@ -7,6 +7,6 @@ contract (:mod:`.contracts`, one adapter per platform), builds the job from the 
 ``#SBATCH`` header (:mod:`.description`) and runs it as ``runtime node`` runs our own pods
 (:mod:`.run`). Facts: ``reference/platforms.md`` and ``reference/kubernetes.md``. The
 platforms' variable names, and how a variable carrying a plain Slurm fact reads back, are the
-table of :mod:`parsers.contract_facts` that also makes the contract profiles; the adapters
+table of :mod:`parsers.platforms.contract_facts` that also makes the contract profiles; the adapters
 read it through :func:`.variables.facts_from_environment`.
 """

@@ -7,7 +7,7 @@ the containers agree on ranks through a rendezvous at the master address
 
 from __future__ import annotations
 
-from parsers.contract_facts import JOB_KEY, MASTER_HOST, NODE_COUNT, PORT, PROCS_PER_NODE
+from parsers.platforms.contract_facts import JOB_KEY, MASTER_HOST, NODE_COUNT, PORT, PROCS_PER_NODE
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts
 from sbatch_k8s.runtime.platform.variables import facts_from_environment

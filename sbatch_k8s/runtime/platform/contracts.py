@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from typing import Callable, List, NamedTuple, Optional, Tuple
 
-from parsers.contract_facts import ASCEND_DEVICE_ID, MASTER_ADDR, NNODES, PET_NNODES, \
+from parsers.platforms.contract_facts import ASCEND_DEVICE_ID, MASTER_ADDR, NNODES, PET_NNODES, \
     PET_NODE_RANK, RANK, SLOTS, TF_CONFIG, VC_TASK_INDEX, VOLCANO_HOSTS_SUFFIX, VOLCANO_PREFIX, \
     WORLD_SIZE_NODES
-from parsers.contract_profiles import MPICH, OPENMPI, RANK_TABLE
+from parsers.platforms.contract_profiles import MPICH, OPENMPI, RANK_TABLE
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.platform import aistation, kube, kubeflow, modelarts, mpi, mpijob, \
+from sbatch_k8s.runtime.platform import aistation, kube, kubeflow, modelarts, mpi, \
     mpijob_launch, task_training
+from sbatch_k8s.runtime.platform import mpijob_hostfile as mpijob
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts, subdomain_of
 
 Adapter = Callable[[Container], PlatformFacts]

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 from parsers.allocation import Allocation, NodeShape, allocate
 from parsers.job_description import describe_job
 from parsers.jobspec import JobSpec, SubmitContext
-from parsers.sbatch import build_job, load_script, split_command_line
+from parsers.sbatch_input import build_job, load_script, split_command_line
 
 #: Default batch output in platform mode: the node's own standard output (the platform's log).
 PLATFORM_OUTPUT = "/dev/stdout"

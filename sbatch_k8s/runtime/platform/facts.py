@@ -1,20 +1,20 @@
 """What a platform tells one of its containers, in Slurm's terms.
 
-A platform adapter (:mod:`.adapters`) reads the container's environment variables, files and
-hostname (a :class:`Container`) and returns :class:`PlatformFacts`: this node's index, the node
-count, how the peers are named and reached, GPUs per node, the master address, and the
-platform's identity of the job (from which ``SLURM_JOB_ID`` is derived). Facts a platform does
-not give stay ``None``: the node count of an Indexed Job comes from the script's ``--nodes``;
-an AIStation container learns its index from a rendezvous (:mod:`.rendezvous`).
+A platform adapter (:mod:`.contracts` lists them) reads the container's environment variables, files
+and hostname (a :class:`Container`) and returns :class:`PlatformFacts`: this node's index, the node
+count, how the peers are named and reached, GPUs per node, the master address, and the platform's
+identity of the job (from which ``SLURM_JOB_ID`` is derived). Facts a platform does not give stay
+``None``: the node count of an Indexed Job comes from the script's ``--nodes``; an AIStation
+container learns its index from a rendezvous (:mod:`.rendezvous`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import socket
-from typing import Callable, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Mapping, NamedTuple, Optional, Tuple
 
-from parsers.contract_facts import read_number
+from parsers.platforms.contract_facts import read_number
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity, pod_bind_host
 
 #: Names and addresses of ``count`` nodes (names are what Slurm shows, addresses what agents
@@ -79,7 +79,7 @@ class PlatformFacts(NamedTuple):
     #: numbering the instances and this one's number (instance 0 acts; :mod:`.instances`).
     instance: Optional[Tuple[str, int]] = None
     #: The platform's per-task variables the tasks get in Slurm's layout
-    #: (:mod:`parsers.contract_variables`), if any.
+    #: (:mod:`parsers.platforms.contract_variables`), if any.
     task_variables: Optional[str] = None
 
     def identity(self, count: int, index: int, hostname: str,
@@ -120,15 +120,6 @@ def number(container: Container, name: str, what: str = "a number", low: int = 0
     if value is None:
         raise ContractError(f"{name} is not set")
     return parse_number(name, value, what, low)
-
-
-def first_number(container: Container, names: Sequence[str], what: str,
-                 low: int = 0) -> Tuple[Optional[int], Optional[str]]:
-    """The first of ``names`` that is set, read as a number (and which one it was)."""
-    for name in names:
-        if name in container.environ:
-            return number(container, name, what, low), name
-    return None, None
 
 
 def split_address(endpoint: str) -> Tuple[str, Optional[int]]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
-from parsers.contract_facts import NODE_ADDRESSES, NODE_INDEX, volcano_hosts, volcano_num, \
-    volcano_task
+from parsers.platforms.contract_facts import NODE_ADDRESSES, NODE_INDEX, volcano_hosts, \
+    volcano_num, volcano_task
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, name_prefix, \
     number, subdomain_of

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from parsers.contract_facts import MASTER_HOST, NODE_COUNT, NODE_INDEX, PORT, \
+from parsers.platforms.contract_facts import MASTER_HOST, NODE_COUNT, NODE_INDEX, PORT, \
     PROCESS_COUNT, PROCS_PER_NODE
 from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, name_prefix, \
     split_address

@@ -26,8 +26,8 @@ import json
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from parsers.contract_facts import FIRST_DEVICE, FIRST_PROCESS, PROCESS_COUNT, RANK_ID
-from parsers.contract_profiles import RANK_TABLE, RANK_TABLE_COMPLETED as COMPLETED, \
+from parsers.platforms.contract_facts import FIRST_DEVICE, FIRST_PROCESS, PROCESS_COUNT, RANK_ID
+from parsers.platforms.contract_profiles import RANK_TABLE, RANK_TABLE_COMPLETED as COMPLETED, \
     RANK_TABLE_NAME
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, NotReady, Peers, PlatformFacts

@@ -8,14 +8,14 @@
   instance whose MPI local rank (``OMPI_COMM_WORLD_LOCAL_RANK``, MPICH's ``MPI_LOCALRANKID``)
   is 0 acts for it (:mod:`.instances`), the others wait. A node's slots are its GPUs.
 - AI Hub's MpiJob (seed 000), where the command runs on the launcher only and the launcher
-  starts the hosts itself, is :mod:`.mpijob`'s.
+  starts the hosts itself, is :mod:`.mpijob_hostfile`'s.
 """
 
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
-from parsers.contract_profiles import MPICH, OPENMPI
+from parsers.platforms.contract_profiles import MPICH, OPENMPI
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, number
 from sbatch_k8s.runtime.platform.task_training import read_hostfile

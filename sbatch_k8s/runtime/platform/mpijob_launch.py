@@ -6,8 +6,8 @@ alternatives, the first found on ``PATH``; an older operator's ``kubexec.sh``), 
 with ``$OMPI_MCA_plm_rsh_args`` after it and, for ssh, options that never prompt. The command
 is one shell line: ``cd`` to the launcher's working directory, then ``python3 <runtime> run
 --contract mpijob-worker …`` with the launcher's environment and what the hostfile says
-(:func:`.mpijob.worker_variables`). Its output is the agent's, so it lands in the launcher's
-log.
+(:func:`.mpijob_hostfile.worker_variables`). Its output is the agent's, so it lands in the
+launcher's log.
 
 Bounded start: each host's agent must answer an authenticated ``ping`` within the wait bound
 (``--wait``, ``SBATCHK8S_NODE_WAIT``); a host whose run ends first, or never answers, ends
@@ -29,13 +29,13 @@ import subprocess
 from typing import Any, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.runtime.contract import ContractError
-from sbatch_k8s.runtime.node_setup import settings_from
+from sbatch_k8s.runtime.agent.node_setup import settings_from
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts
-from sbatch_k8s.runtime.platform.mpijob import WORKER_CONTRACT, forwarded_environment, \
+from sbatch_k8s.runtime.platform.mpijob_hostfile import WORKER_CONTRACT, forwarded_environment, \
     worker_variables
 from sbatch_k8s.runtime.protocol import ProtocolError, authenticate, decode_json, encode_json, \
     fresh_loop, read_frame
-from sbatch_k8s.runtime.shims import runtime_invocation
+from sbatch_k8s.runtime.agent.shims import runtime_invocation
 
 AGENT_VARIABLE = "OMPI_MCA_plm_rsh_agent"
 AGENT_ARGS_VARIABLE = "OMPI_MCA_plm_rsh_args"

@@ -19,7 +19,7 @@ import socket
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from parsers.contract_facts import NNODES, WORLD_SIZE_NODES
+from parsers.platforms.contract_facts import NNODES, WORLD_SIZE_NODES
 from sbatch_k8s.runtime.contract import ANY_ADDRESS, ContractError, pod_bind_host
 from sbatch_k8s.runtime.platform.facts import Container, PlatformFacts
 

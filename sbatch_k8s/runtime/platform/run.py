@@ -11,6 +11,7 @@ that and the others wait for its exit code (:mod:`.instances`).
 
 from __future__ import annotations
 
+from parsers.vocabulary import DESCRIPTION_KEY
 import grp
 import hashlib
 import json
@@ -23,7 +24,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 from parsers.errors import SlurmInputError
 from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity
-from sbatch_k8s.runtime.node import NodeSettings, platform_environment, run_node, \
+from sbatch_k8s.runtime.agent.node import NodeSettings, platform_environment, run_node, \
     settings_from, stage_script
 from sbatch_k8s.runtime.platform.aistation import is_master
 from sbatch_k8s.runtime.platform.contracts import PlatformContract, contract_named, detect, \
@@ -34,7 +35,7 @@ from sbatch_k8s.runtime.platform.facts import Container, NotReady, PlatformFacts
 from sbatch_k8s.runtime.platform.instances import Actor, wait_for_actor
 from sbatch_k8s.runtime.platform.rendezvous import agree_on_ranks
 from sbatch_k8s.runtime.protocol import fresh_loop
-from sbatch_k8s.runtime.step_server import start as start_step_server
+from sbatch_k8s.runtime.batch_host.step_server import start as start_step_server
 
 PREFIX = "sbatch-k8s: "
 #: A secret the platform's form may set on every container; else the token is derived from
@@ -180,7 +181,7 @@ def write_job_dir(settings: NodeSettings, desc: Dict[str, Any], script: str,
         _write_private(settings.token_file, token)
         _write_private(os.path.join(settings.job_dir, "script"),
                        script.encode("utf-8", "surrogateescape"))
-        _write_private(os.path.join(settings.job_dir, "job.json"),
+        _write_private(os.path.join(settings.job_dir, DESCRIPTION_KEY),
                        json.dumps(desc, sort_keys=True).encode())
 
 

@@ -16,16 +16,16 @@ from __future__ import annotations
 import json
 from typing import List, Optional, Tuple
 
-from parsers.contract_facts import MASTER_HOST, NODE_COUNT, NODE_INDEX, PORT, PROCS_PER_NODE, \
-    TF_CONFIG
-from parsers.contract_profiles import DEEPSPEED_HOSTFILE, TF_TYPES
+from parsers.platforms.contract_facts import MASTER_HOST, NODE_COUNT, NODE_INDEX, PORT, \
+    PROCS_PER_NODE, TF_CONFIG
+from parsers.platforms.contract_profiles import DEEPSPEED_HOSTFILE, TF_TYPES
 from sbatch_k8s.runtime.contract import ContractError
 from sbatch_k8s.runtime.platform.facts import Container, Peers, PlatformFacts, split_address
 from sbatch_k8s.runtime.platform.variables import facts_from_environment
 
 #: The fixed path and TF_CONFIG's replica types come from the contract profiles' table
-#: (:mod:`parsers.contract_profiles`), which writes what this module reads; the variables'
-#: names and plain values from :mod:`parsers.contract_facts`.
+#: (:mod:`parsers.platforms.contract_profiles`), which writes what this module reads; the variables'
+#: names and plain values from :mod:`parsers.platforms.contract_facts`.
 __all__ = ["DEEPSPEED_HOSTFILE", "TF_TYPES", "read_hostfile", "task_training", "tf_config"]
 
 

@@ -1,5 +1,5 @@
 """A platform's variables read back into Slurm's facts, through the one table of
-:mod:`parsers.contract_facts`.
+:mod:`parsers.platforms.contract_facts`.
 
 An adapter asks :func:`facts_from_environment` for its contract's reading and takes each
 fact from it (:meth:`PlatformVariables.get`, :meth:`PlatformVariables.require`): the first
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from parsers.contract_facts import READINGS, Fact, Variable
+from parsers.platforms.contract_facts import READINGS, Fact, Variable
 from sbatch_k8s.runtime.contract import ContractError
 
 #: A fact as read: its value and the variable that gave it.
@@ -95,6 +95,6 @@ class PlatformVariables:
 def facts_from_environment(reading: Union[str, Sequence[Variable]],
                            environ: Mapping[str, str]) -> PlatformVariables:
     """``environ`` read as the contract ``reading`` names (a key of
-    :data:`parsers.contract_facts.READINGS`) or as the given rows."""
+    :data:`parsers.platforms.contract_facts.READINGS`) or as the given rows."""
     rows = READINGS[reading] if isinstance(reading, str) else reading
     return PlatformVariables(rows, environ)

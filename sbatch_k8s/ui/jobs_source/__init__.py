@@ -22,7 +22,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from parsers.records import JobRecord, StepRecord
+from parsers.job_records import JobRecord, StepRecord
 from sbatch_k8s.ui.views import (
     ActionResult,
     EventView,
@@ -112,7 +112,7 @@ class JobsSource:
         SlurmInputError (squeue's words) for a bad filter."""
         from parsers.formats.squeue_select import expand_pending_arrays, select_jobs
         from parsers.formats.squeue_sort import sort_jobs
-        from parsers.report_options.squeue import parse_squeue_args
+        from parsers.report_options.squeue_options import parse_squeue_args
 
         query = parse_squeue_args(list(argv), {})
         users = self._uids("squeue", query.users, query.me)
@@ -124,7 +124,7 @@ class JobsSource:
                         now: int) -> List[JobRecord]:
         """``sacct ARGV`` over ``records`` (its filters; the window is the caller's)."""
         from parsers.job_filters import sacct_selects
-        from parsers.report_options.sacct import parse_sacct_args
+        from parsers.report_options.sacct_options import parse_sacct_args
 
         query = parse_sacct_args(list(argv), {}, now)
         uids = self._uids("sacct", query.users, False)
@@ -132,7 +132,7 @@ class JobsSource:
 
     def sacct_window(self, argv: Sequence[str], now: int) -> Tuple[int, int]:
         """The ``[start, end)`` window ``sacct ARGV`` reads (its ``-S``/``-E`` rules)."""
-        from parsers.report_options.sacct import parse_sacct_args
+        from parsers.report_options.sacct_options import parse_sacct_args
 
         query = parse_sacct_args(list(argv), {}, now)
         return query.start_time, query.end_time
@@ -177,7 +177,7 @@ class JobsSource:
     def with_history(self, record: JobRecord) -> JobRecord:
         """``record`` (squeue's view) with the steps and earlier runs sacct's record of the
         same job holds (squeue's records carry none on some backends)."""
-        from parsers.records import with_changes
+        from parsers.job_records import with_changes
 
         if record.steps or record.array_pending is not None:
             return record

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional
 
-from parsers.records import PENDING, JobRecord
+from parsers.job_records import PENDING, JobRecord
 from sbatch_k8s.ui.views import ActionResult
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 
 :class:`PodLog` gives the container's log as the kubelet serves it. :class:`DecodedOutput`
 gives one of the batch step's files that node 0 carries in its log (the format of
-:mod:`sbatch_k8s.runtime.log_frames`), rebuilt by the same decoder ``sattach`` uses.
-Following runs the backend's :class:`~sbatch_k8s.backends.kubernetes.pod_log.LogFollower`
+:mod:`sbatch_k8s.runtime.log_stream.frames`), rebuilt by the same decoder ``sattach`` uses.
+Following runs the backend's :class:`~sbatch_k8s.backends.kubernetes.output.pod_log.LogFollower`
 thread, which hands chunks to the console's reader thread through a queue.
 """
 
@@ -13,9 +13,9 @@ import queue
 import threading
 from typing import Any, Iterator, Optional
 
-from sbatch_k8s.backends.kubernetes.client import KubeClient, KubeError
-from sbatch_k8s.backends.kubernetes.kinds import POD
-from sbatch_k8s.runtime.log_decoder import StreamDecoder, StreamSink
+from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
+from sbatch_k8s.backends.kubernetes.api.kinds import POD
+from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder, StreamSink
 
 #: How long the reader waits on the queue before it looks at ``stop`` again.
 WAKE_S = 0.5
@@ -23,7 +23,7 @@ _DONE = object()
 
 
 class _Queued:
-    """A LogReader (:class:`~sbatch_k8s.backends.kubernetes.pod_log.LogReader`) putting the
+    """A LogReader (:class:`~sbatch_k8s.backends.kubernetes.output.pod_log.LogReader`) putting the
     bytes it gets on a queue, skipping what a reconnect serves again (as ``RawCopy``)."""
 
     complete = False
@@ -73,8 +73,8 @@ class _Following:
 
     def __init__(self, client: KubeClient, namespace: str, pod: str, reader: Any,
                  out: "queue.Queue[Any]") -> None:
-        from sbatch_k8s.backends.kubernetes.pod_log import LogFollower
-        from sbatch_k8s.backends.kubernetes.srun_outside import container_of
+        from sbatch_k8s.backends.kubernetes.output.pod_log import LogFollower
+        from sbatch_k8s.backends.kubernetes.output.srun_outside import container_of
 
         found = client.get(POD, pod, namespace) or {"spec": {}}
         self.client, self.namespace, self.pod = client, namespace, pod
@@ -82,7 +82,7 @@ class _Following:
                                     lambda: out.put(_DONE), reader)
 
     def _ended(self) -> bool:
-        from sbatch_k8s.backends.kubernetes.pod_view import main_container, terminated
+        from sbatch_k8s.backends.kubernetes.read.pod_view import main_container, terminated
 
         try:
             found = self.client.get(POD, self.pod, self.namespace)
@@ -114,7 +114,7 @@ class PodLog:
         self.client, self.namespace, self.pod = client, namespace, pod
 
     def chunks(self) -> Iterator[bytes]:
-        from sbatch_k8s.backends.kubernetes.srun_outside import container_of
+        from sbatch_k8s.backends.kubernetes.output.srun_outside import container_of
 
         found = self.client.get(POD, self.pod, self.namespace) or {"spec": {}}
         stream = self.client.stream(POD.object_path(self.namespace, self.pod) + "/log",
@@ -137,7 +137,7 @@ class DecodedOutput:
         self.client, self.namespace, self.pod, self.key = client, namespace, pod, key
 
     def _decoded(self, stop: threading.Event) -> Iterator[bytes]:
-        from sbatch_k8s.backends.kubernetes.output_files import DecodingReader
+        from sbatch_k8s.backends.kubernetes.output.rebuilt_files import DecodingReader
 
         out: "queue.Queue[Any]" = queue.Queue()
         decoder = StreamDecoder(_FileSink(self.key, out))

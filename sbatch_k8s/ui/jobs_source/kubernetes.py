@@ -7,9 +7,9 @@ names) and the ``sbatch-k8s.io/job-id`` label of its pods.
 
 * Nodes are the current pod of each completion index, with its phase, node and restarts.
 * A node's log is its pod's container log (``pods/{name}/log``), followed with the
-  backend's :class:`~sbatch_k8s.backends.kubernetes.pod_log.LogFollower`.
+  backend's :class:`~sbatch_k8s.backends.kubernetes.output.pod_log.LogFollower`.
 * The output files are read in place when the partition's volumes hold the working
-  directory; otherwise node 0 carries them in its log (:mod:`sbatch_k8s.runtime.log_tee`)
+  directory; otherwise node 0 carries them in its log (:mod:`sbatch_k8s.runtime.log_stream.tee`)
   and the console decodes them from it, as ``sattach`` does.
 * Events are the Kubernetes Events of the workload and the pods, and what the pods'
   container statuses say of their ends (a real kubelet records no Event for a container's
@@ -23,9 +23,10 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
-from parsers.records import JobRecord
-from sbatch_k8s.backends.kubernetes.client import KubeError
-from sbatch_k8s.backends.kubernetes.kinds import CONFIG_MAP, POD, SERVICE, WORKLOADS, Kind
+from parsers.vocabulary import JOB_ID
+from parsers.job_records import JobRecord
+from sbatch_k8s.backends.kubernetes.api.client import KubeError
+from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, POD, SERVICE, WORKLOADS, Kind
 from sbatch_k8s.ui.jobs_source.kube_logs import DecodedOutput, PodLog
 from sbatch_k8s.ui.jobs_source.logs import FileLog, LogHandle
 from sbatch_k8s.ui.jobs_source.output_files import output_sources
@@ -33,7 +34,6 @@ from sbatch_k8s.ui.views import NODE_LOG, EventView, LogSource, NodeView, Unavai
 
 #: Kubernetes Events (core/v1), read by the object they are about.
 EVENT = Kind("v1", "Event", "events")
-JOB_ID_LABEL = "sbatch-k8s.io/job-id"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 Pod = Dict[str, Any]
@@ -41,7 +41,7 @@ Pod = Dict[str, Any]
 
 def _located(backend: Any, record: JobRecord) -> Optional[Tuple[Dict[str, str], str]]:
     """The job's workload reference and namespace (None: the cluster has no such job)."""
-    from sbatch_k8s.backends.kubernetes.cluster_jobs import find_job
+    from sbatch_k8s.backends.kubernetes.read.cluster_jobs import find_job
 
     found = find_job(backend.client, backend.namespaces(), record.job_id, int(time.time()))
     return None if found is None else (found[1], found[2])
@@ -50,12 +50,12 @@ def _located(backend: Any, record: JobRecord) -> Optional[Tuple[Dict[str, str], 
 def _pods(backend: Any, record: JobRecord, namespace: str) -> Dict[int, Pod]:
     """The current pod of each node index (an element of an array run as one Indexed Job:
     the pods of its completion index, as its node 0)."""
-    from sbatch_k8s.backends.kubernetes.pod_view import nodes_by_index
+    from sbatch_k8s.backends.kubernetes.read.pod_view import nodes_by_index
 
-    pods, _ = backend.client.list(POD, namespace, f"{JOB_ID_LABEL}={record.job_id}")
+    pods, _ = backend.client.list(POD, namespace, f"{JOB_ID}={record.job_id}")
     first = 0
     if not pods and record.array_job_id is not None:
-        shared, _ = backend.client.list(POD, namespace, f"{JOB_ID_LABEL}={record.array_job_id}")
+        shared, _ = backend.client.list(POD, namespace, f"{JOB_ID}={record.array_job_id}")
         first = record.job_id - record.array_job_id
         pods = [p for p in shared if ((p.get("metadata") or {}).get("annotations") or {})
                 .get(COMPLETION_INDEX) == str(first)]
@@ -64,7 +64,7 @@ def _pods(backend: Any, record: JobRecord, namespace: str) -> Dict[int, Pod]:
 
 def _pod_state(pod: Pod) -> Tuple[str, str]:
     """The pod's phase, and why its main container is not running (reason: message)."""
-    from sbatch_k8s.backends.kubernetes.pod_view import main_container, status_of
+    from sbatch_k8s.backends.kubernetes.read.pod_view import main_container, status_of
 
     phase = str(status_of(pod).get("phase") or "Pending")
     container = main_container(pod) or {}
@@ -83,7 +83,7 @@ def _pod_state(pod: Pod) -> Tuple[str, str]:
 
 def nodes(backend: Any, record: JobRecord) -> List[NodeView]:
     """One row per node: its pod's state, or "no pod" while there is none."""
-    from sbatch_k8s.backends.kubernetes.pod_view import hostname
+    from sbatch_k8s.backends.kubernetes.read.pod_view import hostname
 
     located = _located(backend, record)
     pods = _pods(backend, record, located[1]) if located else {}
@@ -106,9 +106,9 @@ def log_sources(backend: Any, record: JobRecord) -> List[LogSource]:
     """Each node's pod log, then the output files (read in place, or from node 0's log)."""
     import os
 
-    from sbatch_k8s.backends.kubernetes.pod_view import hostname, running_since
-    from sbatch_k8s.backends.kubernetes.pod_view import main_container
-    from sbatch_k8s.backends.kubernetes.waiting import files_streamed
+    from sbatch_k8s.backends.kubernetes.read.pod_view import hostname, running_since
+    from sbatch_k8s.backends.kubernetes.read.pod_view import main_container
+    from sbatch_k8s.backends.kubernetes.output.waiting import files_streamed
 
     located = _located(backend, record)
     pods = _pods(backend, record, located[1]) if located else {}
@@ -244,7 +244,7 @@ def jobs_on_nodes(backend: Any, records: List[JobRecord]) -> Dict[str, List[str]
         pods, _ = backend.client.list(POD, namespace, "app.kubernetes.io/managed-by=sbatch-k8s")
         for pod in pods:
             job = wanted.get(((pod.get("metadata") or {}).get("labels") or {})
-                             .get(JOB_ID_LABEL, ""))
+                             .get(JOB_ID, ""))
             node = (pod.get("spec") or {}).get("nodeName")
             if job and node and job not in found.get(node, []):
                 found.setdefault(node, []).append(job)

@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Optional, Union
 
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s.ui.jobs_source.logs import FileLog, LogHandle
 from sbatch_k8s.ui.jobs_source.output_files import output_sources
 from sbatch_k8s.ui.views import NODE_LOG, EventView, LogSource, NodeView, Unavailable

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import List
 
 from parsers.formats.job_stdio import DEV_NULL, scontrol_stdio
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s.ui.views import OUTPUT_FILE, LogSource
 
 

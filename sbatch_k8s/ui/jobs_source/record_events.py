@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import List
 
 from parsers.formats.job_values import exit_code_text
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s.ui.views import EventView
 
 RECORD = "record"

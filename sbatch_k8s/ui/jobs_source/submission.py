@@ -21,7 +21,7 @@ import tempfile
 from typing import Callable, List, Mapping, Sequence, Tuple
 
 from parsers.errors import SlurmInputError
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from sbatch_k8s.ui.views import LintResult, Submission, SubmitResult
 
 #: How long a submission may take before the console gives up waiting for sbatch.
@@ -41,7 +41,7 @@ def options_argv(options: str) -> List[str]:
 def lint(script: str, argv: Sequence[str], environ: Mapping[str, str]) -> LintResult:
     """``sbatch ARGV --k8s-lint`` of ``script``: the report, and whether nothing was
     refused; an error sbatch stops at is the report, in its words."""
-    from parsers.sbatch import first_pass, load_script
+    from parsers.sbatch_input import first_pass, load_script
     from sbatch_k8s.cli.lint import lint_report
     from sbatch_k8s.errors import SbatchK8sError
 

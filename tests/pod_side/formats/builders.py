@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from parsers.records import JobRecord, StepRecord
+from parsers.job_records import JobRecord, StepRecord
 
 RECORDED = Path(__file__).parent / "recorded"
 

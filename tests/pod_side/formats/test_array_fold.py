@@ -7,7 +7,7 @@ of the line."""
 from __future__ import annotations
 
 from parsers.formats.array_fold import fold_pending_arrays, pending_element
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from tests.pod_side.formats.builders import job
 
 

@@ -8,7 +8,7 @@ import pytest
 from parsers.errors import SlurmInputError
 from parsers.report_options.clusters import (FROM_ENVIRONMENT, FROM_OPTION, choose_clusters,
                                              sacct_clusters)
-from parsers.report_options.sacct import parse_sacct_args
+from parsers.report_options.sacct_options import parse_sacct_args
 
 REACH = "can't be reached now, or it is an invalid entry for {}.  Use 'sacctmgr list " \
         "clusters' to see available clusters."

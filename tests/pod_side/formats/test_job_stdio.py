@@ -16,7 +16,7 @@ from parsers.formats.job_stdio import (
     squeue_stderr,
     squeue_stdout,
 )
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from tests.pod_side.formats.builders import job
 
 #: job id, name, array (job id, task id or None for a pending rest), -o, -e, -i, work dir,

@@ -16,11 +16,11 @@ from typing import List
 import pytest
 
 from parsers.formats import job_values as jv
-from parsers.formats.sacct import format_sacct, parse_format
-from parsers.formats.scontrol import show_job_lines
-from parsers.formats.squeue import format_squeue, format_squeue_fields
+from parsers.formats.sacct_format import format_sacct, parse_format
+from parsers.formats.scontrol_show import show_job_lines
+from parsers.formats.squeue_format import format_squeue, format_squeue_fields
 from parsers.formats.squeue_sort import sort_jobs
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from tests.pod_side.formats.builders import job, ts
 
 SUBMIT = ts("2026-11-23T14:21:33")

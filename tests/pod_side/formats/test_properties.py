@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from parsers.formats.cells import print_field, squeue_cell
-from parsers.formats.sacct import parse_format
+from parsers.formats.sacct_format import parse_format
 from parsers.formats.sacct_fields import SACCT_FIELDS
 from parsers.report_options.argv import options, parse_argv
 from parsers.report_options.timespec import parse_time

@@ -10,11 +10,11 @@ import pytest
 from parsers.errors import SlurmInputError
 from parsers.options import REQUIRED
 from parsers.report_options.argv import options, parse_argv
-from parsers.report_options.sacct import parse_sacct_args
-from parsers.report_options.scancel import parse_scancel_args
-from parsers.report_options.scontrol import parse_scontrol_args, show_job_id
-from parsers.report_options.sinfo import format_error_lines, parse_sinfo_args
-from parsers.report_options.squeue import parse_squeue_args
+from parsers.report_options.sacct_options import parse_sacct_args
+from parsers.report_options.scancel_options import parse_scancel_args
+from parsers.report_options.scontrol_options import parse_scontrol_args, show_job_id
+from parsers.report_options.sinfo_options import format_error_lines, parse_sinfo_args
+from parsers.report_options.squeue_options import parse_squeue_args
 from tests.pod_side.formats.builders import at, ts
 
 NOW = at("09:30:00")
@@ -170,7 +170,7 @@ SACCT_VALUES = {"format": "jobid", "delimiter": "|", "starttime": "now-1hour",
 def test_every_sacct_option_is_applied_or_refused() -> None:
     """No option sacct reads is dropped on the way to its query: each either reaches a
     query field, is one of the documented no-ops, or is refused in one line."""
-    from parsers.report_options.sacct import DOCS, SACCT_OPTIONS
+    from parsers.report_options.sacct_options import DOCS, SACCT_OPTIONS
 
     for option in SACCT_OPTIONS:
         if option.key in ("help", "usage", "version", "helpformat", "helpreason",

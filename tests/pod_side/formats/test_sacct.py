@@ -7,9 +7,9 @@ from typing import List
 import pytest
 
 from parsers.errors import SlurmInputError
-from parsers.formats.sacct import DEFAULT_FIELDS, format_sacct, parse_format
-from parsers.records import JobRecord
-from parsers.report_options.sacct import parse_sacct_args
+from parsers.formats.sacct_format import DEFAULT_FIELDS, format_sacct, parse_format
+from parsers.job_records import JobRecord
+from parsers.report_options.sacct_options import parse_sacct_args
 from tests.pod_side.formats.builders import (
     SACCT_NOW,
     at,

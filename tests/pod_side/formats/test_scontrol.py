@@ -6,14 +6,14 @@ import pytest
 
 from parsers.errors import SlurmInputError
 from parsers.formats.messages import invalid_job_id_error
-from parsers.formats.scontrol import (
+from parsers.formats.scontrol_show import (
     empty_host_list_error,
     format_show_job,
     format_show_jobs,
     show_hostlist,
     show_hostnames,
 )
-from parsers.records import JobRecord
+from parsers.job_records import JobRecord
 from tests.pod_side.formats.builders import SQUEUE_NOW, at, job, live_by_id, recorded
 
 SUBMIT, START = at("09:04:34"), at("09:04:37")

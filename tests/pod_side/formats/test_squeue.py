@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from parsers.formats.squeue import (
+from parsers.formats.squeue_format import (
     DEFAULT_FORMAT,
     DEFAULT_FORMAT2,
     LONG_FORMAT,
@@ -21,7 +21,7 @@ from parsers.formats.messages import invalid_user_error
 from parsers.formats.squeue_select import expand_pending_arrays, select_jobs, select_steps
 from parsers.formats.squeue_sort import sort_jobs, sort_steps
 from parsers.formats.squeue_steps import format_squeue_steps
-from parsers.report_options.squeue import parse_squeue_args
+from parsers.report_options.squeue_options import parse_squeue_args
 from tests.pod_side.formats.builders import (
     SQUEUE_NOW,
     START,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from parsers.errors import SlurmInputError
-from sbatch_k8s.submit import plan, resolve_partition
+from parsers.jobspec import SubmitOptions
+from sbatch_k8s.submission_plan import plan_submission, resolve_partition
 from tests.pod_side.support import job_for
 from translators.config import BUILT_IN, cluster_config_from_dict
 
@@ -25,10 +26,10 @@ def test_built_in_configuration_runs_an_unknown_partition_in_debug_with_a_warnin
 
 
 def test_the_warning_is_among_the_allocations():
-    _, allocation = plan(job_for("-p gpu"), BUILT_IN)
-    assert allocation.warnings[0].startswith("invalid partition specified: gpu;")
-    _, allocation = plan(job_for("-p debug"), BUILT_IN)
-    assert allocation.warnings == ()
+    plan = plan_submission(job_for("-p gpu"), SubmitOptions(), BUILT_IN, {})
+    assert plan.warnings[0].startswith("invalid partition specified: gpu;")
+    assert plan.allocation.warnings == plan.warnings
+    assert plan_submission(job_for("-p debug"), SubmitOptions(), BUILT_IN, {}).warnings == ()
 
 
 def test_a_configuration_file_refuses_an_unknown_partition_as_slurm_does():

@@ -1,18 +1,19 @@
-"""Joining records with what the cluster shows (:mod:`sbatch_k8s.backends.kubernetes.cluster_jobs`):
-a record whose workload is not there yet is being submitted, not vanished; the elements of an
-array run as one Indexed Job wait as the array does."""
+"""Joining records with what the cluster shows
+(:mod:`sbatch_k8s.backends.kubernetes.read.cluster_jobs`): a record whose workload is not there yet
+is being submitted, not vanished; the elements of an array run as one Indexed Job wait as the array
+does."""
 
 from __future__ import annotations
 
 from typing import Any, Dict
 
-from parsers.records import JobRecord, build
-from sbatch_k8s.backends.kubernetes.cluster_jobs import (
+from parsers.job_records import JobRecord, build
+from sbatch_k8s.backends.kubernetes.read.cluster_jobs import (
     SUBMIT_GRACE_S,
     ClusterView,
     joined_records,
 )
-from sbatch_k8s.backends.kubernetes.records import record_config_map
+from sbatch_k8s.backends.kubernetes.history.records import record_config_map
 from tests.unit.kubernetes.test_records import submitted
 
 REF = {"apiVersion": "batch/v1", "kind": "Job", "name": "llm-1234", "namespace": "ns"}

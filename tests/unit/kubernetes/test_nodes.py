@@ -11,11 +11,11 @@ from typing import Any, Dict, List, Optional, Sequence
 import pytest
 
 from parsers.formats.scontrol_nodes import format_show_nodes, format_show_partitions, nodes_of
-from parsers.formats.sinfo import format_sinfo
+from parsers.formats.sinfo_format import format_sinfo
 from parsers.formats.sinfo_reasons import format_reasons
-from parsers.report_options.sinfo import parse_sinfo_args
-from sbatch_k8s.backends.kubernetes.node_selection import selects
-from sbatch_k8s.backends.kubernetes.nodes import node_usage, nodes_by_partition
+from parsers.report_options.sinfo_options import parse_sinfo_args
+from sbatch_k8s.backends.kubernetes.read.node_selection import selects
+from sbatch_k8s.backends.kubernetes.read.partition_nodes import node_usage, nodes_by_partition
 from sbatch_k8s.cli.sinfo import node_listed, partition_infos
 from tests.kubelet.nodes import NodeShape, node_manifest
 from tests.unit.kubernetes.slurm_shape import (
@@ -282,7 +282,7 @@ def test_usage_counts_whole_cpus_per_pod_init_containers_and_limits() -> None:
 
 
 def test_whole_node_shape_is_the_smallest_usable_node() -> None:
-    from sbatch_k8s.backends.kubernetes.node_shape import ClusterShape, shape_of_nodes
+    from sbatch_k8s.backends.kubernetes.submit.node_shape import ClusterShape, shape_of_nodes
 
     config = _config()
     debug, gpu = config.partitions

@@ -1,14 +1,14 @@
 """Whose a cluster job is as readers believe it, and who may act on it
-(:mod:`sbatch_k8s.backends.kubernetes.owners`)."""
+(:mod:`sbatch_k8s.backends.kubernetes.read.owners`)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Dict
 
-from sbatch_k8s.backends.kubernetes.identity import ClusterUser
-from sbatch_k8s.backends.kubernetes.owners import attributed, may_act
-from sbatch_k8s.backends.kubernetes.records import record_from_config_map
+from sbatch_k8s.backends.kubernetes.api.identity import ClusterUser
+from sbatch_k8s.backends.kubernetes.read.owners import attributed, may_act
+from sbatch_k8s.backends.kubernetes.history.records import record_from_config_map
 from translators.config import UsersConfig
 from translators.users import hashed_uid
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from parsers.records import JobRecord, build
-from sbatch_k8s.backends.kubernetes.records import live_record
+from parsers.job_records import JobRecord, build
+from sbatch_k8s.backends.kubernetes.history.records import live_record
 from tests.unit.kubernetes.cluster_objects import NAME, T1_EPOCH, pod, report, terminated, \
     workload
 

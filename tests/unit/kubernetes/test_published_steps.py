@@ -1,5 +1,5 @@
 """The login side folding node 0's published steps into a cluster job's record
-(:mod:`sbatch_k8s.backends.kubernetes.record_steps`): while the job runs, its running and
+(:mod:`sbatch_k8s.backends.kubernetes.history.record_steps`): while the job runs, its running and
 ended steps in id order after ``batch`` and ``extern``; once it ended, node 0's report is
 authoritative and the published ended steps fill in only those it had no room for."""
 
@@ -9,16 +9,16 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from parsers.records import JobRecord, StepRecord, build, missing_steps
-from sbatch_k8s.backends.kubernetes.record_steps import published_steps
-from sbatch_k8s.backends.kubernetes.records import (
+from parsers.job_records import JobRecord, StepRecord, build, missing_steps
+from sbatch_k8s.backends.kubernetes.history.record_steps import published_steps
+from sbatch_k8s.backends.kubernetes.history.records import (
     final_patch,
     live_record,
     record_config_map,
     record_from_config_map,
 )
-from sbatch_k8s.runtime.step_log import reported_steps, result_message, step_entries
-from sbatch_k8s.runtime.step_publisher import ENDED_LIMIT, EndedSteps, key_value
+from sbatch_k8s.runtime.batch_host.step_log import reported_steps, result_message, step_entries
+from sbatch_k8s.runtime.cluster.step_publisher import ENDED_LIMIT, EndedSteps, key_value
 from tests.unit.kubernetes.cluster_objects import (
     T0_EPOCH,
     T1_EPOCH,

@@ -7,8 +7,8 @@ from typing import Any, Dict, Mapping
 
 import pytest
 
-from parsers.records import JobRecord, StepRecord, build
-from sbatch_k8s.backends.kubernetes.records import (
+from parsers.job_records import JobRecord, StepRecord, build
+from sbatch_k8s.backends.kubernetes.history.records import (
     final_patch,
     is_final,
     live_record,
@@ -235,7 +235,7 @@ def test_the_job_of_an_srun_outside_a_job_is_no_batch_job() -> None:
     """srun's own job keeps BatchFlag=0 in its record, and is never requeued (slurmctld
     requeues batch jobs only: ``Only batch jobs are accepted or processed``)."""
     from sbatch_k8s.backends.base import BATCH_ONLY
-    from sbatch_k8s.backends.kubernetes.control import requeue_job
+    from sbatch_k8s.backends.kubernetes.control.job_control import requeue_job
 
     record = submitted(batch_flag=False, state="RUNNING")
     stored, _ = record_from_config_map(record_config_map(record, REF))

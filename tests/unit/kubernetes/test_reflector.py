@@ -1,4 +1,4 @@
-"""The watch cache's mirror of one collection (:mod:`sbatch_k8s.backends.kubernetes.reflector`)
+"""The watch cache's mirror of one collection (:mod:`sbatch_k8s.backends.kubernetes.read.reflector`)
 against the emulated API server over HTTP: LIST then WATCH, events, bookmarks, a dropped
 connection resumed from the last resourceVersion, 410 Gone re-listed, a kind the server does
 not serve, and stopping."""
@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("kubernetes")
 
-from sbatch_k8s.backends.kubernetes import kinds  # noqa: E402
-from sbatch_k8s.backends.kubernetes.client import KubeClient, connect  # noqa: E402
-from sbatch_k8s.backends.kubernetes.reflector import Reflector  # noqa: E402
+from sbatch_k8s.backends.kubernetes.api import kinds  # noqa: E402
+from sbatch_k8s.backends.kubernetes.api.client import KubeClient, connect  # noqa: E402
+from sbatch_k8s.backends.kubernetes.read.reflector import Reflector  # noqa: E402
 from tests.apiserver import EmulatedCluster, watch_stream  # noqa: E402
 from tests.apiserver.support import wait_until  # noqa: E402
 

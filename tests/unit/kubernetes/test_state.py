@@ -7,9 +7,9 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 
-from parsers.records import JobRecord, build
-from sbatch_k8s.backends.kubernetes.records import live_record
-from sbatch_k8s.backends.kubernetes.state import ALWAYS, STATE_TABLE, state_for
+from parsers.job_records import JobRecord, build
+from sbatch_k8s.backends.kubernetes.history.records import live_record
+from sbatch_k8s.backends.kubernetes.read.job_state import ALWAYS, STATE_TABLE, state_for
 from tests.unit.kubernetes.cluster_objects import (
     DEADLINE,
     FAILED,

@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List
 
-from parsers.records import JobRecord, build
-from sbatch_k8s.backends.kubernetes.records import final_patch, live_record
-from sbatch_k8s.runtime.batch import JobResult
-from sbatch_k8s.runtime.node import NodeSettings, write_result
-from sbatch_k8s.runtime.step_log import (
+from parsers.job_records import JobRecord, build
+from sbatch_k8s.backends.kubernetes.history.records import final_patch, live_record
+from sbatch_k8s.runtime.batch_host.batch_step import JobResult
+from sbatch_k8s.runtime.agent.node import NodeSettings, write_result
+from sbatch_k8s.runtime.batch_host.step_log import (
     TERMINATION_LIMIT,
     reported_steps,
     result_message,

@@ -13,9 +13,10 @@ import pytest
 
 pytest.importorskip("kubernetes")
 
-from sbatch_k8s.backends.kubernetes import kinds, watch_cache, watch_journal  # noqa: E402
-from sbatch_k8s.backends.kubernetes.client import Target, connect  # noqa: E402
-from sbatch_k8s.backends.kubernetes.cluster_reads import (  # noqa: E402
+from sbatch_k8s.backends.kubernetes.api import kinds  # noqa: E402
+from sbatch_k8s.backends.kubernetes.read import watch_cache, watch_journal  # noqa: E402
+from sbatch_k8s.backends.kubernetes.api.client import Target, connect  # noqa: E402
+from sbatch_k8s.backends.kubernetes.read.cluster_reads import (  # noqa: E402
     CachedReads,
     label_filter,
 )
@@ -185,8 +186,11 @@ def test_a_forked_command_reads_a_whole_snapshot(cluster: EmulatedCluster,
 
 
 def test_final_records_are_kept_as_metadata_and_their_parsed_record() -> None:
-    from parsers.records import COMPLETED, with_changes
-    from sbatch_k8s.backends.kubernetes.records import record_config_map, record_from_config_map
+    from parsers.job_records import COMPLETED, with_changes
+    from sbatch_k8s.backends.kubernetes.history.records import (
+        record_config_map,
+        record_from_config_map,
+    )
     from tests.unit.kubernetes.test_records import submitted
 
     ref = {"apiVersion": "batch/v1", "kind": "Job", "name": "x-7", "namespace": "ns"}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Mapping, Tuple
 
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
-from parsers.sbatch import build_job, load_script, split_command_line
+from parsers.sbatch_input import build_job, load_script, split_command_line
 from tests.unit.option_effects.probes import PROBE_FILES, SCRIPT
 from translators.config import ClusterConfig, LocalConfig, PartitionConfig, VolumeConfig
 
@@ -84,14 +84,14 @@ def acted_on(description: Mapping[str, Any]) -> Dict[str, Any]:
 def kubernetes_view(args: str, files: Path) -> Dict[str, Any]:
     """What the Kubernetes backend makes of the job: its objects and its record."""
     from parsers.option_values import kubernetes_minor
-    from sbatch_k8s.backends.kubernetes.submit_objects import submitted_record
-    from sbatch_k8s.submit import plan, with_partition_defaults
+    from sbatch_k8s.backends.kubernetes.submit.create_objects import submitted_record
+    from sbatch_k8s.submission_plan import plan_submission
     from translators import RenderInputs, render
     from translators.metadata import OPTION_SOURCES, OPTIONS
 
     job, submit = submitted(args, files, dict(CONTEXT.environment))
-    job = with_partition_defaults(job, CONFIG)
-    partition, allocation = plan(job, CONFIG)
+    plan = plan_submission(job, submit, CONFIG, dict(CONTEXT.environment), context=CONTEXT)
+    job, partition, allocation = plan.job, plan.partition, plan.allocation
     version = submit.k8s_kubernetes_version
     result = render(RenderInputs(
         job=job, allocation=allocation, context=CONTEXT, partition=partition,
@@ -147,7 +147,9 @@ def local_view(args: str, files: Path, state: Path, monkeypatch: Any) -> Dict[st
     from sbatch_k8s import jobdb
     from sbatch_k8s.backends.local.layout import job_dir_of
     from sbatch_k8s.backends.local.submit import create_job
-    from sbatch_k8s.submit import with_partition_defaults
+    from parsers.jobspec import SubmitOptions
+    from sbatch_k8s.backends.local.capacity import local_shape
+    from sbatch_k8s.submission_plan import plan_submission
 
     shutil.rmtree(state, ignore_errors=True)
     environ = {"SBATCHK8S_STATE_DIR": str(state), "HOME": "/home/probe", "PROBE_SUBMIT": "1"}
@@ -155,8 +157,8 @@ def local_view(args: str, files: Path, state: Path, monkeypatch: Any) -> Dict[st
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
     job, _ = submitted(args, files, environ)
-    job = with_partition_defaults(job, CONFIG)
-    made = create_job(job, CONFIG, environ, quiet=True)
+    made = create_job(plan_submission(job, SubmitOptions(quiet=True), CONFIG, environ,
+                                      local_shape(CONFIG.local)), environ)
     job_id = made[0] if isinstance(made, tuple) else made  # (id, lock) before the scheduler
     conn = jobdb.connect(environ)
     rows = [dict(r) for r in jobdb.select_jobs(conn)]

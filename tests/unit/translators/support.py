@@ -8,8 +8,8 @@ from typing import Optional, Sequence
 
 from parsers.allocation import NodeShape, allocate
 from parsers.jobspec import SubmitContext
-from parsers.sbatch import build_job, load_script, split_command_line
-from parsers.target_names import TARGET_NAMES as TARGET_NAMES  # the tests' target list
+from parsers.sbatch_input import build_job, load_script, split_command_line
+from parsers.platforms.target_names import TARGET_NAMES as TARGET_NAMES  # the tests' target list
 from translators import RenderInputs, RenderResult, render
 from translators.config import ClusterConfig, cluster_config_from_dict
 

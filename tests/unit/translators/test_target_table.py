@@ -1,10 +1,10 @@
-"""Targets and contracts are named once (parsers.target_names); every table and reader that
-lists them follows those names."""
+"""Targets and contracts are named once (parsers.platforms.target_names); every table and reader
+that lists them follows those names."""
 
 from __future__ import annotations
 
 from parsers.options import OPTIONS
-from parsers.target_names import (
+from parsers.platforms.target_names import (
     CONTRACT_PROFILES,
     DEFAULT_CONTRACT_PROFILE,
     DEFAULT_TARGET,
