@@ -92,8 +92,8 @@ def test_actions_on_a_held_job_and_a_running_one(slurm: LocalSlurm,
     """Hold, a refused requeue (Slurm's words), release, cancel a step, cancel the job,
     submit it again."""
     status, done = console.post("/api/submit", {
-        "script": "#!/bin/sh\nsrun sleep 300\n", "script_name": "sleepy.sh",
-        "options": "--hold"})
+        "script": "#!/bin/sh\nsrun sleep 300\nsleep 300\n", "script_name": "sleepy.sh",
+        "options": "--hold"})       # (the job runs on once its step is cancelled)
     job = str(done["job_id"])
     shown = console.get(f"/api/jobs/{job}")
     assert (shown["state"], shown["reason"]) == ("PENDING", "JobHeldUser")
