@@ -30,7 +30,7 @@ echo started
 date +%s.%N
 """
 WRITER = """#!/bin/sh
-#SBATCH -N1 -J writer -o writer-%j.out
+#SBATCH -N1 -J writer -o writer-%j.out -e writer-%j.err
 date +%s.%N >&2
 python3 -c 'import sys
 block = (b"0123456789abcdefghijklmnopqrstuvwxyz" * 28 + b"\\n") * 1024
@@ -114,7 +114,9 @@ def _throughput(ctx: Context, env: Dict[str, str], work: str) -> Iterable[Figure
         if size == big * BLOCK_BYTES:
             live.append(big * BLOCK_BYTES / 1e6 / (time.time() - began))
         else:
-            incomplete.append(f"job {job}: {size} of {big * BLOCK_BYTES} bytes")
+            said = (done.stderr.strip().splitlines() or [""])[-1]
+            incomplete.append(f"job {job}: {size} of {big * BLOCK_BYTES} bytes, sbatch exited "
+                              f"{done.returncode}: {said}")
     yield Figure("real nodes: a finished job's 8 MB pod log → files (sattach --k8s-output)",
                  "MB/s", ours, comparison="kubectl logs of the same pod",
                  comparison_samples=kubectl, higher_is_better=True,

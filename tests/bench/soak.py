@@ -243,6 +243,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--max-mb", type=float, default=50)
     parser.add_argument("--keep", action="store_true", help="keep the working directory")
+    parser.add_argument("--kinds", default="",
+                        help="only these kinds of case, comma-separated (ok, fail, cancel, "
+                             "timeout, delete, oom): a fault's cases again, in number")
     args = parser.parse_args(argv)
     for tool in ("sbatch", "kubectl"):
         if shutil.which(tool) is None:
@@ -250,6 +253,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     env = dict(os.environ, SBATCHK8S_REQUEUE_DELAY="2")
     work = tempfile.mkdtemp(prefix="sbatch-k8s-soak-")
     cases = plan(args.jobs, args.seed, int(args.max_mb * 1_000_000))
+    if args.kinds:
+        wanted = args.kinds.split(",")
+        cases = [c for c in plan(args.jobs * 40, args.seed, int(args.max_mb * 1_000_000))
+                 if c.kind in wanted][:args.jobs]
     lock = threading.Lock()
     started = time.monotonic()
     done: List[Case] = []

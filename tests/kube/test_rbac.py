@@ -18,6 +18,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 import yaml
 
+from sbatch_k8s.backends.kubernetes import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
 from tests.local.harness import REPO
@@ -224,6 +225,13 @@ def _node0_session(cluster: Any, kube: KubeSlurm) -> None:
         _ok(kube, "scancel", str(job))
 
 
+def _read(kube: KubeSlurm, name: str) -> str:
+    try:
+        return kube.read(name)
+    except FileNotFoundError:
+        return ""
+
+
 def _user_session(cluster: Any, kube: KubeSlurm) -> None:
     """Everything a user does, each target's workload kind included."""
     kube.script("ok.sh", "#!/bin/sh\necho ok\n")
@@ -248,6 +256,15 @@ def _user_session(cluster: Any, kube: KubeSlurm) -> None:
     wait_until(lambda: "RUNNING" in _ok(kube, "squeue", "-h", "-j", f"{array}_1", "-o", "%T"),
                120, "the array element runs")
     _ok(kube, "scancel", f"{array}_1")           # deletes that element's pod
+    kube.script("lost.sh", "#!/bin/sh\necho started\nsleep 60\n")
+    lost = _sbatch(kube, "--requeue", "-o", "lost-%j.out", "lost.sh")
+    wait_until(lambda: "started" in _read(kube, f"lost-{lost}.out"), 120,
+               "the script of the job whose pod is lost runs")
+    node0 = kube.objects(kinds.POD, f"sbatch-k8s.io/job-id={lost}")[0]["metadata"]["name"]
+    kube.api().delete(kinds.POD, node0, NAMESPACE)  # node 0 asks its pod's owners why
+    wait_until(lambda: "NODE_FAIL" in _ok(kube, "sacct", "-n", "-D", "-X", "-j", str(lost),
+                                          "-o", "State"), 120, "the lost pod's NODE_FAIL")
+    _ok(kube, "scancel", str(lost))
     _ok(kube, "scancel", str(sleeper), str(array))
     for target in ("jobset", "pytorchjob", "mpijob"):
         job = _sbatch(kube, f"--k8s-target={target}", "--hold", "ok.sh")
@@ -287,6 +304,7 @@ def test_the_roles_grant_exactly_what_is_used(cluster: Any, user_kube: KubeSlurm
     job_account = f"system:serviceaccount:{NAMESPACE}:sbatch-k8s-job"
     controller = f"system:serviceaccount:{NAMESPACE}:sbatch-k8s-controller"
     assert (job_account, "configmaps", "patch") in done        # node 0 recorded its job's end
+    assert (job_account, "pods", "get") in done                # and asked why its pod stopped
     assert {(controller, plural, verb) for _, plural in WORKLOADS.values()
             for verb in ("get", "patch", "delete")} <= done     # released and cancelled
     assert (USER, "pods/log", "get") in done
