@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 import yaml
 
-from sbatch_k8s.backends.kubernetes import kinds
+from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
 from tests.local.harness import REPO
