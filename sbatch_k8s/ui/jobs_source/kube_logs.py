@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import POD
+from sbatch_k8s.backends.kubernetes.output.pod_log import NewBytes
 from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder, StreamSink
 
 #: How long the reader waits on the queue before it looks at ``stop`` again.
@@ -22,33 +23,16 @@ WAKE_S = 0.5
 _DONE = object()
 
 
-class _Queued:
-    """A LogReader (:class:`~sbatch_k8s.backends.kubernetes.output.pod_log.LogReader`) putting the
-    bytes it gets on a queue, skipping what a reconnect serves again (as ``RawCopy``)."""
-
-    complete = False
-    framed = False
-    quiet_limit_s: Optional[float] = None
+class _Queued(NewBytes):
+    """A LogReader putting the bytes it gets on a queue, each once (:class:`~sbatch_k8s.
+    backends.kubernetes.output.pod_log.NewBytes`)."""
 
     def __init__(self, out: "queue.Queue[Any]") -> None:
+        super().__init__()
         self.out = out
-        self.received = 0
-        self._skip = 0
 
-    def connect(self) -> None:
-        self._skip = self.received
-
-    def feed(self, chunk: bytes) -> None:
-        if self._skip:
-            if len(chunk) <= self._skip:
-                self._skip -= len(chunk)
-                return
-            chunk, self._skip = chunk[self._skip:], 0
-        self.received += len(chunk)
+    def deliver(self, chunk: bytes) -> None:
         self.out.put(chunk)
-
-    def disconnected(self) -> None:
-        pass
 
 
 class _FileSink(StreamSink):

@@ -74,18 +74,17 @@ class LogReader(Protocol):
         """The connection ended."""
 
 
-class RawCopy:
-    """Copies the log to ``fd`` as it is, skipping what a reconnect serves again."""
+class NewBytes:
+    """A reader of the log as it is, skipping what a reconnect serves again (it is served
+    from the start): each new byte goes to :meth:`deliver` once."""
 
     complete = False
     framed = False
     quiet_limit_s: Optional[float] = None
 
-    def __init__(self, fd: int = 1) -> None:
-        self.fd = fd
+    def __init__(self) -> None:
         self.received = 0
         self._skip = 0
-        self._broken_pipe = False
 
     def connect(self) -> None:
         self._skip = self.received
@@ -97,6 +96,24 @@ class RawCopy:
                 return
             chunk, self._skip = chunk[self._skip:], 0
         self.received += len(chunk)
+        self.deliver(chunk)
+
+    def deliver(self, chunk: bytes) -> None:
+        """Bytes of the log not delivered before."""
+
+    def disconnected(self) -> None:
+        pass
+
+
+class RawCopy(NewBytes):
+    """Copies the log to ``fd`` as it is, skipping what a reconnect serves again."""
+
+    def __init__(self, fd: int = 1) -> None:
+        super().__init__()
+        self.fd = fd
+        self._broken_pipe = False
+
+    def deliver(self, chunk: bytes) -> None:
         if self._broken_pipe:
             return
         try:
@@ -105,9 +122,6 @@ class RawCopy:
             if e.errno != errno.EPIPE:
                 raise
             self._broken_pipe = True   # our reader went away; keep following for the end
-
-    def disconnected(self) -> None:
-        pass
 
 
 class LogFollower:
