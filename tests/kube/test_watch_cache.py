@@ -15,6 +15,7 @@ import pytest
 from tests.apiserver import watch_stream
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
+from sbatch_k8s.backends.kubernetes.read.watch_cache import USER_AGENT as CACHE_AGENT
 from sbatch_k8s.runtime.cluster.kube_api import USER_AGENT as RUNTIME_AGENT
 from tests.kubelet.api import KUBELET_AGENT
 
@@ -33,10 +34,11 @@ def emulated(cluster: Any) -> Any:
 
 def command_requests(requests: Sequence[Any]) -> List[Any]:
     """``requests`` less the test kubelet's (its heartbeats, pod status, reads of what pods
-    mount) and the pods' runtimes' (steps they publish), which go on whatever a command
-    does."""
+    mount), the pods' runtimes' (steps they publish) and the watch cache's own (a watch
+    renewed, a LIST after 410 Gone), which go on whatever a command does."""
     return [r for r in requests
-            if r.agent != KUBELET_AGENT and not r.agent.startswith(RUNTIME_AGENT)]
+            if r.agent not in (KUBELET_AGENT, CACHE_AGENT)
+            and not r.agent.startswith(RUNTIME_AGENT)]
 
 
 def counted(cluster: Any, kube: KubeSlurm, *argv: str

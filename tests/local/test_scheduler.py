@@ -26,9 +26,26 @@ def small(tmp_path: Path) -> Iterator[LocalSlurm]:
 
 
 def schedulers(slurm: LocalSlurm) -> List[int]:
-    """Pids of this state directory's scheduler processes."""
-    return [pid for pid in slurm.processes(with_server=False)
-            if b"backends.local.scheduler" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    """Pids of this state directory's scheduler processes. A child the scheduler forked
+    shows the scheduler's command line until it execs (long, on a loaded machine): not one."""
+    found = [pid for pid in slurm.processes(with_server=False)
+             if b"backends.local.scheduler" in _read(f"/proc/{pid}/cmdline")]
+    return [pid for pid in found if _parent(pid) not in found]
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError:  # the process ended meanwhile
+        return b""
+
+
+def _parent(pid: int) -> int:
+    """A process's parent pid (0 when it ended meanwhile)."""
+    for line in _read(f"/proc/{pid}/status").splitlines():
+        if line.startswith(b"PPid:"):
+            return int(line.split()[1])
+    return 0
 
 
 def row(slurm: LocalSlurm, job: int) -> sqlite3.Row:

@@ -48,6 +48,9 @@ MANAGED_SELECTOR = "app.kubernetes.io/managed-by=sbatch-k8s"
 #: How long the server holds back a reader while a mirror catches up with our writes (or
 #: takes its first LIST), unless ``$SBATCHK8S_CACHE_WAIT_S`` says otherwise.
 CATCH_UP_WAIT_S = 1.0
+#: The ``User-Agent`` of the mirrors' LISTs and WATCHes (an audit log tells the cache's
+#: background traffic from commands' requests).
+USER_AGENT = "sbatch-k8s-watch-cache"
 #: A forked command reads its snapshot only this soon after the fork (at least; twice the
 #: catch-up wait when that is longer: a loaded machine starts commands slowly).
 SNAPSHOT_MAX_AGE_S = 2.0
@@ -94,6 +97,15 @@ def snapshot_max_age_s(environ: Mapping[str, str]) -> float:
 
 def _kind_named(text: str) -> Optional[Kind]:
     return next((k for k in WORKLOADS if f"{k.api_version} {k.kind}" == text), None)
+
+
+def _connect(env: Dict[str, str], context: Optional[str]) -> Any:
+    """A mirror's own client, which says it is the cache's."""
+    from sbatch_k8s.backends.kubernetes.api.client import connect
+
+    client = connect(env, context)
+    client.api_client.user_agent = USER_AGENT
+    return client
 
 
 def _memo_for(kind: Kind) -> Optional[Callable[[Dict[str, Any]], Any]]:
@@ -160,8 +172,6 @@ class WatchCache:
         """Start the mirrors of ``namespace`` on ``cluster`` that are not running yet."""
         if not namespace or self.frozen:
             return
-        from sbatch_k8s.backends.kubernetes.api.client import connect
-
         started = []
         with self.condition:
             self.connections.setdefault(cluster, (env, context))
@@ -170,7 +180,7 @@ class WatchCache:
                 key = (cluster, namespace, kind, selector)
                 if key not in self.mirrors:
                     self.mirrors[key] = Reflector(
-                        lambda env=env, context=context: connect(env, context), kind,
+                        lambda env=env, context=context: _connect(env, context), kind,
                         namespace, selector, self.condition, _memo_for(kind),
                         keep_of_record if kind == CONFIG_MAP else None)
                     started.append(self.mirrors[key])
