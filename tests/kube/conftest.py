@@ -84,9 +84,22 @@ def kubelet(request: pytest.FixtureRequest, cluster: Any) -> Iterator[Any]:
             cluster.drain()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    """On real nodes, the tests that need a fault only the test kubelet makes are skipped."""
+    if not config.getoption("--with-real-node", default=False):
+        return
+    skip = pytest.mark.skip(reason="breaks what only the test kubelet lets a test break "
+                                   "(its log connections): not on real nodes")
+    for item in items:
+        if item.get_closest_marker("test_kubelet_only"):
+            item.add_marker(skip)
+
+
 @pytest.fixture
-def kube(cluster: Any, tmp_path: Path) -> Iterator[KubeSlurm]:
-    """The commands of this checkout, pointed at ``cluster``."""
-    slurm = KubeSlurm(tmp_path, cluster.kubeconfig)
+def kube(request: pytest.FixtureRequest, cluster: Any, tmp_path: Path) -> Iterator[KubeSlurm]:
+    """The commands of this checkout, pointed at ``cluster`` (on real nodes, a test marked
+    ``unshared`` gets partitions without its directory as a volume)."""
+    slurm = KubeSlurm(tmp_path, cluster.kubeconfig,
+                      unshared=request.node.get_closest_marker("unshared") is not None)
     yield slurm
     slurm.cleanup()

@@ -34,7 +34,8 @@ pod_security = "baseline"
 
 
 #: Rewrites every test's configuration for the tier the run is on (``--with-real-node``
-#: points each partition at the real nodes: :func:`tests.kube.real_nodes.on_real_nodes`).
+#: points each partition at the real nodes: :func:`tests.kube.real_nodes.on_real_nodes`);
+#: its second argument is the directory to share with the pods ("" for none).
 CONFIG_FILTER: Optional[Callable[[str, str], str]] = None
 
 
@@ -43,9 +44,10 @@ class KubeSlurm(LocalSlurm):
 
     def __init__(self, root: Path, kubeconfig: str, config: str = CONFIG,
                  namespace: Optional[str] = None,
-                 commands: Optional[Callable[[str], List[str]]] = None) -> None:
+                 commands: Optional[Callable[[str], List[str]]] = None,
+                 unshared: bool = False) -> None:
         if CONFIG_FILTER is not None:
-            config = CONFIG_FILTER(config, str(root))
+            config = CONFIG_FILTER(config, "" if unshared else str(root))
         super().__init__(root, config=config, commands=commands)
         del self.env["SBATCHK8S_BACKEND"]
         self.env["KUBECONFIG"] = kubeconfig

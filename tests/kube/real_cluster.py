@@ -178,16 +178,18 @@ class RealCluster:
         os.chmod(self.kubeconfig, 0o600)
         return self
 
-    def provide_claim(self, claim: str, size: str = "1Gi") -> None:
+    def provide_claim(self, claim: str, size: str = "1Gi",
+                      host_path: Optional[str] = None) -> None:
         """A PersistentVolumeClaim ``claim`` bound to a PersistentVolume made for it (the
-        real scheduler leaves pods of an unbound claim pending; the test kubelet maps the
-        claim itself onto a directory, so the volume's source is never read)."""
+        real scheduler leaves pods of an unbound claim pending). The test kubelet maps the
+        claim itself onto a directory and never reads the volume's source; a real kubelet
+        mounts ``host_path`` (a directory of this machine, where the real nodes run)."""
         volume = f"{self.namespace}-{claim}"
         self._core.create_persistent_volume({
             "metadata": {"name": volume, "labels": {TEST_LABEL: "true"}},
             "spec": {"capacity": {"storage": size}, "accessModes": ["ReadWriteMany"],
                      "storageClassName": "", "persistentVolumeReclaimPolicy": "Delete",
-                     "hostPath": {"path": f"/nonexistent/{volume}"},
+                     "hostPath": {"path": host_path or f"/nonexistent/{volume}"},
                      "claimRef": {"namespace": self.namespace, "name": claim}}})
         self._volumes.append(volume)
         self._core.create_namespaced_persistent_volume_claim(self.namespace, {

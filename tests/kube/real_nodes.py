@@ -38,6 +38,16 @@ TORCH_IMAGE = "local/torch:bookworm"
 READY_WAIT_S = 30.0
 
 
+def skip_on_real_nodes(config: Any, why: str) -> None:
+    """Skip a test whose own fixtures run pods on the test kubelet (an emulated cluster made
+    for it, or users whose restricted pods may not mount the test directory): on real nodes
+    every partition is pinned to nodes that cluster does not have. ``why`` says which."""
+    import pytest
+
+    if config.getoption("--with-real-node", default=False):
+        pytest.skip(f"not on real nodes: {why}")
+
+
 def kubeconfig() -> str:
     """The real API server's admin kubeconfig: ``$KUBECONFIG``, else real-k8s's."""
     return os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
@@ -111,7 +121,7 @@ def dump_config(config: Mapping[str, Any]) -> str:
 def on_real_nodes(config_text: str, shared_dir: str,
                   image: Optional[str] = None) -> str:
     """``config_text`` with every partition running on the real nodes, ``shared_dir`` a
-    volume of each (see the module docstring)."""
+    volume of each (see the module docstring; "" for none: a test of unshared files)."""
     try:
         import tomllib                      # type: ignore[import-not-found]
     except ImportError:                     # Python < 3.11
@@ -128,6 +138,8 @@ def on_real_nodes(config_text: str, shared_dir: str,
             {"key": NODE_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
         partition.setdefault("node_cpus", NODE_CPUS)
         partition["pod_security"] = "privileged"
+        if not shared_dir:
+            continue
         volumes = [v for v in partition.get("volumes") or []
                    if not str(shared_dir).startswith(str(v.get("mount_path")))]
         partition["volumes"] = volumes + [{"name": "test-dir", "mount_path": str(shared_dir),

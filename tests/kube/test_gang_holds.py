@@ -19,6 +19,7 @@ import pytest
 
 from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
+from tests.kube.real_nodes import skip_on_real_nodes
 from tests.kube.harness import CONFIG, KubeSlurm, submit
 
 pytestmark = pytest.mark.slow
@@ -186,10 +187,11 @@ def test_dependency_and_begin_on_kueue(kueue_kube: KubeSlurm, kubelet: Any) -> N
 
 
 @pytest.fixture
-def volcano_cluster() -> Iterator[Any]:
+def volcano_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     """An emulated cluster whose scheduler also stands in for Volcano's."""
     from tests.apiserver import EmulatedCluster
 
+    skip_on_real_nodes(request.config, "the emulator's scheduler stands in for Volcano's")
     with EmulatedCluster(scheduler_names=("default-scheduler", "volcano")) as emulated:
         yield emulated
 

@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 from tests.apiserver.support import wait_until
+from tests.kube.real_nodes import skip_on_real_nodes
 from tests.kube.harness import CONFIG, KubeSlurm, submit
 from tests.kube.test_rbac import apply, policy_documents, rbac_documents
 from tests.local.harness import BIN
@@ -45,6 +46,7 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     (overrides conftest's: the kubelet serves this one)."""
     if request.config.getoption("--with-kube-apiserver"):
         pytest.skip("needs the emulator's record of authorization decisions")
+    skip_on_real_nodes(request.config, "needs the emulator's record of authorization decisions")
     from tests.apiserver import EmulatedCluster
 
     with EmulatedCluster(rbac=True, tls=True) as emulated:

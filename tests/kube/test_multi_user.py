@@ -22,6 +22,7 @@ import pytest
 from sbatch_k8s.backends.kubernetes.api import kinds
 from sbatch_k8s.backends.kubernetes.api.client import KubeError
 from tests.apiserver.support import wait_until
+from tests.kube.real_nodes import skip_on_real_nodes
 from tests.kube.harness import KubeSlurm, submitted_id
 from tests.kube.multi_user import Site, emulated_site, real_site
 from translators.config import UsersConfig
@@ -56,6 +57,8 @@ OK = "#!/bin/sh\necho ok\n"
 
 @pytest.fixture
 def site(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Site]:
+    skip_on_real_nodes(request.config, "the users' restricted pods may not mount the test "
+                       "directory (the real API server tier runs these)")
     if request.config.getoption("--with-kube-apiserver"):
         if not os.environ.get("KUBECONFIG"):
             pytest.skip("--with-kube-apiserver needs $KUBECONFIG")

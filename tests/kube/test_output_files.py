@@ -161,6 +161,7 @@ def test_a_stream_rebuilds_the_files_from_any_reconnect_and_after_rotation() -> 
 
 # -- end to end ------------------------------------------------------------------------------
 
+@pytest.mark.unshared
 def test_sbatch_wait_writes_unshared_files_byte_exact(kube: KubeSlurm, hiding: Any) -> None:
     kube.script("bytes.sh", _unshared_script())
     done = kube.run("sbatch", "--wait", "bytes.sh", timeout=180)
@@ -199,6 +200,8 @@ def _running(kube: KubeSlurm, job_id: int) -> bool:
     return "R" in kube.run("squeue", "-h", "-j", str(job_id), "-o", "%t").stdout
 
 
+@pytest.mark.unshared
+@pytest.mark.test_kubelet_only
 def test_sattach_follows_a_running_job_across_a_broken_connection(
         kube: KubeSlurm, hiding: Any) -> None:
     # the job waits between its halves until the test has seen the first one and broken
@@ -262,7 +265,7 @@ def shared(cluster: Any, tmp_path: Path) -> Iterator[KubeSlurm]:
     (volumes / "pvc" / slurm.namespace).mkdir(parents=True)
     os.symlink(slurm.work, volumes / "pvc" / slurm.namespace / "home")
     if hasattr(cluster, "provide_claim"):      # a real scheduler wants the claim bound
-        cluster.provide_claim("home")
+        cluster.provide_claim("home", host_path=str(slurm.work))
     with TestKubelet(cluster.kubeconfig, nodes=1, volume_dir=str(volumes)):
         yield slurm
     slurm.cleanup()

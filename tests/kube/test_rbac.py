@@ -20,6 +20,7 @@ import yaml
 
 from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
+from tests.kube.real_nodes import skip_on_real_nodes
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
 from tests.local.harness import REPO
 
@@ -99,6 +100,7 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     as ``deploy/rbac.yaml``'s header says (overrides conftest's: the kubelet serves it)."""
     if request.config.getoption("--with-kube-apiserver"):
         pytest.skip("needs the emulator's record of authorization decisions")
+    skip_on_real_nodes(request.config, "needs the emulator's record of authorization decisions")
     from tests.apiserver import EmulatedCluster
 
     with EmulatedCluster(rbac=True, scheduler_names=("default-scheduler", "volcano")) as em:
@@ -215,12 +217,16 @@ def _node0_session(cluster: Any, kube: KubeSlurm) -> None:
                                  "ok.sh")
         released[target] = _sbatch(kube, "-p", "plain", f"--k8s-target={target}",
                                    f"--dependency=afternotok:{upstream}", "ok.sh")
+    # singleton names no job: node 0 of the earlier job of its name releases it all the same
+    solo = _sbatch(kube, "-p", "plain", "--dependency=singleton", "fails.sh")
     _ok(kube, "scontrol", "release", str(upstream))
     wait_until(lambda: all(_workload(cluster, t, j) is None for t, j in killed.items()),
                180, "node 0 cancelled the dependents that can never run")
     wait_until(lambda: not any(_suspended(_workload(cluster, t, j))
                                for t, j in released.items()),
                180, "node 0 released the dependents")
+    wait_until(lambda: not _suspended(_workload(cluster, "indexed-job", solo)), 180,
+               "node 0 released the singleton of its name")
     for job in released.values():
         _ok(kube, "scancel", str(job))
 

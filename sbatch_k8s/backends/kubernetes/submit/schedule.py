@@ -92,7 +92,8 @@ def create_on_cluster(plan: "SubmissionPlan", environ: Mapping[str, str], client
         if not submit.test_only:
             check_targets(job, client, known)
             ownership = dataclasses.replace(ownership,
-                                            released_by=released_by(client, job, known))
+                                            released_by=released_by(client, job, known,
+                                                                    context.user))
     except KubeError as e:
         raise submission_failed(str(e)) from e
     if not submit.quiet:

@@ -20,7 +20,7 @@ own, the strongest isolation (see README, "Users and trust").
 from __future__ import annotations
 
 from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
-from parsers.vocabulary import ARRAY_JOB_ID, JOB_ID
+from parsers.vocabulary import ACTIVE, ARRAY_JOB_ID, JOB_ID, STATE
 import dataclasses
 from typing import Iterable, List, Mapping, Optional, Set, Tuple
 
@@ -87,8 +87,11 @@ def _parent_record(client: KubeClient, namespaces: Iterable[str], parent_id: int
     return (believed.owner, own_pattern(record)) if believed.owner else None
 
 
-def released_by(client: KubeClient, job: JobSpec, namespaces: Iterable[str]) -> str:
-    """The pattern of the pods of the jobs ``job`` waits for (their node 0 releases it)."""
+def released_by(client: KubeClient, job: JobSpec, namespaces: Iterable[str],
+                user: str) -> str:
+    """The pattern of the pods of the jobs ``job`` waits for (their node 0 releases it):
+    the jobs its dependency names, and for ``singleton`` the unfinished jobs of ``user``
+    with its name (all earlier than it: a later one never holds it back)."""
     from parsers.dependency_state import dependency_targets
     from sbatch_k8s.backends.kubernetes.read.owners import own_pattern
     from sbatch_k8s.backends.kubernetes.history.records import record_from_config_map
@@ -96,20 +99,25 @@ def released_by(client: KubeClient, job: JobSpec, namespaces: Iterable[str]) -> 
     if job.dependency is None or not job.dependency.clauses:
         return ""
     wanted = sorted(set(dependency_targets(job.dependency)))
-    if not wanted:
-        return ""
+    singleton = any(clause.kind == "singleton" for clause in job.dependency.clauses)
     listed = ",".join(str(i) for i in wanted)
+    selectors = [f"{RECORD_SELECTOR},{label} in ({listed})"
+                 for label in (JOB_ID, ARRAY_JOB_ID) if wanted]
+    if singleton:
+        selectors.append(f"{RECORD_SELECTOR},{STATE}={ACTIVE}")
     patterns: List[str] = []
     for namespace in sorted(set(namespaces)):
-        for label in (JOB_ID, ARRAY_JOB_ID):
-            items, _ = client.list(CONFIG_MAP, namespace,
-                                   f"{RECORD_SELECTOR},{label} in ({listed})")
+        for selector in selectors:
+            items, _ = client.list(CONFIG_MAP, namespace, selector)
             for item in items:
                 try:
-                    patterns.append(own_pattern(record_from_config_map(item)[0]))
+                    record = record_from_config_map(item)[0]
                 except ValueError:
                     continue
-    return any_of(tuple(patterns))
+                named = selector.endswith(f"={ACTIVE}")
+                if not named or (record.name == job.job_name and record.user == user):
+                    patterns.append(own_pattern(record))
+    return any_of(tuple(dict.fromkeys(patterns)))
 
 
 def with_job_account(partition: PartitionConfig, client: KubeClient,
