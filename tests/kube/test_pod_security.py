@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, Iterator, List
 import pytest
 
 from sbatch_k8s.backends.kubernetes.api import kinds
+from tests.kube.real_nodes import skip_on_real_nodes
 from tests.kube.harness import KubeSlurm, skip_unless_importable, submitted_id
 from tests.local.harness import BIN, REPO
 
@@ -82,10 +83,13 @@ def _own(path: Path, uid: int, gid: int) -> None:
 
 
 @pytest.fixture
-def make_kube(cluster: Any) -> Iterator[Callable[[str], KubeSlurm]]:
+def make_kube(request: pytest.FixtureRequest, cluster: Any
+              ) -> Iterator[Callable[[str], KubeSlurm]]:
     """Commands with ``config`` in a directory every uid may enter (not under pytest's
     root-only temporary tree); their processes are killed and the directory removed after
     the test."""
+    skip_on_real_nodes(request.config, "restricted pods may not mount the test directory, "
+                       "which the real nodes' partitions share (privileged)")
     root = Path(tempfile.mkdtemp(prefix="sbatch-k8s-podsec-"))
     os.chmod(root, 0o755)
     made: List[KubeSlurm] = []

@@ -13,6 +13,7 @@ import pytest
 
 from sbatch_k8s.backends.kubernetes.api.kinds import NODE
 from tests.apiserver.support import wait_until
+from tests.kube.real_nodes import skip_on_real_nodes
 from tests.kube.harness import KubeSlurm, submitted_id
 from tests.unit.kubernetes.slurm_shape import (
     CONFIG,
@@ -32,10 +33,13 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def shaped(cluster: Any, tmp_path: Path) -> Iterator[KubeSlurm]:
+def shaped(request: pytest.FixtureRequest, cluster: Any, tmp_path: Path
+           ) -> Iterator[KubeSlurm]:
     """The shape: a0, a1 with GPUs and b0, b1 without; a 1-CPU job on a0; b1 cordoned."""
     from tests.kubelet import TestKubelet
 
+    skip_on_real_nodes(request.config, "the shape is made of test kubelet nodes (GPUs, "
+                       "names, a cordon)")
     with TestKubelet(cluster.kubeconfig, nodes=len(GPU_NODES), name_prefix="a",
                      cpus=NODE_CPUS, memory=NODE_MEMORY, gpus=NODE_GPUS), \
             TestKubelet(cluster.kubeconfig, nodes=len(CPU_NODES), name_prefix="b",
