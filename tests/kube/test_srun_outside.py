@@ -16,6 +16,7 @@ import pytest
 from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm
+from tests.kube.real_nodes import NODE_CPUS, RealNodes
 from tests.local.harness import BIN
 
 pytestmark = pytest.mark.slow
@@ -108,9 +109,23 @@ def test_ctrl_c_twice_cancels_the_running_job(kube: KubeSlurm, kubelet: Any) -> 
                "the job's pods gone")
 
 
-def test_a_waiting_job_says_so_and_ctrl_c_revokes_it(kube: KubeSlurm, kubelet: Any) -> None:
-    srun = Running(kube, "-c", "64", "hostname")           # more CPUs than any node has
+def _node_cpus(kubelet: Any) -> int:
+    """The CPUs of one node: the real nodes' (their partitions say so), else the test
+    kubelet's 4."""
+    return NODE_CPUS if isinstance(kubelet, RealNodes) else 4
+
+
+def test_a_waiting_job_says_so_and_ctrl_c_revokes_it(kube: KubeSlurm, kubelet: Any,
+                                                     tmp_path: Any) -> None:
+    if isinstance(kubelet, RealNodes):   # their partitions know the CPUs: both nodes busy
+        blocker = kube.run("sbatch", "-N2", f"-c{NODE_CPUS}", "--wrap",
+                           f"while [ ! -e {tmp_path / 'go'} ]; do sleep 0.1; done")
+        assert blocker.returncode == 0, blocker.stderr
+        srun = Running(kube, f"-c{NODE_CPUS}", "hostname")
+    else:
+        srun = Running(kube, "-c", "64", "hostname")       # more CPUs than any node has
     srun.wait_for_stderr("queued and waiting for resources")
+    (tmp_path / "go").touch()
     job_id = job_of(kube, "hostname")
     assert f"srun: job {job_id} queued and waiting for resources\n" in srun.stderr
     srun.process.send_signal(signal.SIGINT)
@@ -127,10 +142,11 @@ def test_a_waiting_job_says_so_and_ctrl_c_revokes_it(kube: KubeSlurm, kubelet: A
 def test_a_queued_step_starts_when_resources_free_up(kube: KubeSlurm, kubelet: Any,
                                                      tmp_path: Any) -> None:
     go = tmp_path / "go"
-    blocker = kube.run("sbatch", "-N2", "-c4", "--wrap",
+    cpus = _node_cpus(kubelet)
+    blocker = kube.run("sbatch", "-N2", f"-c{cpus}", "--wrap",
                        f"while [ ! -e {go} ]; do sleep 0.1; done")
     assert blocker.returncode == 0, blocker.stderr
-    srun = Running(kube, "-c4", "echo", "ran")
+    srun = Running(kube, f"-c{cpus}", "echo", "ran")
     srun.wait_for_stderr("queued and waiting for resources")
     go.touch()
     code, out, err = srun.finish()

@@ -23,10 +23,13 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def gpu_kubelet(cluster: Any) -> Iterator[Any]:
+def gpu_kubelet(request: pytest.FixtureRequest, cluster: Any) -> Iterator[Any]:
     """Two Ready nodes with 2 (pretend) GPUs each, so --gpus-per-node=2 pods schedule."""
+    from tests.kube.real_nodes import skip_on_real_nodes
     from tests.kubelet import TestKubelet
 
+    skip_on_real_nodes(request.config, "the test kubelet's nodes pretend to have GPUs "
+                       "(test_torchrun_on_real_nodes runs the script on CPUs there)")
     with TestKubelet(cluster.kubeconfig, nodes=2, gpus=2) as running:
         yield running
 
@@ -42,9 +45,13 @@ def test_design_torchrun_script_runs_on_pods(kube: KubeSlurm, gpu_kubelet: Any,
     check_torchrun_output(kube.read(f"logs/llm-{job}.out"))
 
 
-def test_two_torchrun_jobs_with_fixed_endpoints_both_finish(kube: KubeSlurm,
-                                                            kubelet: Any) -> None:
-    pytest.importorskip("torch", reason="torch is needed (CI installs torch==2.13.0)")
+def test_two_torchrun_jobs_with_fixed_endpoints_both_finish(cluster: Any, kube: KubeSlurm,
+                                                            kubelet: Any,
+                                                            tmp_path: Path) -> None:
+    if harness.CONFIG_FILTER is not None:     # real nodes: torch is in their torch image
+        kube = _torch_kube(cluster, tmp_path / "torch")
+    else:
+        pytest.importorskip("torch", reason="torch is needed (CI installs torch==2.13.0)")
     run_two_at_once(kube, shared_addresses=False)
 
 
