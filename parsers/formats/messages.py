@@ -79,3 +79,10 @@ def submitted_line(job_id: int, parsable: bool, cluster: str = "") -> str:
     if parsable:
         return f"{job_id};{cluster}\n" if cluster else f"{job_id}\n"
     return f"Submitted batch job {job_id}" + (f" on cluster {cluster}" if cluster else "") + "\n"
+
+
+def test_only_line(job_id: int, start: str, processors: int, nodes: str,
+                   partition: str) -> str:
+    """What ``sbatch --test-only`` says on stderr: where and when the job would start."""
+    return (f"sbatch: Job {job_id} to start at {start} using {processors} processors on "
+            f"nodes {nodes} in partition {partition}\n")

@@ -10,6 +10,8 @@ reports print the same way whatever answered them.
 from __future__ import annotations
 
 import abc
+import dataclasses
+import os
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from parsers.formats.sinfo_fields import NodeInfo
@@ -29,6 +31,55 @@ NOT_STARTED, DISABLED = "pending", "disabled"
 BATCH_ONLY = "batch only"
 #: Who creates a job for a step: ``srun`` outside a job (not a batch job, as in Slurm).
 SRUN_COMMAND = "srun"
+
+
+@dataclasses.dataclass(frozen=True)
+class StartEstimate:
+    """Where and when a job would start (``sbatch --test-only``): nothing was created."""
+
+    job_id: int
+    #: Local time, ``YYYY-MM-DDTHH:MM:SS`` as Slurm prints it.
+    start: str
+    processors: int
+    #: The node names, compressed (``127.0.0.[2-3]``, ``llm-12-[0-1]``).
+    nodes: str
+    partition: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Submitted:
+    """What a submission made: the job ids (an array's elements in order; the first is the
+    one sbatch names), or with ``--test-only`` only the estimate. The command prints it
+    (:func:`parsers.formats.messages.submitted_line`) and, with ``--wait``, hands it back to
+    :meth:`Backend.wait`."""
+
+    job_ids: Tuple[int, ...]
+    #: Where the backend put the jobs, for :meth:`Backend.wait` (a cluster: the namespace;
+    #: this machine: empty).
+    location: str = ""
+    estimate: Optional[StartEstimate] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputSink:
+    """Where a job's own output goes when a command shows it (``sattach``, ``srun`` outside
+    a job): the file descriptors the command hands in, written whole and unbuffered (a
+    follower thread may still write while the interpreter exits)."""
+
+    out_fd: int = 1
+    err_fd: int = 2
+
+    def write(self, fd: int, data: bytes) -> None:
+        """Every byte of ``data`` to ``fd``."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+
+    def write_out(self, data: bytes) -> None:
+        self.write(self.out_fd, data)
+
+    def write_err(self, data: bytes) -> None:
+        self.write(self.err_fd, data)
 
 
 class Backend(abc.ABC):
@@ -76,9 +127,14 @@ class Backend(abc.ABC):
         machine's capacity); ``--k8s-lint`` asks before saying a job would be submitted."""
 
     @abc.abstractmethod
-    def submit(self, plan: "SubmissionPlan") -> int:
-        """Submit a planned job (:mod:`sbatch_k8s.submission_plan`); print what sbatch
-        prints; sbatch's exit code (the job's with ``--wait``)."""
+    def submit(self, plan: "SubmissionPlan") -> Submitted:
+        """Submit a planned job (:mod:`sbatch_k8s.submission_plan`): what was created (with
+        ``--test-only`` nothing: where it would start). Refusals raise."""
+
+    @abc.abstractmethod
+    def wait(self, submitted: Submitted) -> int:
+        """``sbatch --wait``: return once every job of the submission has ended; the job's
+        exit code (1 for a signal or a job that did not complete; an array's highest)."""
 
     @abc.abstractmethod
     def job_records(self, include_finished: bool, now: int,
@@ -110,14 +166,14 @@ class Backend(abc.ABC):
 
         raise BackendError(f"scontrol requeue is not available on the {self.name} backend")
 
-    def attach(self, job_id: int, write_files: bool, quiet: bool) -> int:
-        """``sattach``: print the job's output (following it while the job runs), or with
-        ``write_files`` put its output files in its working directory; the exit code.
+    def attach(self, job_id: int, write_files: bool, quiet: bool, sink: OutputSink) -> int:
+        """``sattach``: copy the job's output to ``sink`` (following it while the job runs),
+        or with ``write_files`` put its output files in its working directory; the exit code.
         AttachError with Slurm's reason when there is nothing to attach to. Here: the
         files are already in place (:mod:`sbatch_k8s.backends.attach_files`)."""
         from sbatch_k8s.backends.attach_files import attach_to_files, job_to_attach
 
-        return attach_to_files(self, job_to_attach(self, job_id), write_files, quiet)
+        return attach_to_files(self, job_to_attach(self, job_id), write_files, quiet, sink)
 
     @abc.abstractmethod
     def active_elements(self) -> List[JobRecord]:
@@ -147,6 +203,6 @@ class Backend(abc.ABC):
         """The nodes of each configured partition, as sinfo lists them."""
 
     @abc.abstractmethod
-    def run_outside(self, argv: List[str]) -> int:
-        """``srun`` outside a job: a job of its own for the step, its output streamed; the
-        step's exit code."""
+    def run_outside(self, argv: List[str], sink: OutputSink) -> int:
+        """``srun`` outside a job: a job of its own for the step, its output streamed to
+        ``sink``; the step's exit code."""

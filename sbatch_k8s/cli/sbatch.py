@@ -93,10 +93,27 @@ def _check_clusters(text: str, environ: Mapping[str, str]) -> None:
 
 
 def _submit(plan: "SubmissionPlan", backend: "Backend") -> int:
-    """A real submission through ``backend``: sbatch's exit code (the job's with ``--wait``)."""
-    if plan.submit.verbose > 0:
+    """A real submission through ``backend``, and what sbatch prints of it: sbatch's exit
+    code (the job's with ``--wait``)."""
+    from parsers.formats.messages import submitted_line, test_only_line
+
+    submit = plan.submit
+    if submit.verbose > 0:
         sys.stderr.write(f"{COMMAND}: {backend.describe()}\n")
-    return backend.submit(plan)
+    submitted = backend.submit(plan)
+    estimate = submitted.estimate
+    if estimate is not None:
+        if not submit.quiet:
+            sys.stderr.write(test_only_line(estimate.job_id, estimate.start,
+                                            estimate.processors, estimate.nodes,
+                                            estimate.partition))
+        return 0
+    if not submit.quiet:
+        sys.stdout.write(submitted_line(submitted.job_ids[0], submit.parsable,
+                                        plan.config.cluster_name
+                                        if submit.clusters is not None else ""))
+        sys.stdout.flush()
+    return backend.wait(submitted) if submit.wait else 0
 
 
 def _main(argv: List[str]) -> int:

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set, 
 
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.job_records import PENDING, RUNNING, JobRecord, StepRecord
-from sbatch_k8s.backends.base import FINISHED, REFUSED, UNKNOWN, Backend
+from sbatch_k8s.backends.base import (
+    FINISHED,
+    REFUSED,
+    UNKNOWN,
+    Backend,
+    OutputSink,
+    Submitted,
+)
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from translators.config import ClusterConfig, PartitionConfig
 
@@ -100,10 +107,17 @@ class KubernetesBackend(Backend):
             found |= all_record_namespaces(self.client)
         return found
 
-    def submit(self, plan: "SubmissionPlan") -> int:
-        from sbatch_k8s.backends.kubernetes.submit.schedule import submit_to_cluster
+    def submit(self, plan: "SubmissionPlan") -> Submitted:
+        from sbatch_k8s.backends.kubernetes.submit.schedule import create_on_cluster
 
-        return submit_to_cluster(plan, self.environ, self.client)
+        return create_on_cluster(plan, self.environ, self.client)
+
+    def wait(self, submitted: Submitted) -> int:
+        """Look until the jobs end, rebuilding streamed output files (:mod:`.output.waiting`)."""
+        from sbatch_k8s.backends.kubernetes.output.waiting import wait_for_jobs
+
+        return wait_for_jobs(self.client, submitted.location, list(submitted.job_ids),
+                             self.config)
 
     def job_records(self, include_finished: bool, now: int,
                     job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
@@ -219,10 +233,10 @@ class KubernetesBackend(Backend):
         return requeue_job(self.client, record, ref, namespace, hold,
                            requeue_delay_s(self.environ))
 
-    def attach(self, job_id: int, write_files: bool, quiet: bool) -> int:
+    def attach(self, job_id: int, write_files: bool, quiet: bool, sink: OutputSink) -> int:
         from sbatch_k8s.backends.kubernetes.output.attach import attach_on_cluster
 
-        return attach_on_cluster(self, job_id, write_files, quiet)
+        return attach_on_cluster(self, job_id, write_files, quiet, sink)
 
     def active_elements(self) -> List[JobRecord]:
         from sbatch_k8s.backends.kubernetes.history.records import is_final
@@ -294,7 +308,7 @@ class KubernetesBackend(Backend):
 
         return partition_nodes(self.client, self.config, self.namespaces())
 
-    def run_outside(self, argv: List[str]) -> int:
+    def run_outside(self, argv: List[str], sink: OutputSink) -> int:
         from sbatch_k8s.backends.kubernetes.output.srun_outside import run_outside
 
-        return run_outside(argv, self.config, self.environ, self.client)
+        return run_outside(argv, self.config, self.environ, self.client, sink)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 from parsers.allocation import NodeShape
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.job_records import PENDING, JobRecord, StepRecord
-from sbatch_k8s.backends.base import DONE, FINISHED, UNKNOWN, Backend
+from sbatch_k8s.backends.base import DONE, FINISHED, UNKNOWN, Backend, OutputSink, Submitted
 from translators.config import ClusterConfig
 
 if TYPE_CHECKING:
@@ -40,10 +40,16 @@ class LocalBackend(Backend):
 
         check_fits(plan.job, plan.allocation, self.config.local)
 
-    def submit(self, plan: "SubmissionPlan") -> int:
+    def submit(self, plan: "SubmissionPlan") -> Submitted:
         from sbatch_k8s.backends.local.submit import submit_local
 
         return submit_local(plan, self.environ)
+
+    def wait(self, submitted: Submitted) -> int:
+        """The scheduler says when jobs end (:mod:`~sbatch_k8s.backends.local.waiting`)."""
+        from sbatch_k8s.backends.local.waiting import wait_for_job
+
+        return wait_for_job(self.environ, submitted.job_ids[0])
 
     def job_records(self, include_finished: bool, now: int,
                     job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
@@ -145,7 +151,7 @@ class LocalBackend(Backend):
         nodes = local_nodes(jobdb.connect(self.environ), self.config.local)
         return {p.name: nodes for p in self.config.partitions}
 
-    def run_outside(self, argv: List[str]) -> int:
+    def run_outside(self, argv: List[str], sink: OutputSink) -> int:
         from sbatch_k8s.backends.local.srun_outside import run_outside
 
-        return run_outside(argv, self.config, self.environ)
+        return run_outside(argv, self.config, self.environ, sink)

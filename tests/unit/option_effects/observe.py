@@ -157,9 +157,8 @@ def local_view(args: str, files: Path, state: Path, monkeypatch: Any) -> Dict[st
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
     job, _ = submitted(args, files, environ)
-    made = create_job(plan_submission(job, SubmitOptions(quiet=True), CONFIG, environ,
-                                      local_shape(CONFIG.local)), environ)
-    job_id = made[0] if isinstance(made, tuple) else made  # (id, lock) before the scheduler
+    job_id = create_job(plan_submission(job, SubmitOptions(quiet=True), CONFIG, environ,
+                                        local_shape(CONFIG.local)), environ).job_ids[0]
     conn = jobdb.connect(environ)
     rows = [dict(r) for r in jobdb.select_jobs(conn)]
     conn.close()
