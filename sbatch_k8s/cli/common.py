@@ -67,4 +67,4 @@ def say_backend(command: str, environ: Mapping[str, str], verbose: int) -> None:
     if verbose > 0:
         from sbatch_k8s.backends import open_backend
 
-        sys.stderr.write(f"{command}: {open_backend(environ).describe()}\n")
+        sys.stderr.write(f"{command}: {open_backend(environ).cluster.describe()}\n")

@@ -196,8 +196,8 @@ def _submission_warnings(command_line: CommandLine, environ: Mapping[str, str],
 
     job, submit = build_job(command_line, environ, script)
     backend = open_backend(environ)
-    plan = plan_submission(job, submit, backend.config, environ, backend.node_shape())
-    backend.check_plan(plan)
+    plan = plan_submission(job, submit, backend.config, environ, backend.cluster.node_shape())
+    backend.cluster.check_plan(plan)
     if backend.name == LOCAL:
         return list(plan.warnings)
     # the rendered plan's warnings start with the allocation's own

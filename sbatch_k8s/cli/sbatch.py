@@ -99,7 +99,7 @@ def _submit(plan: "SubmissionPlan", backend: "Backend") -> int:
 
     submit = plan.submit
     if submit.verbose > 0:
-        sys.stderr.write(f"{COMMAND}: {backend.describe()}\n")
+        sys.stderr.write(f"{COMMAND}: {backend.cluster.describe()}\n")
     submitted = backend.submit(plan)
     estimate = submitted.estimate
     if estimate is not None:
@@ -153,7 +153,7 @@ def _main(argv: List[str]) -> int:
 
     backend = open_backend(environ)
     return _submit(plan_submission(job, submit, backend.config, environ,
-                                   backend.node_shape(), COMMAND), backend)
+                                   backend.cluster.node_shape(), COMMAND), backend)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
