@@ -3,13 +3,13 @@
 Several of Slurm's reporting paths write to stderr with a bare ``fprintf`` or
 ``slurm_perror``: ``slurm_load_jobs error: Invalid job id specified``, ``Invalid time
 specification (pos=0): bogus``, ``Unknown job signal: FOO``. :class:`BareError` carries such
-lines verbatim; it is a :class:`~parsers.errors.SlurmInputError`, so callers handle all input
+lines verbatim; it is a :class:`~parsers.input_errors.SlurmInputError`, so callers handle all input
 errors alike, but its :meth:`render` adds no prefix.
 """
 
 from __future__ import annotations
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError
 
 
 class BareError(SlurmInputError):

@@ -13,7 +13,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from sbatch_k8s.errors import SbatchK8sError
+from sbatch_k8s.operation_errors import SbatchK8sError
 from sbatch_k8s.user_messages import print_note
 
 if TYPE_CHECKING:

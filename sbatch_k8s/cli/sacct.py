@@ -12,7 +12,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
-from sbatch_k8s.cli.common import exit_with, print_warning, run_command, say_backend
+from sbatch_k8s.cli.common import exit_with, run_command, say_backend
+from sbatch_k8s.user_messages import print_warning
 
 if TYPE_CHECKING:
     from parsers.job_records import JobRecord

@@ -14,10 +14,11 @@ import os
 import sys
 from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec, SubmitOptions
 from parsers.sbatch_input import CommandLine, build_job, first_pass, load_script
-from sbatch_k8s.cli.common import exit_with, print_error, print_warning, run_command
+from sbatch_k8s.cli.common import exit_with, run_command
+from sbatch_k8s.user_messages import print_error, print_warning
 
 if TYPE_CHECKING:
     from sbatch_k8s.backends.base import Backend

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from sbatch_k8s.cli.common import exit_with, run_command, say_backend
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from parsers.allocation import Allocation
-from parsers.errors import submission_failed
+from parsers.input_errors import submission_failed
 from parsers.formats.job_stdio import recorded_stdio
 from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, initial_reason
@@ -42,7 +42,7 @@ from parsers.job_description import (
     job_environment,
     split_description,
 )
-from translators.storage import ENVIRONMENT_KEY
+from parsers.vocabulary import ENVIRONMENT_KEY
 
 #: Our variables a local job keeps: the settings naming this cluster, so that sacct, sbatch…
 #: run inside the job see the same one. Every other ``SBATCHK8S_*`` belongs to the runtime

@@ -85,7 +85,7 @@ def hold(backend: "Backend", record: JobRecord, release: bool) -> ActionResult:
 def requeue(backend: "Backend", record: JobRecord) -> ActionResult:
     """``scontrol requeue JOB`` for one job or element, in scontrol's words."""
     from sbatch_k8s.cli.scontrol import REQUEUE_MESSAGES
-    from sbatch_k8s.errors import SbatchK8sError
+    from sbatch_k8s.operation_errors import SbatchK8sError
 
     if record.array_pending is not None:
         return ActionResult(False, f"{record.job_id_text}: {REQUEUE_MESSAGES['pending']}")

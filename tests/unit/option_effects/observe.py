@@ -87,7 +87,7 @@ def kubernetes_view(args: str, files: Path) -> Dict[str, Any]:
     from sbatch_k8s.backends.kubernetes.submit.create_objects import submitted_record
     from sbatch_k8s.submission_plan import plan_submission
     from translators import RenderInputs, render
-    from translators.metadata import OPTION_SOURCES, OPTIONS
+    from parsers.vocabulary import OPTION_SOURCES, OPTIONS
 
     job, submit = submitted(args, files, dict(CONTEXT.environment))
     plan = plan_submission(job, submit, CONFIG, dict(CONTEXT.environment), context=CONTEXT)

@@ -20,7 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Sequence
 
 from parsers.allocation import Allocation
-from parsers.errors import submission_failed
+from parsers.input_errors import submission_failed
 from parsers.jobspec import JobSpec, SubmitOptions
 from sbatch_k8s.backends.base import StartEstimate, Submitted
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
