@@ -131,7 +131,7 @@ class StepWatch:
         name = pod["metadata"]["name"]
         self.follower = LogFollower(self.client, self.namespace, name, container_of(pod),
                                     lambda: self._container_ended(name),
-                                    self.wake.set, RawCopy(self.sink.out_fd)).start()
+                                    self.wake.set, RawCopy(self.sink)).start()
 
     def say_log_error(self) -> None:
         """Say once why node 0's log cannot be read (a missing permission)."""
