@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, submission_failed
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, submission_failed
 from parsers.jobspec import JobSpec
 
 

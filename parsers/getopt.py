@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_OPTION_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_OPTION_ERROR, SlurmInputError
 from parsers.options import NO_ARG, OPTIONAL, REQUIRED, Option, long_names, short_names
 
 
@@ -207,5 +207,4 @@ def _failing_word(argv: Sequence[str]) -> int:
     return index
 
 
-__all__ = ("getopt_long", "parse_args", "Style", "Occurrence", "GivenOption", "ParsedArgs",
-           "REQUIRED")
+__all__ = ("getopt_long", "parse_args", "Style", "Occurrence", "GivenOption", "ParsedArgs")

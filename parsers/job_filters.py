@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Collection, FrozenSet, Optional, Sequence
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.job_records import PENDING, RUNNING, SUSPENDED, JobRecord
 from parsers.report_options.ids import JobId
 from parsers.values.hostlist import expand_hostlist

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Dict, Optional, Tuple
 
-from parsers.errors import EXIT_OPTION_ERROR, EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
-from parsers.errors import fatal, submission_failed
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
+from parsers.input_errors import fatal, submission_failed
 from parsers.formats.cnumbers import atoi, strtol
 from parsers.options import Option
 from parsers.platforms.target_names import CONTRACT_PROFILES, TARGET_NAMES
@@ -414,5 +414,4 @@ def env_flag_is_set(raw: str) -> bool:
     return value != 0 and rest == ""
 
 
-__all__: Tuple[str, ...] = ("READERS", "read_value", "parse_int", "env_flag_is_set",
-                            "EXIT_OPTION_ERROR")
+__all__: Tuple[str, ...] = ("READERS", "read_value", "parse_int", "env_flag_is_set")

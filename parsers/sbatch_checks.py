@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
 
 #: The warning for a --gpus-per-node and --gres=gpu pair that asks for the same GPUs.
 SAME_GPUS_TWICE = ("--gpus-per-node and --gres=gpu ask for the same GPUs: accepted as Slurm "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.getopt import GivenOption, parse_args
 from parsers.jobspec import (
     SCRIPT_FROM_STDIN,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
 from parsers.formats.cnumbers import C_BLANKS
 from parsers.jobspec import Diagnostic, StepRecord
 from parsers.options import SBATCH

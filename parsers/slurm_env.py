@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from parsers.platforms.contract_profiles import PROFILES, node_facts, profile_environment
+from parsers.platforms.contract_profiles import PROFILES, profile_environment
+from parsers.platforms.contract_facts import node_facts
 from parsers.platforms.contract_variables import TaskView, contract_task_variables
 from parsers.step_layout import StepLayout
 from parsers.steps import StepRequest

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.slurm_env import node_gpu_ids
 from parsers.step_layout import StepLayout
 from parsers.steps import EXIT_SRUN_ERROR, StepRequest

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import SlurmInputError, fatal
+from parsers.input_errors import SlurmInputError, fatal
 from parsers.getopt import GivenOption, parse_args
 from parsers.option_values import read_value
 from parsers.options import SRUN

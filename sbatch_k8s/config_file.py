@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional, Tuple
 
-from sbatch_k8s.errors import ConfigurationError
+from sbatch_k8s.operation_errors import ConfigurationError
 from translators.config import (
     BACKENDS,
     BUILT_IN,

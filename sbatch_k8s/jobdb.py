@@ -89,13 +89,13 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 def connect(environ: Mapping[str, str]) -> sqlite3.Connection:
     """A connection to the job database, creating it on first use. An unusable state
-    directory or database is a :class:`~sbatch_k8s.errors.ConfigurationError` naming the
+    directory or database is a :class:`~sbatch_k8s.operation_errors.ConfigurationError` naming the
     path."""
     path = os.path.join(make_state_dir(environ), "jobs.db")
     try:
         return _open(path)
     except sqlite3.Error as e:
-        from sbatch_k8s.errors import ConfigurationError
+        from sbatch_k8s.operation_errors import ConfigurationError
 
         raise ConfigurationError(f"job database {path}: {e}") from e
 

@@ -29,8 +29,9 @@ def state_dir_source(environ: Mapping[str, str]) -> str:
 
 def make_state_dir(environ: Mapping[str, str]) -> str:
     """The state directory, created (mode 0700) if missing; raises
-    :class:`~sbatch_k8s.errors.ConfigurationError` saying what is wrong with which path."""
-    from sbatch_k8s.errors import ConfigurationError
+    :class:`~sbatch_k8s.operation_errors.ConfigurationError` saying what is wrong with which
+    path."""
+    from sbatch_k8s.operation_errors import ConfigurationError
 
     directory = state_dir(environ)
     where = f"state directory {directory} (from {state_dir_source(environ)})"

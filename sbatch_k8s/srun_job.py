@@ -13,7 +13,7 @@ import os
 import shlex
 from typing import List, Mapping, Sequence, Tuple
 
-from parsers.errors import fatal
+from parsers.input_errors import fatal
 from parsers.getopt import parse_args
 from parsers.jobspec import BatchScript, JobSpec
 from parsers.options import SBATCH, SRUN

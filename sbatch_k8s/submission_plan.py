@@ -20,7 +20,7 @@ import socket
 from typing import Mapping, Optional, Tuple
 
 from parsers.allocation import Allocation, NodeShape, allocate
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions
 from translators.config import BUILT_IN, ClusterConfig, PartitionConfig
 

@@ -77,7 +77,7 @@ class RenderResult:
 
 
 def render(inputs: RenderInputs) -> RenderResult:
-    """The Kubernetes manifests of ``inputs``; raises :class:`parsers.errors.SlurmInputError`
+    """The Kubernetes manifests of ``inputs``; raises :class:`parsers.input_errors.SlurmInputError`
     (Slurm-worded) when the job cannot run as asked on this partition."""
     from translators.plan import plan_job
     from translators.targets import unit_renderer

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from parsers.allocation import Allocation
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.jobspec import JobSpec
 from parsers.platforms.platform_names import EXPORT_AISTATION, EXPORT_DLC, EXPORT_TASK_TRAINING
 from translators.config import PartitionConfig

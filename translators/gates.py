@@ -41,7 +41,7 @@ import json
 from typing import Dict, Mapping, Optional, Tuple
 
 from parsers.jobspec import JobSpec
-from translators.metadata import BEGIN, DEPENDENCY, RELEASE_LABELS
+from parsers.vocabulary import BEGIN, DEPENDENCY, RELEASE_LABELS
 
 
 def begin_moment(job: JobSpec, submit_time: str) -> Optional[datetime.datetime]:

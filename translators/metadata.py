@@ -10,26 +10,26 @@ from __future__ import annotations
 
 from parsers.vocabulary import (
     OWNER, OWNER_PODS, PARENT_JOB, PODS, RELEASED_BY, SUBMITTED_FROM,
-    MANAGER as MANAGER,
-    JOB_ID as JOB_ID,
-    ARRAY_JOB_ID as ARRAY_JOB_ID,
-    ARRAY_TASK_ID as ARRAY_TASK_ID,
-    USER as USER,
-    PARTITION as PARTITION,
-    ACCOUNT as ACCOUNT,
-    MANAGED_BY as MANAGED_BY,
-    EXCLUSIVE as EXCLUSIVE,
-    JOB_NAME as JOB_NAME,
-    SUBMIT_TIME as SUBMIT_TIME,
-    OPTIONS as OPTIONS,
-    OPTION_SOURCES as OPTION_SOURCES,
-    COMMENT as COMMENT,
-    HOLD as HOLD,
-    DEPENDENCY as DEPENDENCY,
-    BEGIN as BEGIN,
-    RELEASE_LABELS as RELEASE_LABELS,
-    SCANCEL_REQUESTS as SCANCEL_REQUESTS,
-    KIND as KIND,
+    MANAGER,
+    JOB_ID,
+    ARRAY_JOB_ID,
+    ARRAY_TASK_ID,
+    USER,
+    PARTITION,
+    ACCOUNT,
+    MANAGED_BY,
+    EXCLUSIVE,
+    JOB_NAME,
+    SUBMIT_TIME,
+    OPTIONS,
+    OPTION_SOURCES,
+    COMMENT,
+    HOLD,
+    DEPENDENCY,
+    BEGIN,
+    RELEASE_LABELS,
+    SCANCEL_REQUESTS,
+    KIND,
 )
 import re
 import shlex
@@ -146,7 +146,7 @@ def export_names_only(raw: str) -> str:
     """``--export``'s text without the values it sets (``ALL,HF_TOKEN=abc`` →
     ``ALL,HF_TOKEN``): annotations are readable by anyone who can list the workload, while
     exported values are often secrets. Unparsable text is dropped whole."""
-    from parsers.errors import ValueSyntaxError
+    from parsers.input_errors import ValueSyntaxError
     from parsers.values.export import parse_export
 
     try:

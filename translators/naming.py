@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Sequence, Tuple
 
-from parsers.errors import submission_failed
+from parsers.input_errors import submission_failed
 from translators.targets import TargetTraits
 
 DNS_LABEL_MAX = 63

@@ -16,15 +16,8 @@ from translators.gates import gate_annotations, queue_metadata, starts_suspended
 from parsers.platforms.contract_profiles import profile_entry
 from parsers.job_description import describe_job, description_to_json, split_description
 from translators.pod import RUNTIME_PORT_NAME
-from translators.storage import (
-    DESCRIPTION_KEY,
-    ENVIRONMENT_KEY,
-    RUNTIME_KEY,
-    SCRIPT_KEY,
-    TOKEN_KEY,
-    runtime_config_map_name,
-    workdir_shared,
-)
+from parsers.vocabulary import DESCRIPTION_KEY, ENVIRONMENT_KEY, RUNTIME_KEY, SCRIPT_KEY, TOKEN_KEY
+from translators.storage import runtime_config_map_name, workdir_shared
 
 if TYPE_CHECKING:
     from translators.plan import JobPlan, Unit

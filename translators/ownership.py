@@ -32,12 +32,12 @@ None of these may change once set (the policy refuses an update that changes the
 from __future__ import annotations
 
 from parsers.vocabulary import (
-    OWNER as OWNER,
-    PODS as PODS,
-    RELEASED_BY as RELEASED_BY,
-    SUBMITTED_FROM as SUBMITTED_FROM,
-    OWNER_PODS as OWNER_PODS,
-    PARENT_JOB as PARENT_JOB,
+    OWNER,
+    PODS,
+    RELEASED_BY,
+    SUBMITTED_FROM,
+    OWNER_PODS,
+    PARENT_JOB,
 )
 import re
 from dataclasses import dataclass

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from parsers.errors import submission_failed
+from parsers.input_errors import submission_failed
 from parsers.jobspec import JobSpec
 from translators import metadata
 from translators.config import PartitionConfig

@@ -20,7 +20,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
-from parsers.errors import submission_failed
+from parsers.input_errors import submission_failed
 from parsers.jobspec import JobSpec
 from translators import metadata
 from translators.config import PartitionConfig

@@ -24,7 +24,8 @@ from translators import metadata
 from translators.batch_job import per_index_failures
 from translators.placement import exclusive_label, pod_anti_affinity
 from translators.security import container_security_context, pod_security_context
-from translators.storage import RUNTIME_DIR, RUNTIME_KEY, pod_volumes
+from parsers.vocabulary import RUNTIME_DIR, RUNTIME_KEY
+from translators.storage import pod_volumes
 
 if TYPE_CHECKING:
     from translators.plan import JobPlan, Unit

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from parsers.allocation import Allocation
-from parsers.errors import submission_failed
+from parsers.input_errors import submission_failed
 from parsers.jobspec import JobSpec
 from translators.config import PartitionConfig
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from parsers.errors import submission_failed
+from parsers.input_errors import submission_failed
 
 if TYPE_CHECKING:
     from parsers.jobspec import SubmitContext

@@ -19,24 +19,19 @@ slurmstepd does ("going to /tmp instead"). When it is not shared, the job descri
 from __future__ import annotations
 
 from parsers.vocabulary import (
-    RUNTIME_DIR as RUNTIME_DIR,
-    RUNTIME_KEY as RUNTIME_KEY,
-    JOB_DIR as JOB_DIR,
-    SCRIPT_KEY as SCRIPT_KEY,
-    DESCRIPTION_KEY as DESCRIPTION_KEY,
-    TOKEN_DIR as TOKEN_DIR,
-    TOKEN_KEY as TOKEN_KEY,
-    ENVIRONMENT_KEY as ENVIRONMENT_KEY,
-    CONTROL_DIR as CONTROL_DIR,
-    CONTROL_KEY as CONTROL_KEY,
+    RUNTIME_DIR,
+    JOB_DIR,
+    TOKEN_DIR,
+    CONTROL_DIR,
+    CONTROL_KEY,
 )
 import posixpath
 from typing import Any, Dict, List, Optional, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec, SubmitContext
 from translators.config import PartitionConfig, VolumeConfig
-from translators.metadata import SCANCEL_REQUESTS
+from parsers.vocabulary import SCANCEL_REQUESTS
 from translators.security import job_file_mode
 
 SHM_DIR = "/dev/shm"

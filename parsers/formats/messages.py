@@ -3,13 +3,13 @@
 Several of Slurm's reporting paths write to stderr with a bare ``fprintf`` or
 ``slurm_perror``: ``slurm_load_jobs error: Invalid job id specified``, ``Invalid time
 specification (pos=0): bogus``, ``Unknown job signal: FOO``. :class:`BareError` carries such
-lines verbatim; it is a :class:`~parsers.errors.SlurmInputError`, so callers handle all input
+lines verbatim; it is a :class:`~parsers.input_errors.SlurmInputError`, so callers handle all input
 errors alike, but its :meth:`render` adds no prefix.
 """
 
 from __future__ import annotations
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError
 
 
 class BareError(SlurmInputError):
@@ -79,3 +79,10 @@ def submitted_line(job_id: int, parsable: bool, cluster: str = "") -> str:
     if parsable:
         return f"{job_id};{cluster}\n" if cluster else f"{job_id}\n"
     return f"Submitted batch job {job_id}" + (f" on cluster {cluster}" if cluster else "") + "\n"
+
+
+def test_only_line(job_id: int, start: str, processors: int, nodes: str,
+                   partition: str) -> str:
+    """What ``sbatch --test-only`` says on stderr: where and when the job would start."""
+    return (f"sbatch: Job {job_id} to start at {start} using {processors} processors on "
+            f"nodes {nodes} in partition {partition}\n")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Collection, Dict, List, Mapping, Optional, Sequence
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
 from parsers.formats.cells import print_field, print_header
 from parsers.formats.cnumbers import atoi
 from parsers.formats.sacct_fields import SACCT_FIELDS, SacctField

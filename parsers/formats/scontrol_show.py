@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import List, Mapping, Optional, Sequence
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
 from parsers.formats import job_values as jv
 from parsers.formats.cells import format_timestamp
 from parsers.formats.job_stdio import scontrol_stdio

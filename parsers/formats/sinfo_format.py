@@ -26,7 +26,7 @@ from parsers.formats.squeue_format import FormatItem, ParsedFormat, parse_format
 from parsers.values.hostlist import compress_hostlist_sorted
 from parsers.values.hostranges import split_host
 
-__all__ = ["NodeInfo", "PartitionInfo", "format_sinfo", "SinfoRow"]
+__all__ = ["format_sinfo", "SinfoRow"]
 
 DEFAULT_FORMAT2 = "partition:9 ,available:.5 ,time:.10 ,nodes:.6 ,statecompact:.6 ,nodelist:0"
 LONG_FORMAT2 = ("partition:9 ,available:.5 ,time:.10 ,size:.10 ,root:.4 ,oversubscribe:.8 ,"

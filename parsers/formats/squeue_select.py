@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Collection, List, Optional, Sequence, Set
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.formats import job_values as jv
 from parsers.formats.squeue_steps import StepView
 from parsers.formats.states import SQUEUE_DEFAULT_STATES, is_pending

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.formats import job_values as jv
 from parsers.formats.squeue_steps import StepView, step_number, step_run_time_s
 from parsers.formats.states import is_pending, state_compact

@@ -28,15 +28,14 @@ from parsers.platforms.contract_facts import ASCEND_DEVICE_ID, MASTER_ADDR, MAST
     NPROC_PER_NODE, PET_MASTER_ADDR, PET_MASTER_PORT, PET_NNODES, PET_NODE_RANK, \
     PET_NPROC_PER_NODE, RANK, RANK_ID, RANK_SIZE, RDZV_ID, SLOTS, TF_CONFIG, VC_TASK_INDEX, \
     VC_WORKER_HOSTS, VC_WORKER_NUM, WORLD_SIZE_NODES, WORLD_SIZE_PROCESSES, SlurmFacts, \
-    Value, Variable, node_facts
+    Value, Variable
 from parsers.platforms.target_names import CONTRACT_PROFILES, DEFAULT_CONTRACT_PROFILE
 
-__all__ = [  # SlurmFacts and node_facts re-exported: the runtime builds a node's facts here
+__all__ = [
     "DEEPSPEED", "DEEPSPEED_HOSTFILE", "FILES_DIRECTORY", "MPICH", "MPICH_HOSTFILE",
     "MPI_HOSTFILE", "OPENMPI", "PROFILES", "PROFILE_NAMES", "Profile", "ProfileFile",
-    "RANK_TABLE", "RANK_TABLE_COMPLETED", "RANK_TABLE_NAME", "SlurmFacts", "TF_TYPES",
-    "node_facts", "profile_entry", "profile_environment", "profile_files",
-    "profile_variable_names"]
+    "RANK_TABLE", "RANK_TABLE_COMPLETED", "RANK_TABLE_NAME", "TF_TYPES", "profile_entry",
+    "profile_environment", "profile_files", "profile_variable_names"]
 
 #: Where the runtime writes a job's profile files, under its spool (``SBATCHK8S_SPOOL``).
 FILES_DIRECTORY = "contract"

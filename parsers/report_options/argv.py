@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.getopt import Style, getopt_long
 from parsers.options import NO_ARG, OPTIONAL, REQUIRED
 
@@ -103,4 +103,4 @@ def parse_argv(
 
 
 __all__ = ("ReportOption", "Given", "OptionDoc", "doc", "refuse_unapplied", "options",
-           "comma_list", "parse_argv", "REQUIRED", "OPENAPI_REFUSED")
+           "comma_list", "parse_argv", "OPENAPI_REFUSED")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError
 
 #: Where a cluster list came from, as Slurm names it in its refusal.
 FROM_OPTION = "--cluster"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError, fatal
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError, fatal
 from parsers.formats.cnumbers import atoi, strtol
 from parsers.report_options.argv import comma_list
 from parsers.values.hostlist import expand_hostlist

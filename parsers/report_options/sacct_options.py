@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, fatal
 from parsers.formats.cells import format_timestamp
 from parsers.formats.sacct_format import (
     BRIEF_FIELDS,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
 from parsers.formats.messages import BareError
 from parsers.formats.states import job_state_num
 from parsers.report_options.argv import doc, options, parse_argv, refuse_unapplied

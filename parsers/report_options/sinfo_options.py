@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError, fatal
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError, fatal
 from parsers.formats.cnumbers import atoi
 from parsers.formats.sinfo_format import parse_sinfo_format
 from parsers.formats.sinfo_fields import NODE_STATES

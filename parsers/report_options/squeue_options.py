@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError, fatal
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError, fatal
 from parsers.formats import squeue_format as fmt
 from parsers.formats.cnumbers import atoi
 from parsers.formats.squeue_sort import START_SORT, check_job_sort

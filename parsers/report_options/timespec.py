@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime
 import time
 
-from parsers.errors import ValueSyntaxError, fatal
+from parsers.input_errors import ValueSyntaxError, fatal
 from parsers.formats.messages import BareError
 from parsers.values.begin import TimeSpecError, parse_begin, resolve_begin
 from parsers.values.time import parse_duration_s

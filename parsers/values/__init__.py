@@ -3,7 +3,7 @@
 
 Importing this package (or any module below) does not import lark; the grammar is compiled the
 first time a value is parsed (see :mod:`parsers.values.grammar`). Every parser raises
-:class:`parsers.errors.ValueSyntaxError` on bad input and nothing else.
+:class:`parsers.input_errors.ValueSyntaxError` on bad input and nothing else.
 
 * :mod:`.time` — ``--time``/``--time-min`` durations; squeue/scontrol/sacct time printing.
 * :mod:`.memory` — ``--mem``, ``--mem-per-cpu``, ``--mem-per-gpu`` sizes in MiB.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, List, Optional, Sequence, Tuple
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.bitfmt import MAX_INDEX, format_bitfmt
 from parsers.values.grammar import parse_value
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Tuple
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.grammar import parse_value
 
 #: Largest index any caller accepts (Slurm stores these in signed 32-bit integers).

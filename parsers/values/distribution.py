@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List, Optional
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.grammar import parse_value
 
 MAX_PLANE_SIZE = 2**31 - 1

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.grammar import parse_value
 
 #: Prefixes of caller variables that every mode propagates.

@@ -16,7 +16,7 @@ import pkgutil
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import lark

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.grammar import parse_value
 
 #: Count suffixes (``suffix_mult``), lower case: ``k``/``kib`` 1024, ``kb`` 1000, up to ``p``.

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence, Tuple
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.grammar import parse_value
 from parsers.values.hostranges import (
     C_SPACE,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cmp_to_key
 from typing import List, Optional, Sequence, Tuple
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 
 ULONG_MAX = 2**64 - 1
 _DIGITS = "0123456789"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.grammar import parse_value
 
 #: MiB per unit letter (``K`` is handled apart: it rounds up).

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.grammar import parse_value
 
 #: Largest duration accepted, in seconds (what fits in Slurm's signed 32-bit arithmetic).

@@ -1,6 +1,7 @@
-"""Backends: where jobs run. Commands reach them only through :func:`open_backend` and the
-verbs of :class:`~sbatch_k8s.backends.base.Backend` (values in, values out): a command never
-imports a backend's modules, a backend never imports a command or the other backend (import
+"""Backends: where jobs run. Commands reach them only through :func:`open_backend`, the
+verbs of :class:`~sbatch_k8s.backends.base.Backend` and its facets (``identity``, ``cluster``,
+``lookup``) — values in, values out; only commands print: a command never imports a
+backend's modules, a backend never imports a command or the other backend (import
 contracts in ``pyproject.toml`` and ``tests/unit/test_import_rules.py``).
 
 Selection, once per command: ``$SBATCHK8S_BACKEND``, else the configuration file's

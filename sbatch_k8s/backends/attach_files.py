@@ -10,17 +10,18 @@ fetch there and says where the files are.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from sbatch_k8s.errors import SbatchK8sError
+from sbatch_k8s.operation_errors import SbatchK8sError
+from sbatch_k8s.user_messages import print_note
 
 if TYPE_CHECKING:
     from parsers.job_records import JobRecord
-    from sbatch_k8s.backends.base import Backend
+    from sbatch_k8s.backends.base import Backend, OutputSink
 
 POLL_S = 0.2
+COMMAND = "sattach"
 #: Slurm's reasons after ``Could not get job step info:``.
 UNKNOWN_JOB = "Invalid job id specified"
 PENDING_JOB = "Job is pending execution"
@@ -60,22 +61,23 @@ def output_paths(record: "JobRecord") -> Tuple[str, str]:
 
 
 def attach_to_files(backend: "Backend", record: "JobRecord", write_files: bool,
-                    quiet: bool) -> int:
-    """Print (or, with ``write_files``, point at) the job's files in place; exit code."""
+                    quiet: bool, sink: "OutputSink") -> int:
+    """Copy the job's files in place to ``sink`` (or, with ``write_files``, point at them);
+    exit code."""
     stdout, stderr = output_paths(record)
     paths = [stdout] if os.path.normpath(stdout) == os.path.normpath(stderr) else [stdout,
                                                                                   stderr]
     if write_files:
         if not quiet:
-            sys.stderr.write(f"sattach: the output files of job {record.job_id} are already "
-                             f"in place: {' '.join(paths)}\n")
+            print_note(COMMAND, f"the output files of job {record.job_id} are already in "
+                                f"place: {' '.join(paths)}")
         return 0
     if has_ended(record) and not any(os.path.exists(p) for p in paths):
         raise AttachError(ENDED_JOB)
     offsets: Dict[str, int] = {}
     while True:
         final = has_ended(record)
-        _copy_new(paths, offsets)
+        _copy_new(paths, offsets, sink)
         if final:
             return 0
         time.sleep(POLL_S)
@@ -89,8 +91,9 @@ def _fresh(backend: "Backend", job_id: int) -> Optional["JobRecord"]:
     return found[0] if found else None
 
 
-def _copy_new(paths: List[str], offsets: Dict[str, int]) -> None:
-    """What each file gained since the last look, on stdout (the first) or stderr."""
+def _copy_new(paths: List[str], offsets: Dict[str, int], sink: "OutputSink") -> None:
+    """What each file gained since the last look, to the sink's stdout (the first) or
+    stderr."""
     for index, path in enumerate(paths):
         try:
             with open(path, "rb") as f:
@@ -100,6 +103,4 @@ def _copy_new(paths: List[str], offsets: Dict[str, int]) -> None:
             continue
         if data:
             offsets[path] = offsets.get(path, 0) + len(data)
-            stream = sys.stdout.buffer if index == 0 else sys.stderr.buffer
-            stream.write(data)
-            stream.flush()
+            (sink.write_out if index == 0 else sink.write_err)(data)

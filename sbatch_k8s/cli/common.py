@@ -1,11 +1,12 @@
 """The one place where errors become messages and exit codes.
 
 Every command's ``main`` runs its body through :func:`run_command`: user errors
-(:class:`~parsers.errors.SlurmInputError`) print Slurm's words, I/O-layer errors
-(:class:`~sbatch_k8s.errors.SbatchK8sError`) print one ``<command>: error: …`` line, anything
-unexpected prints one line naming the failure. ``SBATCHK8S_DEBUG=1`` (any non-empty value
-but ``0``) prints the traceback before that line, in this process, so it also reaches the user
-when the command server ran the command (which reports an escaped exception in one line).
+(:class:`~parsers.input_errors.SlurmInputError`) print Slurm's words, I/O-layer errors
+(:class:`~sbatch_k8s.operation_errors.SbatchK8sError`) print one ``<command>: error: …``
+line, anything unexpected prints one line naming the failure. ``SBATCHK8S_DEBUG=1`` (any
+non-empty value but ``0``) prints the traceback before that line, in this process, so it
+also reaches the user when the command server ran the command (which reports an escaped
+exception in one line).
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ import sys
 import traceback
 from typing import Callable, List, Mapping, Optional, Sequence
 
-from parsers.errors import SlurmInputError
-from sbatch_k8s.errors import SbatchK8sError
-from sbatch_k8s.user_messages import print_error as print_error
-from sbatch_k8s.user_messages import print_warning as print_warning
+from parsers.input_errors import SlurmInputError
+from sbatch_k8s.operation_errors import SbatchK8sError
+from sbatch_k8s.user_messages import print_error
 
 
 def run_command(command: str, body: Callable[[List[str]], int],
@@ -67,4 +67,4 @@ def say_backend(command: str, environ: Mapping[str, str], verbose: int) -> None:
     if verbose > 0:
         from sbatch_k8s.backends import open_backend
 
-        sys.stderr.write(f"{command}: {open_backend(environ).describe()}\n")
+        sys.stderr.write(f"{command}: {open_backend(environ).cluster.describe()}\n")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 
-from sbatch_k8s.cli.common import print_warning
+from sbatch_k8s.user_messages import print_warning
 from sbatch_k8s.submission_plan import SubmissionPlan, now_iso
 
 #: The Kubernetes minor ``--k8s-print`` renders for without ``--k8s-kubernetes-version``.

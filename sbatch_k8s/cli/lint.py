@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Mapping, Optional, Tuple
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.getopt import GivenOption
 from parsers.jobspec import BatchScript, JobSpec
 from parsers.option_values import read_value
@@ -40,7 +40,7 @@ def _backend_of(environ: Mapping[str, str]) -> Optional[str]:
     """The backend ``sbatch`` would submit to, or None when the configuration cannot tell
     (its error is then the report's last line)."""
     from sbatch_k8s.config_file import choose_backend, load_config
-    from sbatch_k8s.errors import SbatchK8sError
+    from sbatch_k8s.operation_errors import SbatchK8sError
 
     try:
         config, path = load_config(environ)
@@ -152,7 +152,7 @@ def _profile_variables(job: JobSpec, environ: Mapping[str, str]) -> List[str]:
     """What the job's contract profile (``--k8s-contract``, else the partition's) sets."""
     from parsers.platforms.contract_profiles import profile_variable_names
     from sbatch_k8s.config_file import load_config
-    from sbatch_k8s.errors import SbatchK8sError
+    from sbatch_k8s.operation_errors import SbatchK8sError
     from sbatch_k8s.submission_plan import choose_partition
 
     profile = job.k8s_contract
@@ -173,7 +173,7 @@ def submission_outcome(command_line: CommandLine, environ: Mapping[str, str],
     """What ``sbatch`` would say after reading the options (its warnings about the
     partition, the allocation and the manifests, or its refusal), and whether it would
     submit. Nothing is contacted or created."""
-    from sbatch_k8s.errors import SbatchK8sError
+    from sbatch_k8s.operation_errors import SbatchK8sError
 
     try:
         warnings = _submission_warnings(command_line, environ, script)
@@ -196,8 +196,8 @@ def _submission_warnings(command_line: CommandLine, environ: Mapping[str, str],
 
     job, submit = build_job(command_line, environ, script)
     backend = open_backend(environ)
-    plan = plan_submission(job, submit, backend.config, environ, backend.node_shape())
-    backend.check_plan(plan)
+    plan = plan_submission(job, submit, backend.config, environ, backend.cluster.node_shape())
+    backend.cluster.check_plan(plan)
     if backend.name == LOCAL:
         return list(plan.warnings)
     # the rendered plan's warnings start with the allocation's own

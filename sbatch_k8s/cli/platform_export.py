@@ -15,9 +15,9 @@ import re
 import secrets
 from typing import TYPE_CHECKING, TextIO
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.platforms.platform_names import EXPORT_DLC
-from sbatch_k8s.cli.common import print_warning
+from sbatch_k8s.user_messages import print_warning
 from sbatch_k8s.runtime.platform.bootstrap import bootstrap_line
 from translators.exports import EXPORT_CONTRACTS, export_form, render_form, render_params_file
 

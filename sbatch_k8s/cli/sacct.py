@@ -12,7 +12,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
-from sbatch_k8s.cli.common import exit_with, print_warning, run_command, say_backend
+from sbatch_k8s.cli.common import exit_with, run_command, say_backend
+from sbatch_k8s.user_messages import print_warning
 
 if TYPE_CHECKING:
     from parsers.job_records import JobRecord
@@ -56,7 +57,8 @@ def _main(argv: List[str]) -> int:
         # -M names clusters this one is not among (``all`` parsed as None: every cluster)
         records = []
     everyone = query.all_users or query.jobs is not None or (
-        not query.users and backend.operators_see_all and backend.caller_is_operator())
+        not query.users and backend.identity.operators_see_all
+        and backend.identity.caller_is_operator())
     uids = None if everyone else resolve_users(COMMAND, query.users, not query.users,
                                                backend)
     hosts = hosts_of(query.nodelist) if query.nodelist is not None else None

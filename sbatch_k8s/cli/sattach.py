@@ -91,6 +91,7 @@ def parse_args(argv: List[str]) -> Tuple[Optional[str], int, bool, bool]:
 def _main(argv: List[str], environ: Mapping[str, str]) -> int:
     from sbatch_k8s.backends.attach_files import AttachError
     from sbatch_k8s.backends import open_backend
+    from sbatch_k8s.backends.base import OutputSink
     from sbatch_k8s.cli.help_text import version_text
 
     try:
@@ -103,7 +104,8 @@ def _main(argv: List[str], environ: Mapping[str, str]) -> int:
                          else version_text())
         return 0
     try:
-        return open_backend(environ).attach(job_id, write_files, quiet)
+        sys.stdout.flush()
+        return open_backend(environ).attach(job_id, write_files, quiet, OutputSink())
     except AttachError as e:
         sys.stderr.write(f"{COMMAND}: error: Could not get job step info: {e}\n")
         return 1

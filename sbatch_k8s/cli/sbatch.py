@@ -14,10 +14,11 @@ import os
 import sys
 from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec, SubmitOptions
 from parsers.sbatch_input import CommandLine, build_job, first_pass, load_script
-from sbatch_k8s.cli.common import exit_with, print_error, print_warning, run_command
+from sbatch_k8s.cli.common import exit_with, run_command
+from sbatch_k8s.user_messages import print_error, print_warning
 
 if TYPE_CHECKING:
     from sbatch_k8s.backends.base import Backend
@@ -93,10 +94,27 @@ def _check_clusters(text: str, environ: Mapping[str, str]) -> None:
 
 
 def _submit(plan: "SubmissionPlan", backend: "Backend") -> int:
-    """A real submission through ``backend``: sbatch's exit code (the job's with ``--wait``)."""
-    if plan.submit.verbose > 0:
-        sys.stderr.write(f"{COMMAND}: {backend.describe()}\n")
-    return backend.submit(plan)
+    """A real submission through ``backend``, and what sbatch prints of it: sbatch's exit
+    code (the job's with ``--wait``)."""
+    from parsers.formats.messages import submitted_line, test_only_line
+
+    submit = plan.submit
+    if submit.verbose > 0:
+        sys.stderr.write(f"{COMMAND}: {backend.cluster.describe()}\n")
+    submitted = backend.submit(plan)
+    estimate = submitted.estimate
+    if estimate is not None:
+        if not submit.quiet:
+            sys.stderr.write(test_only_line(estimate.job_id, estimate.start,
+                                            estimate.processors, estimate.nodes,
+                                            estimate.partition))
+        return 0
+    if not submit.quiet:
+        sys.stdout.write(submitted_line(submitted.job_ids[0], submit.parsable,
+                                        plan.config.cluster_name
+                                        if submit.clusters is not None else ""))
+        sys.stdout.flush()
+    return backend.wait(submitted) if submit.wait else 0
 
 
 def _main(argv: List[str]) -> int:
@@ -136,7 +154,7 @@ def _main(argv: List[str]) -> int:
 
     backend = open_backend(environ)
     return _submit(plan_submission(job, submit, backend.config, environ,
-                                   backend.node_shape(), COMMAND), backend)
+                                   backend.cluster.node_shape(), COMMAND), backend)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

@@ -39,7 +39,7 @@ def _cancel_one(backend: "Backend", request: "ScancelRequest", targets: List[int
 
     if request.verbose > 0:
         sys.stderr.write(verbose_line(request, text, step))
-    if request.sibling is not None and any(backend.known(t) for t in targets):
+    if request.sibling is not None and any(backend.lookup.known(t) for t in targets):
         # slurmctld refuses a sibling cancel of any job it holds (no job is federated); an
         # id it does not know takes the usual path below
         sys.stderr.write(f"{COMMAND}: error: Kill job error on job id {text}: "
@@ -47,8 +47,8 @@ def _cancel_one(backend: "Backend", request: "ScancelRequest", targets: List[int
         return EXIT_NOT_FEDERATED
     batch = request.batch or step == "batch"
     number = int(step) if step is not None and step.isdecimal() else None
-    outcomes = [backend.cancel(target, backend.caller_uid(), request.signal, batch, request.full,
-                               number) for target in targets]
+    outcomes = [backend.cancel(target, request.signal, batch, request.full, number)
+                for target in targets]
     if outcomes and all(o == "done" for o in outcomes):
         return 0
     if REFUSED in outcomes:
@@ -89,7 +89,7 @@ def _filtered(backend: "Backend", request: "ScancelRequest"
     from sbatch_k8s.cli.node_files import node_filter_hosts
     from sbatch_k8s.cli.user_ids import resolve_users
 
-    records = backend.active_elements()
+    records = backend.lookup.active_elements()
     code = 0
     for selected in request.jobs:
         if not any(id_names(selected, r) for r in records) and request.verbose >= 0:
@@ -133,7 +133,8 @@ def _main(argv: List[str]) -> int:
     chosen_clusters(COMMAND, option, environ, env_source=FROM_OPTION)
     backend = open_backend(environ)
     if not request.has_filters:
-        return max([_cancel_one(backend, request, backend.expand_id(j.job_id, j.array_task_id),
+        return max([_cancel_one(backend, request,
+                                backend.lookup.expand_id(j.job_id, j.array_task_id),
                                 str(j), j.step) for j in request.jobs] or [0])
     chosen, code = _filtered(backend, request)
     for record, step in chosen:

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from sbatch_k8s.cli.common import exit_with, run_command, say_backend
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def _show_nodes_or_partitions(entity: str, value: Optional[str], environ: Mappin
     from sbatch_k8s.cli.sinfo import partition_infos
 
     backend = open_backend(environ)
-    partitions = partition_infos(backend.config, backend.partition_nodes())
+    partitions = partition_infos(backend.config, backend.cluster.partition_nodes())
     if entity == "partitions":
         chosen = [p for p in partitions if value is None or p.name == value]
         if not chosen:
@@ -104,14 +104,14 @@ def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int
     from sbatch_k8s.backends.base import REFUSED
 
     backend = open_backend(environ)
-    active = backend.active_elements()
+    active = backend.lookup.active_elements()
     code = 0
     for word in " ".join(words).replace(",", " ").split():
         value = word.split("=", 1)[-1]
         job_id = int(value) if value.isascii() and value.isdigit() else None
         elements = [] if job_id is None else [r for r in active
                                               if job_id in (r.job_id, r.array_job_id)]
-        if not elements and (job_id is None or not backend.known(job_id)):
+        if not elements and (job_id is None or not backend.lookup.known(job_id)):
             sys.stderr.write(f"Invalid job id specified for job {word}\n")
             code = 1
             continue
@@ -122,10 +122,9 @@ def _hold(command: str, words: Sequence[str], environ: Mapping[str, str]) -> int
             code = 1
             continue
         reason = None if command == "release" else (
-            "JobHeldUser" if command == "uhold" or not backend.caller_is_operator()
+            "JobHeldUser" if command == "uhold" or not backend.identity.caller_is_operator()
             else "JobHeldAdmin")
-        outcomes = [backend.set_hold(record.job_id, reason, backend.caller_uid())
-                    for record in pending]
+        outcomes = [backend.set_hold(record.job_id, reason) for record in pending]
         if REFUSED in outcomes:   # another user's job: slurmctld's answer, as 22.05 prints it
             sys.stderr.write(f"Invalid user id for job {word}\n"
                              "slurm_suspend error: Invalid user id\n")
@@ -155,7 +154,7 @@ def _requeue_array(backend: "Backend", elements: Sequence["JobRecord"], task: Op
                      if task in (None, t)]
             outcomes.setdefault(NOT_STARTED, []).extend(tasks)
         elif task in (None, record.array_task_id):
-            outcome = backend.requeue(record.job_id, backend.caller_uid(), hold)
+            outcome = backend.requeue(record.job_id, hold)
             outcomes.setdefault(outcome, []).append(int(record.array_task_id or 0))
     return {k: sorted(v) for k, v in outcomes.items() if v}
 
@@ -174,9 +173,9 @@ def _requeue_one(backend: "Backend", value: str, hold: bool, now: int) -> List[s
                 if r.array_job_id == job_id]
     if not elements:  # not an array: the controller answers for the one job
         if task is not None:
-            return [f"{value}: {REQUEUE_MESSAGES[UNKNOWN]}" if backend.known(job_id)
+            return [f"{value}: {REQUEUE_MESSAGES[UNKNOWN]}" if backend.lookup.known(job_id)
                     else f"{REQUEUE_MESSAGES[UNKNOWN]} for job {value}"]
-        outcome = backend.requeue(job_id, backend.caller_uid(), hold)
+        outcome = backend.requeue(job_id, hold)
         return [] if outcome == DONE else [f"{REQUEUE_MESSAGES[outcome]} for job {value}"]
     outcomes = _requeue_array(backend, elements, task, hold)
     if not outcomes:

@@ -56,8 +56,8 @@ def _listing(query: "SinfoQuery", environ: Mapping[str, str]) -> str:
     if query.reservation:
         return NO_RESERVATIONS
     backend = open_backend(environ)
-    partitions = partition_infos(backend.config, backend.partition_nodes(), query.partitions,
-                                 lambda node: node_listed(node, query))
+    partitions = partition_infos(backend.config, backend.cluster.partition_nodes(),
+                                 query.partitions, lambda node: node_listed(node, query))
     now = int(time.time())
     if query.list_reasons:
         return format_reasons(partitions, query.long, not query.noheader, now)

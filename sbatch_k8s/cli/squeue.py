@@ -32,7 +32,7 @@ def _listing(query: "SqueueQuery", environ: Mapping[str, str]) -> str:
     records = backend.job_records(wants_finished, now, job_ids=named)
     if query.single_job_id is not None and not any(
             query.single_job_id in (r.job_id, r.array_job_id) for r in records):
-        if not backend.known(query.single_job_id):
+        if not backend.lookup.known(query.single_job_id):
             raise invalid_job_id_error()
     users = resolve_users(COMMAND, query.users, query.me, backend)
     header = not query.noheader
@@ -42,7 +42,7 @@ def _listing(query: "SqueueQuery", environ: Mapping[str, str]) -> str:
         chosen = sort_steps(select_steps(views, query, users), query.sort, now)
         return format_squeue_steps(chosen, query.format, now, header,
                                    long_format=query.format_is_long)
-    chosen = sort_jobs(select_jobs(records, query, now, users, backend.caller_uid()),
+    chosen = sort_jobs(select_jobs(records, query, now, users, backend.identity.caller_uid()),
                        query.sort, now)
     if query.array_tasks:
         chosen = expand_pending_arrays(chosen)

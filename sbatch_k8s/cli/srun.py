@@ -42,9 +42,11 @@ def _main(argv: List[str]) -> int:
 
         chosen_clusters(COMMAND, clusters[-1] if clusters else None, os.environ, FROM_OPTION)
     from sbatch_k8s.backends import open_backend
+    from sbatch_k8s.backends.base import OutputSink
 
     say_backend(COMMAND, os.environ, sum(1 for g in given if g.option.long == "verbose"))
-    return open_backend(os.environ).run_outside(argv)
+    sys.stdout.flush()   # the step's output goes straight to the descriptors
+    return open_backend(os.environ).run_outside(argv, OutputSink())
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

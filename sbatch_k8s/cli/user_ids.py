@@ -16,7 +16,7 @@ def resolve_users(command: str, names: Optional[Sequence[str]], me: bool,
                   backend: "Backend") -> Optional[Set[int]]:
     """The uids to select, or None for everyone."""
     if me:
-        return {backend.caller_uid()}
+        return {backend.identity.caller_uid()}
     if names is None:
         return None
     from parsers.formats.messages import invalid_user_error
@@ -26,7 +26,7 @@ def resolve_users(command: str, names: Optional[Sequence[str]], me: bool,
         if name.isascii() and name.isdigit():
             uids.add(int(name))
             continue
-        uid = backend.uid_of_user(name)
+        uid = backend.identity.uid_of_user(name)
         if uid is not None:
             uids.add(uid)
             continue

@@ -21,9 +21,9 @@ import sys
 import time
 from typing import Any, Dict, List, Mapping, Optional
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.job_records import RUNNING, JobRecord
-from sbatch_k8s.runtime.access import AccessError, needed
+from sbatch_k8s.runtime.file_access import AccessError, needed
 
 #: The configuration file the job carries, in its job directory (the login side's
 #: ``sbatch_k8s.backends.kubernetes.submit.carried_config.CONFIG_KEY``).
@@ -162,7 +162,7 @@ def _scancel(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any
 
 def run(name: str, argv: List[str], environ: Mapping[str, str]) -> int:
     """Run command ``name`` inside the job; its exit code."""
-    from sbatch_k8s.runtime.agent.node import load_description
+    from sbatch_k8s.runtime.agent.node_setup import load_description
 
     handlers = {"scontrol": _scontrol, "squeue": _squeue, "scancel": _scancel}
     if name == "sbatch":

@@ -21,7 +21,7 @@ import os
 import struct
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from sbatch_k8s.runtime.access import needed
+from sbatch_k8s.runtime.file_access import needed
 
 HEADER = struct.Struct("!cII")
 KIND_JSON = b"J"

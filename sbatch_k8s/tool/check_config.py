@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 
 import click
 
-from sbatch_k8s.errors import SbatchK8sError
+from sbatch_k8s.operation_errors import SbatchK8sError
 from translators.config import ClusterConfig, ConfigError
 
 

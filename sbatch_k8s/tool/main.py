@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 import click
 
 from parsers.own_variables import adopt_former_names
-from sbatch_k8s.errors import SbatchK8sError
+from sbatch_k8s.operation_errors import SbatchK8sError
 from sbatch_k8s.tool.version import print_version
 
 PROGRAM = "sbatch-k8s"

@@ -14,7 +14,7 @@ from typing import Optional, Tuple
 
 import click
 
-from sbatch_k8s.errors import SbatchK8sError
+from sbatch_k8s.operation_errors import SbatchK8sError
 
 
 @click.command(name="runtime")

@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from sbatch_k8s.errors import SbatchK8sError
+from sbatch_k8s.operation_errors import SbatchK8sError
 
 
 @click.command(name="ui")

@@ -86,8 +86,8 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Errors as the commands word them, one line each: a bad filter or option in Slurm's
     words (400), what the backend could not do (502), anything else as an internal error
     (500, no traceback unless ``SBATCHK8S_DEBUG``)."""
-    from parsers.errors import SlurmInputError
-    from sbatch_k8s.errors import SbatchK8sError
+    from parsers.input_errors import SlurmInputError
+    from sbatch_k8s.operation_errors import SbatchK8sError
 
     try:
         return await handler(request)

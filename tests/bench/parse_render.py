@@ -30,7 +30,7 @@ def _big_script() -> str:
 
 
 def _render_all(cases: List[Tuple[str, str, List[str]]]) -> int:
-    from parsers.errors import SlurmInputError
+    from parsers.input_errors import SlurmInputError
     from parsers.jobspec import SubmitContext
     from parsers.sbatch_input import build_job, load_script, split_command_line
     from sbatch_k8s.submission_plan import plan_submission

@@ -22,7 +22,7 @@ from sbatch_k8s.backends.kubernetes.history.records import (
 )
 from sbatch_k8s.backends.kubernetes.requeue.requeue import requeue_on_cluster
 from sbatch_k8s.backends.kubernetes.requeue.mark import claim, unclaim, write_end
-from sbatch_k8s.errors import BackendError
+from sbatch_k8s.operation_errors import BackendError
 from sbatch_k8s.runtime.cluster.job_end import RECORDED, REQUEUEING, record_end
 from sbatch_k8s.runtime.cluster.release import REQUEUEING_ANNOTATION
 from tests.kube.harness import context_namespace

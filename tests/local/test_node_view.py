@@ -6,7 +6,8 @@ from __future__ import annotations
 import sqlite3
 
 from parsers.formats.scontrol_nodes import show_partition_groups
-from parsers.formats.sinfo_format import PartitionInfo, format_sinfo
+from parsers.formats.sinfo_fields import PartitionInfo
+from parsers.formats.sinfo_format import format_sinfo
 from sbatch_k8s.backends.local.partition_nodes import held_per_node, local_nodes
 from tests.local.harness import LocalSlurm, job_id_of
 from translators.config import LocalConfig

@@ -11,8 +11,14 @@ from typing import Dict, Mapping, Optional
 
 import pytest
 
-from parsers.platforms.contract_profiles import PROFILE_NAMES, PROFILES, node_facts, \
-    profile_environment, profile_files, profile_variable_names
+from parsers.platforms.contract_profiles import (
+    PROFILE_NAMES,
+    PROFILES,
+    profile_environment,
+    profile_files,
+    profile_variable_names,
+)
+from parsers.platforms.contract_facts import node_facts
 from parsers.platforms.contract_variables import TASK_VARIABLES
 from parsers.platforms.platform_names import PLATFORM_VARIABLES, SLURM_SET
 from parsers.platforms.target_names import CONTRACT_PROFILES, DEFAULT_CONTRACT_PROFILE

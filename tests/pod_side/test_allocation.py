@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from parsers.allocation import NodeShape, allocate, pack_tasks
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.slurm_env import run_length
 from tests.conformance.differences import INTENDED
 from tests.pod_side.support import SHAPE, allocation_for, job_for

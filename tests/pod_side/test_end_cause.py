@@ -11,7 +11,8 @@ from typing import Any, Dict, Optional
 from sbatch_k8s.runtime.cluster.end_cause import CANCEL, REQUEUE, SUSPENDED, WORKLOAD_LIVES, \
     ask_cluster, record_says
 from sbatch_k8s.runtime.cluster.kube_api import ApiError, KubeApi
-from sbatch_k8s.runtime.cluster.release import RECORD_KEY, REQUEUEING_ANNOTATION, STATE_LABEL
+from parsers.vocabulary import RECORD_KEY
+from sbatch_k8s.runtime.cluster.release import REQUEUEING_ANNOTATION, STATE_LABEL
 
 
 class FakeApi(KubeApi):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.sbatch_checks import SAME_GPUS_TWICE
 from tests.pod_side.support import SCRIPT, allocation_for, submit
 

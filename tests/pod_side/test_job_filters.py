@@ -163,7 +163,7 @@ def test_every_report_option_is_applied_or_refused(command: str) -> None:
                                         "sbatch-k8s: "),
 ])
 def test_refused_options_say_so_in_one_line(command: str, argv: list, line: str) -> None:
-    from parsers.errors import SlurmInputError
+    from parsers.input_errors import SlurmInputError
     from parsers.report_options import sacct_options as sacct, scancel_options as scancel, \
         scontrol_options as scontrol, sinfo_options as sinfo, squeue_options as squeue
 

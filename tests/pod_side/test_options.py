@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.jobspec import JobSpec, SubmitOptions, field_names
 from parsers.option_values import READERS, read_value
 from parsers.options import (

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from sbatch_k8s.runtime.cluster.workload_gates import RELEASE_LABELS, hold_patch, release_patch
+from parsers.vocabulary import RELEASE_LABELS
+from sbatch_k8s.runtime.cluster.workload_gates import hold_patch, release_patch
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 PRIORITY = "kueue.x-k8s.io/priority-class"

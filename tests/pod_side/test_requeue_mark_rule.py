@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Optional
 
-from sbatch_k8s.runtime.cluster.job_end import REPORT_KEY, known_from_config_map
+from parsers.vocabulary import REPORT_KEY
+from sbatch_k8s.runtime.cluster.job_end import known_from_config_map
 from sbatch_k8s.runtime.cluster.release import (
     DEPENDENCY,
     NEVER_SATISFIED,
-    RECORD_KEY,
     REQUEUE_MARK_TTL_S,
     REQUEUEING_ANNOTATION,
     Waiting,
@@ -19,6 +19,7 @@ from sbatch_k8s.runtime.cluster.release import (
     known_job,
     requeueing,
 )
+from parsers.vocabulary import RECORD_KEY
 from sbatch_k8s.runtime.cluster.workload_gates import ELIGIBLE
 
 NOW = 1_800_000_000

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.values.gres import GpuCount
 from tests.pod_side.support import SCRIPT, allocation_for, job_for, submit
 

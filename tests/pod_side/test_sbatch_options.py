@@ -13,7 +13,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.jobspec import SCRIPT_FROM_STDIN, SCRIPT_FROM_WRAP, JobSpec, SubmitOptions
 from parsers.options import (
     APPROXIMATED,

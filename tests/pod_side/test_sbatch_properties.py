@@ -4,7 +4,7 @@ Random ``#SBATCH`` headers (option names from the table and near misspellings of
 with quotes, ``#``, backslashes, unicode, odd whitespace), random sbatch command lines and
 ``SBATCH_*`` environments, and random srun command lines inside a job:
 
-* nothing but :class:`parsers.errors.SlurmInputError` ever escapes;
+* nothing but :class:`parsers.input_errors.SlurmInputError` ever escapes;
 * every SlurmInputError renders as Slurm's commands print errors: lines starting with
   ``sbatch: error:``/``sbatch: fatal:`` (or ``srun: …``), getopt's plain ``sbatch: …`` form
   followed by its ``Try "sbatch --help"`` line, and an exit status of 1 or 255.
@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from parsers.allocation import allocate
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.jobspec import BatchScript
 from parsers.options import NO_ARG, SBATCH, SRUN, env_sources, options_for
 from parsers.sbatch_input import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.script import OLD_MAGIC_ERROR, check_script, directive_words, find_steps, wrap_command
 
 

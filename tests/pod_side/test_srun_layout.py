@@ -18,7 +18,7 @@ from typing import Dict, Sequence, Tuple
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.slurm_env import batch_environment
 from parsers.step_layout import StepLayout, layout_step
 from parsers.steps import StepRequest, parse_srun

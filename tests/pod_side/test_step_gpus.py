@@ -12,7 +12,7 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.slurm_env import batch_environment
 from parsers.step_gpus import step_gpu_counts
 from parsers.step_layout import layout_step

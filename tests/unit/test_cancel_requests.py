@@ -12,7 +12,6 @@ import pytest
 
 from sbatch_k8s.runtime.cluster.cancel_requests import (
     ANNOTATION,
-    CONTROL_DIR,
     MAX_REQUESTS,
     REQUEUE,
     REQUESTS_FILE,
@@ -23,13 +22,14 @@ from sbatch_k8s.runtime.cluster.cancel_requests import (
     watch_requests,
     with_request,
 )
+from parsers.vocabulary import CONTROL_DIR
 from tests.unit.translators.support import container, pod_spec, render_script, script
 
 
 def test_translators_and_runtime_agree_on_the_file_and_the_annotation() -> None:
-    from translators.metadata import SCANCEL_REQUESTS
+    from parsers.vocabulary import SCANCEL_REQUESTS
     from translators.storage import CONTROL_DIR as TRANSLATED_DIR
-    from translators.storage import CONTROL_KEY
+    from parsers.vocabulary import CONTROL_KEY
 
     assert (SCANCEL_REQUESTS, TRANSLATED_DIR, CONTROL_KEY) == (ANNOTATION, CONTROL_DIR,
                                                                REQUESTS_KEY)

@@ -5,8 +5,11 @@ those inside functions and ``if TYPE_CHECKING:`` blocks too, which the import co
 * Layers: parsers -> translators -> sbatch_k8s (nothing imports upward).
 * Pod-side code (``parsers/``, ``sbatch_k8s/runtime/``) runs in arbitrary images: it imports
   the standard library, lark, parsers and the runtime itself — an allowlist.
-* A backend imports no command and not the other backend; a command imports no backend's
-  modules (only :mod:`sbatch_k8s.backends`, its ``base`` and the shared ``attach_files``).
+* A backend imports no command (``sbatch_k8s.cli``, the ``sbatch-k8s`` tool's subcommands,
+  the console) and not the other backend; the modules all backends share import neither.
+* A command imports no backend's modules (only :mod:`sbatch_k8s.backends`, its ``base`` and
+  the shared ``attach_files``), nor names one to import it by string (``importlib``) — save
+  the adapters listed in :data:`ADAPTERS`, each with its reason.
 """
 
 from __future__ import annotations
@@ -26,11 +29,34 @@ POD_SIDE = ("parsers", "sbatch_k8s.runtime")
 POD_SIDE_ALLOWED = ("parsers", "sbatch_k8s.runtime", "lark")
 POD_SIDE_EXACT = ("sbatch_k8s",)
 BACKENDS = ("sbatch_k8s.backends.local", "sbatch_k8s.backends.kubernetes")
-COMMANDS = "sbatch_k8s.cli"
+#: What runs as a command: Slurm's commands, the ``sbatch-k8s`` tool's subcommands, the console.
+COMMANDS = ("sbatch_k8s.cli", "sbatch_k8s.tool", "sbatch_k8s.ui")
+#: Commands that may reach into one backend, and why.
+ADAPTERS = {
+    # per-node logs, events and YAML, read with the Kubernetes backend's own client
+    "sbatch_k8s.ui.jobs_source": "the console's cluster views",
+    # the Kubernetes backend's reconciling daemon, started as ``sbatch-k8s controller``
+    "sbatch_k8s.tool.controller": "the controller",
+}
 
 
 def _within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
+
+
+def _is_command(module: str) -> bool:
+    return any(_within(module, c) for c in COMMANDS)
+
+
+def _is_adapter(module: str) -> bool:
+    return any(_within(module, a) for a in ADAPTERS)
+
+
+def strings_of(source: str) -> Iterator[Tuple[int, str]]:
+    """Every string constant of ``source`` (line, text): a module named to import it later."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.lineno, node.value
 
 
 def _module_name(path: Path) -> str:
@@ -118,15 +144,39 @@ def test_a_backend_imports_no_command_and_not_the_other_backend() -> None:
         for backend in BACKENDS:
             if _within(module, backend):
                 others = [b for b in BACKENDS if b != backend]
-                return _within(imported, COMMANDS) or any(_within(imported, o) for o in others)
-        return _within(module, "sbatch_k8s.backends") and _within(imported, COMMANDS)
+                return _is_command(imported) or any(_within(imported, o) for o in others)
+        if _within(module, "sbatch_k8s.backends"):   # shared by both: neither backend
+            return _is_command(imported) or any(_within(imported, b) for b in BACKENDS)
+        return False
     assert _violations(crossing) == []
 
 
 def test_a_command_reaches_a_backend_only_through_the_interface() -> None:
     def internal(module: str, imported: str) -> bool:
-        return _within(module, COMMANDS) and any(_within(imported, b) for b in BACKENDS)
+        return _is_command(module) and not _is_adapter(module) and \
+            any(_within(imported, b) for b in BACKENDS)
     assert _violations(internal) == []
+
+
+def test_a_command_names_no_backend_module_to_import_it_by_string() -> None:
+    named = []
+    for top in PRODUCT:
+        for path in sorted((REPO / top).rglob("*.py")):
+            module = _module_name(path)
+            if not _is_command(module) or _is_adapter(module):
+                continue
+            named += [f"{path.relative_to(REPO)}:{line}: {text}"
+                      for line, text in strings_of(path.read_text())
+                      if any(_within(text, b) for b in BACKENDS)]
+    assert named == []
+
+
+def test_every_adapter_exists_and_reaches_a_backend() -> None:
+    """An adapter that no longer reaches into a backend leaves the list (it only shrinks)."""
+    for adapter in ADAPTERS:
+        assert _exists(adapter), adapter
+        assert any(_within(module, adapter) and any(_within(imported, b) for b in BACKENDS)
+                   for _, module, _, imported in IMPORTS), adapter
 
 
 @pytest.mark.parametrize("source, module, expected", [
@@ -135,6 +185,13 @@ def test_a_command_reaches_a_backend_only_through_the_interface() -> None:
     ("if TYPE_CHECKING:\n    import kubernetes.client\n", "parsers.x", "kubernetes.client"),
     ("def f():\n    from ..kubernetes.api import client\n", "sbatch_k8s.backends.local.x",
      "sbatch_k8s.backends.kubernetes.api.client"),
+    ("class C:\n    def m(self):\n        import sbatch_k8s.cli.sbatch\n",
+     "sbatch_k8s.backends.base", "sbatch_k8s.cli.sbatch"),
 ])
 def test_the_rules_see_imports_inside_functions_and_relative_ones(source, module, expected):
     assert expected in [name for _, name in imports_of(source, module)]
+
+
+def test_the_rules_see_modules_named_in_strings() -> None:
+    source = "import importlib\nimportlib.import_module('sbatch_k8s.backends.local.submit')\n"
+    assert (2, "sbatch_k8s.backends.local.submit") in list(strings_of(source))

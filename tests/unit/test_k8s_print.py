@@ -13,7 +13,7 @@ from typing import Dict, List, Sequence
 import pytest
 import yaml
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.sbatch_input import build_job, load_script, split_command_line
 from sbatch_k8s.runtime_bundle import build_bundle, bundle_hash
 from sbatch_k8s.cli.k8s_print import print_manifests

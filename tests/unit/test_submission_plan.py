@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from parsers.allocation import NodeShape
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.jobspec import SubmitOptions
 from sbatch_k8s.submission_plan import plan_submission
 from tests.pod_side.support import job_for

@@ -28,7 +28,7 @@ import datetime
 from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.formats.cnumbers import LONG_MAX, strtol
 from parsers.values.begin.items import CharScan, ScanFailed, get_date, get_delta, get_time
 

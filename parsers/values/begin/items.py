@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 
 #: ``now+N<unit>`` units in the order ``_get_delta`` tries them; no unit means seconds.
 UNITS: Tuple[Tuple[str, int], ...] = (

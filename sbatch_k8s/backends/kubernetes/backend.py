@@ -7,13 +7,22 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Set, 
 
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.job_records import PENDING, RUNNING, JobRecord, StepRecord
-from sbatch_k8s.backends.base import FINISHED, REFUSED, UNKNOWN, Backend
+from sbatch_k8s.backends.base import (
+    FINISHED,
+    REFUSED,
+    UNKNOWN,
+    Backend,
+    ClusterFacts,
+    JobLookup,
+    OutputSink,
+    Submitted,
+)
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
+from sbatch_k8s.backends.kubernetes.session import ClusterSession
 from translators.config import ClusterConfig, PartitionConfig
 
 if TYPE_CHECKING:
     from sbatch_k8s.submission_plan import SubmissionPlan
-    from sbatch_k8s.backends.kubernetes.api.identity import ClusterUser
 
 #: How long squeue keeps showing a finished job (Slurm's MinJobAge).
 MIN_JOB_AGE_S = 300
@@ -21,53 +30,76 @@ MIN_JOB_AGE_S = 300
 PURGE_BATCH = 50
 
 
+class ClusterShape(ClusterFacts):
+    """The cluster as the place jobs run: each partition's own node size, its nodes."""
+
+    def __init__(self, session: ClusterSession) -> None:
+        self.session = session
+
+    def describe(self) -> str:
+        target = self.session.client.target
+        return (f"backend kubernetes, context {target.context}, namespace "
+                f"{target.namespace}, server {target.server}")
+
+    def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
+        from sbatch_k8s.backends.kubernetes.read.partition_nodes import partition_nodes
+
+        session = self.session
+        return partition_nodes(session.client, session.config, session.namespaces())
+
+
+class ClusterLookup(JobLookup):
+    """Job ids as the cluster's records and workloads hold them."""
+
+    def __init__(self, backend: "KubernetesBackend") -> None:
+        self.backend = backend
+
+    def active_elements(self) -> List[JobRecord]:
+        from sbatch_k8s.backends.kubernetes.history.records import is_final
+
+        return [r for r in self.backend.elements(False, int(time.time())) if not is_final(r)]
+
+    def expand_id(self, job_id: int, task: Optional[int]) -> List[int]:
+        from sbatch_k8s.backends.kubernetes.read.cluster_jobs import records_of
+
+        session = self.backend.session
+        records = records_of(session.client, session.namespaces(), job_id, int(time.time()))
+        elements = [r for r in records if r.array_job_id == job_id]
+        if task is not None:
+            return [r.job_id for r in elements if r.array_task_id == task]
+        return [r.job_id for r in elements] or [job_id]
+
+    def known(self, job_id: int) -> bool:
+        from sbatch_k8s.backends.kubernetes.read.cluster_jobs import records_of
+
+        session = self.backend.session
+        return bool(records_of(session.client, session.namespaces(), job_id,
+                               int(time.time())))
+
+
 class KubernetesBackend(Backend):
     """Jobs on the cluster of the kubeconfig context (or of the pod we run in)."""
 
     name = "kubernetes"
-    operators_see_all = True
 
     def __init__(self, config: ClusterConfig, environ: Mapping[str, str]) -> None:
         self.config = config
         self.environ = environ
-        self._client: Optional[KubeClient] = None
-        self._caller: Optional["ClusterUser"] = None
+        self.session = ClusterSession(config, environ)
+        self.identity = self.session
+        self.cluster = ClusterShape(self.session)
+        self.lookup = ClusterLookup(self)
         #: Partitions whose hidden steps ``squeue -s`` warned about.
         self._steps_hidden: Set[str] = set()
 
     @property
     def client(self) -> KubeClient:
-        if self._client is None:
-            from sbatch_k8s.backends.kubernetes.api.client import connect
+        """The session's client (the console's cluster views read with it too)."""
+        return self.session.client
 
-            self._client = connect(self.environ, self.config.context)
-        return self._client
-
-    @property
-    def caller(self) -> "ClusterUser":
-        """Who the API server says the credentials are (:mod:`.api.identity`)."""
-        if self._caller is None:
-            from sbatch_k8s.backends.kubernetes.api.identity import who_am_i
-
-            self._caller = who_am_i(self.client, dict(self.environ))
-        return self._caller
-
-    def caller_ids(self) -> Tuple[str, int, int]:
-        """The caller's Slurm user name, uid and gid (the ``[users]`` table's mapping)."""
-        from sbatch_k8s.backends.kubernetes.api.identity import slurm_identity
-
-        return slurm_identity(self.caller, self.config.users)
-
-    def caller_uid(self) -> int:
-        return self.caller_ids()[1]
-
-    def caller_is_operator(self) -> bool:
-        return self.caller.is_operator(self.config.users)
-
-    def uid_of_user(self, name: str) -> Optional[int]:
-        from sbatch_k8s.backends.kubernetes.api.identity import slurm_ids
-
-        return slurm_ids(name, self.config.users)[0]
+    def namespaces(self) -> Set[str]:
+        """The namespaces of the caller's jobs (:meth:`.session.ClusterSession.namespaces`)."""
+        return self.session.namespaces()
 
     def _attributed(self, records: List[JobRecord]) -> List[JobRecord]:
         """The records with the owners readers believe (:mod:`.read.owners`)."""
@@ -78,40 +110,25 @@ class KubernetesBackend(Backend):
             return found[0] if found is not None else None
         return attributed(records, self.config.users, lookup)
 
-    def describe(self) -> str:
-        target = self.client.target
-        return (f"backend kubernetes, context {target.context}, namespace "
-                f"{target.namespace}, server {target.server}")
+    def submit(self, plan: "SubmissionPlan") -> Submitted:
+        from sbatch_k8s.backends.kubernetes.submit.schedule import create_on_cluster
 
-    def namespaces(self) -> Set[str]:
-        """Every namespace a partition puts jobs in: the caller's, where a partition's
-        namespace names the user (``u-{user}``), and for an operator then every namespace
-        that holds job records."""
-        from sbatch_k8s.backends.kubernetes.submit.submitter import (
-            all_record_namespaces,
-            user_namespaces,
-        )
+        return create_on_cluster(plan, self.environ, self.client)
 
-        default = self.client.target.namespace
-        if not any(p.namespace and "{user}" in p.namespace for p in self.config.partitions):
-            return {p.namespace or default for p in self.config.partitions}
-        found = user_namespaces(self.config, self.client, self.caller_ids()[0])
-        if self.caller_is_operator():
-            found |= all_record_namespaces(self.client)
-        return found
+    def wait(self, submitted: Submitted) -> int:
+        """Look until the jobs end, rebuilding streamed output files (:mod:`.output.waiting`)."""
+        from sbatch_k8s.backends.kubernetes.output.waiting import wait_for_jobs
 
-    def submit(self, plan: "SubmissionPlan") -> int:
-        from sbatch_k8s.backends.kubernetes.submit.schedule import submit_to_cluster
-
-        return submit_to_cluster(plan, self.environ, self.client)
+        return wait_for_jobs(self.client, submitted.location, list(submitted.job_ids),
+                             self.config)
 
     def job_records(self, include_finished: bool, now: int,
                     job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
         from parsers.formats.array_fold import fold_pending_arrays
 
-        return fold_pending_arrays(self._elements(include_finished, now, job_ids))
+        return fold_pending_arrays(self.elements(include_finished, now, job_ids))
 
-    def _elements(self, include_finished: bool, now: int,
+    def elements(self, include_finished: bool, now: int,
                   job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
         """What squeue sees, each array element on its own (the records are per element)."""
         from sbatch_k8s.backends.kubernetes.read.cluster_jobs import cluster_records
@@ -147,9 +164,9 @@ class KubernetesBackend(Backend):
         from sbatch_k8s.backends.kubernetes.history.records import record_name
 
         limit = now - self.config.record_retention_days * 86400
-        mine = self.caller.username
+        mine = self.session.caller.username
         expired = [r for r in records if r.end_time is not None and r.end_time < limit
-                   and (r.owner == mine or self.caller_is_operator())]
+                   and (r.owner == mine or self.session.caller_is_operator())]
         for record in expired[:PURGE_BATCH]:
             for namespace in self.namespaces():
                 try:
@@ -169,32 +186,31 @@ class KubernetesBackend(Backend):
             return None
         return self._attributed([found[0]])[0], found[1], found[2]
 
-    def _refusal(self, found: Optional[Tuple[JobRecord, Dict[str, str], str]], uid: int
+    def _refusal(self, found: Optional[Tuple[JobRecord, Dict[str, str], str]]
                  ) -> Optional[str]:
         """UNKNOWN for no job, REFUSED for one the caller may not act on (another user's:
-        the cluster's identity decides, :func:`.read.owners.may_act`; ``uid`` is not asked),
-        else None."""
+        the cluster's identity decides, :func:`.read.owners.may_act`), else None."""
         from sbatch_k8s.backends.kubernetes.read.owners import may_act
 
         if found is None:
             return UNKNOWN
-        allowed = may_act(self.caller, found[0], self.config.users, found[2],
-                          self.caller_uid())
+        allowed = may_act(self.session.caller, found[0], self.config.users, found[2],
+                          self.session.caller_uid())
         return None if allowed else REFUSED
 
-    def cancel(self, job_id: int, uid: int, signum: Optional[int] = None,
-               batch: bool = False, full: bool = False, step: Optional[int] = None) -> str:
+    def cancel(self, job_id: int, signum: Optional[int] = None, batch: bool = False,
+               full: bool = False, step: Optional[int] = None) -> str:
         from sbatch_k8s.backends.kubernetes.control.job_control import cancel_on_cluster
 
         found = self._find(job_id)
-        refusal = self._refusal(found, uid)
+        refusal = self._refusal(found)
         if found is None or refusal is not None:
             return refusal or UNKNOWN
         record, ref, namespace = found
-        return cancel_on_cluster(self.client, record, ref, namespace, self.caller_uid(),
+        return cancel_on_cluster(self.client, record, ref, namespace, self.session.caller_uid(),
                                  signum, batch, full, step)
 
-    def set_hold(self, job_id: int, reason: Optional[str], uid: int) -> str:
+    def set_hold(self, job_id: int, reason: Optional[str]) -> str:
         from sbatch_k8s.backends.kubernetes.control.job_control import hold_on_cluster
 
         found = self._find(job_id)
@@ -203,45 +219,26 @@ class KubernetesBackend(Backend):
         record, ref, namespace = found
         if record.state != PENDING:
             return FINISHED
-        if self._refusal(found, uid) is not None:
+        if self._refusal(found) is not None:
             return REFUSED
         return hold_on_cluster(self.client, record, ref, namespace, reason)
 
-    def requeue(self, job_id: int, uid: int, hold: bool = False) -> str:
+    def requeue(self, job_id: int, hold: bool = False) -> str:
         from sbatch_k8s.backends.kubernetes.control.job_control import requeue_job
         from sbatch_k8s.backends.requeue_rules import requeue_delay_s
 
         found = self._find(job_id)
-        refusal = self._refusal(found, uid)
+        refusal = self._refusal(found)
         if found is None or refusal is not None:
             return refusal or UNKNOWN
         record, ref, namespace = found
         return requeue_job(self.client, record, ref, namespace, hold,
                            requeue_delay_s(self.environ))
 
-    def attach(self, job_id: int, write_files: bool, quiet: bool) -> int:
+    def attach(self, job_id: int, write_files: bool, quiet: bool, sink: OutputSink) -> int:
         from sbatch_k8s.backends.kubernetes.output.attach import attach_on_cluster
 
-        return attach_on_cluster(self, job_id, write_files, quiet)
-
-    def active_elements(self) -> List[JobRecord]:
-        from sbatch_k8s.backends.kubernetes.history.records import is_final
-
-        return [r for r in self._elements(False, int(time.time())) if not is_final(r)]
-
-    def expand_id(self, job_id: int, task: Optional[int]) -> List[int]:
-        from sbatch_k8s.backends.kubernetes.read.cluster_jobs import records_of
-
-        records = records_of(self.client, self.namespaces(), job_id, int(time.time()))
-        elements = [r for r in records if r.array_job_id == job_id]
-        if task is not None:
-            return [r.job_id for r in elements if r.array_task_id == task]
-        return [r.job_id for r in elements] or [job_id]
-
-    def known(self, job_id: int) -> bool:
-        from sbatch_k8s.backends.kubernetes.read.cluster_jobs import records_of
-
-        return bool(records_of(self.client, self.namespaces(), job_id, int(time.time())))
+        return attach_on_cluster(self, job_id, write_files, quiet, sink)
 
     def running_steps(self, record: JobRecord) -> List[StepRecord]:
         """``batch``, ``extern`` and the numbered steps node 0 published in the record
@@ -270,7 +267,7 @@ class KubernetesBackend(Backend):
         if partition.service_account is not None:
             return bool(partition.service_account)
         try:
-            namespace = partition_namespace(partition, self.client, self.caller_ids()[0]) \
+            namespace = partition_namespace(partition, self.client, self.session.caller_ids()[0]) \
                 if partition.namespace and "{user}" in partition.namespace else \
                 partition.namespace or self.client.target.namespace
             return bool(with_job_account(partition, self.client, namespace).service_account)
@@ -289,12 +286,7 @@ class KubernetesBackend(Backend):
         files = self.client.get(CONFIG_MAP, found[1]["name"], found[2])
         return ((files or {}).get("data") or {}).get("script"), None
 
-    def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
-        from sbatch_k8s.backends.kubernetes.read.partition_nodes import partition_nodes
-
-        return partition_nodes(self.client, self.config, self.namespaces())
-
-    def run_outside(self, argv: List[str]) -> int:
+    def run_outside(self, argv: List[str], sink: OutputSink) -> int:
         from sbatch_k8s.backends.kubernetes.output.srun_outside import run_outside
 
-        return run_outside(argv, self.config, self.environ, self.client)
+        return run_outside(argv, self.config, self.environ, self.client, sink)

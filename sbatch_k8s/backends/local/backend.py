@@ -8,17 +8,25 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 from parsers.allocation import NodeShape
 from parsers.formats.sinfo_fields import NodeInfo
 from parsers.job_records import PENDING, JobRecord, StepRecord
-from sbatch_k8s.backends.base import DONE, FINISHED, UNKNOWN, Backend
+from sbatch_k8s.backends.base import (
+    DONE,
+    FINISHED,
+    UNKNOWN,
+    Backend,
+    ClusterFacts,
+    JobLookup,
+    OutputSink,
+    ProcessIdentity,
+    Submitted,
+)
 from translators.config import ClusterConfig
 
 if TYPE_CHECKING:
     from sbatch_k8s.submission_plan import SubmissionPlan
 
 
-class LocalBackend(Backend):
-    """Jobs run as node processes on this machine (:mod:`sbatch_k8s.backends.local`)."""
-
-    name = "local"
+class LocalMachine(ClusterFacts):
+    """This machine as the one place jobs run: its size is every partition's."""
 
     def __init__(self, config: ClusterConfig, environ: Mapping[str, str]) -> None:
         self.config = config
@@ -40,10 +48,60 @@ class LocalBackend(Backend):
 
         check_fits(plan.job, plan.allocation, self.config.local)
 
-    def submit(self, plan: "SubmissionPlan") -> int:
+    def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
+        """Every partition shows the machine's nodes
+        (:mod:`~sbatch_k8s.backends.local.partition_nodes`)."""
+        from sbatch_k8s import jobdb
+        from sbatch_k8s.backends.local.partition_nodes import local_nodes
+
+        nodes = local_nodes(jobdb.connect(self.environ), self.config.local)
+        return {p.name: nodes for p in self.config.partitions}
+
+
+class LocalLookup(JobLookup):
+    """Job ids as the job database holds them."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.environ = environ
+
+    def active_elements(self) -> List[JobRecord]:
+        from sbatch_k8s.backends.local.selection import scancel_records
+
+        return scancel_records(self.environ)
+
+    def expand_id(self, job_id: int, task: Optional[int]) -> List[int]:
+        from sbatch_k8s.backends.local.selection import cancel_targets
+
+        return cancel_targets(self.environ, job_id, task)
+
+    def known(self, job_id: int) -> bool:
+        from sbatch_k8s import jobdb
+
+        return jobdb.get_job(jobdb.connect(self.environ), job_id) is not None
+
+
+class LocalBackend(Backend):
+    """Jobs run as node processes on this machine (:mod:`sbatch_k8s.backends.local`)."""
+
+    name = "local"
+
+    def __init__(self, config: ClusterConfig, environ: Mapping[str, str]) -> None:
+        self.config = config
+        self.environ = environ
+        self.identity = ProcessIdentity()
+        self.cluster = LocalMachine(config, environ)
+        self.lookup = LocalLookup(environ)
+
+    def submit(self, plan: "SubmissionPlan") -> Submitted:
         from sbatch_k8s.backends.local.submit import submit_local
 
         return submit_local(plan, self.environ)
+
+    def wait(self, submitted: Submitted) -> int:
+        """The scheduler says when jobs end (:mod:`~sbatch_k8s.backends.local.waiting`)."""
+        from sbatch_k8s.backends.local.waiting import wait_for_job
+
+        return wait_for_job(self.environ, submitted.job_ids[0])
 
     def job_records(self, include_finished: bool, now: int,
                     job_ids: Optional[Sequence[int]] = None) -> List[JobRecord]:
@@ -76,13 +134,14 @@ class LocalBackend(Backend):
             conn, " AND ".join(clauses), params, self.config.cluster_name,
             lambda job_id: job_dir_of(self.environ, job_id)), waiting_last=True)
 
-    def cancel(self, job_id: int, uid: int, signum: Optional[int] = None,
-               batch: bool = False, full: bool = False, step: Optional[int] = None) -> str:
+    def cancel(self, job_id: int, signum: Optional[int] = None, batch: bool = False,
+               full: bool = False, step: Optional[int] = None) -> str:
         from sbatch_k8s.backends.local.cancel import cancel_job
 
-        return cancel_job(self.environ, job_id, uid, signum, batch, full, step)
+        return cancel_job(self.environ, job_id, self.identity.caller_uid(), signum, batch,
+                          full, step)
 
-    def set_hold(self, job_id: int, reason: Optional[str], uid: int) -> str:
+    def set_hold(self, job_id: int, reason: Optional[str]) -> str:
         from parsers.formats.job_values import eligible_from
         from sbatch_k8s import jobdb
 
@@ -103,25 +162,10 @@ class LocalBackend(Backend):
             ensure_scheduler(self.environ, conn=conn)
         return DONE
 
-    def requeue(self, job_id: int, uid: int, hold: bool = False) -> str:
+    def requeue(self, job_id: int, hold: bool = False) -> str:
         from sbatch_k8s.backends.local.requeue import requeue_job
 
         return requeue_job(self.environ, job_id, hold)
-
-    def active_elements(self) -> List[JobRecord]:
-        from sbatch_k8s.backends.local.selection import scancel_records
-
-        return scancel_records(self.environ)
-
-    def expand_id(self, job_id: int, task: Optional[int]) -> List[int]:
-        from sbatch_k8s.backends.local.selection import cancel_targets
-
-        return cancel_targets(self.environ, job_id, task)
-
-    def known(self, job_id: int) -> bool:
-        from sbatch_k8s import jobdb
-
-        return jobdb.get_job(jobdb.connect(self.environ), job_id) is not None
 
     def running_steps(self, record: JobRecord) -> List[StepRecord]:
         from sbatch_k8s import jobdb
@@ -136,16 +180,7 @@ class LocalBackend(Backend):
 
         return batch_script(self.environ, record), start_environment(self.environ, record)
 
-    def partition_nodes(self) -> Dict[str, Tuple[NodeInfo, ...]]:
-        """Every partition shows the machine's nodes
-        (:mod:`~sbatch_k8s.backends.local.partition_nodes`)."""
-        from sbatch_k8s import jobdb
-        from sbatch_k8s.backends.local.partition_nodes import local_nodes
-
-        nodes = local_nodes(jobdb.connect(self.environ), self.config.local)
-        return {p.name: nodes for p in self.config.partitions}
-
-    def run_outside(self, argv: List[str]) -> int:
+    def run_outside(self, argv: List[str], sink: OutputSink) -> int:
         from sbatch_k8s.backends.local.srun_outside import run_outside
 
-        return run_outside(argv, self.config, self.environ)
+        return run_outside(argv, self.config, self.environ, sink)

@@ -14,7 +14,7 @@ import os
 from typing import Any, Iterable, List, Mapping, Optional, Tuple
 
 from parsers.allocation import Allocation, NodeShape
-from parsers.errors import EXIT_SUBMIT_ERROR, SlurmInputError
+from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError
 from parsers.jobspec import JobSpec
 from translators.config import LocalConfig
 

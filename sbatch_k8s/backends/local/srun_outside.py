@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
-from typing import IO, List, Mapping, Optional, Sequence
+from typing import IO, Callable, List, Mapping, Optional, Sequence
 
 from parsers.jobspec import BatchScript
 from parsers.sbatch_input import build_job, split_command_line
-from sbatch_k8s.backends.base import SRUN_COMMAND
+from sbatch_k8s.backends.base import SRUN_COMMAND, OutputSink
 from translators.config import ClusterConfig
 
 FOLLOW_INTERVAL_S = 0.02
@@ -40,11 +39,11 @@ def allocation_argv(argv: Sequence[str], job_dir_hint: str) -> List[str]:
 
 
 class Follower:
-    """Copies what a growing file receives to one of our streams."""
+    """Copies what a growing file receives to one of the command's streams (``write``)."""
 
-    def __init__(self, path: str, out: IO[bytes]) -> None:
+    def __init__(self, path: str, write: Callable[[bytes], None]) -> None:
         self.path = path
-        self.out = out
+        self.write = write
         self.handle: Optional[IO[bytes]] = None
 
     def pump(self) -> None:
@@ -55,12 +54,12 @@ class Follower:
                 return
         data = self.handle.read()
         if data:
-            self.out.write(data)
-            self.out.flush()
+            self.write(data)
 
 
-def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, str]) -> int:
-    """srun's exit code for a step run in a job of its own."""
+def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, str],
+                sink: OutputSink) -> int:
+    """srun's exit code for a step run in a job of its own, its output copied to ``sink``."""
     from parsers.jobspec import SubmitOptions
     from sbatch_k8s.backends.local.capacity import local_shape
     from sbatch_k8s.backends.local.submit import create_job
@@ -78,11 +77,12 @@ def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, st
     job, _ = build_job(command_line, environ, script)
     shape = local_shape(config.local)
     job_id = create_job(plan_submission(job, SubmitOptions(), config, environ, shape,
-                                        SRUN_COMMAND), environ)
-    return _follow(job_id, spool, fifo, environ)
+                                        SRUN_COMMAND), environ).job_ids[0]
+    return _follow(job_id, spool, fifo, environ, sink)
 
 
-def _follow(job_id: int, spool: str, fifo: str, environ: Mapping[str, str]) -> int:
+def _follow(job_id: int, spool: str, fifo: str, environ: Mapping[str, str],
+            sink: OutputSink) -> int:
     import threading
 
     from sbatch_k8s import jobdb
@@ -113,8 +113,8 @@ def _follow(job_id: int, spool: str, fifo: str, environ: Mapping[str, str]) -> i
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, interrupt)
-    followers = [Follower(os.path.join(spool, "srun.out"), sys.stdout.buffer),
-                 Follower(os.path.join(spool, "srun.err"), sys.stderr.buffer)]
+    followers = [Follower(os.path.join(spool, "srun.out"), sink.write_out),
+                 Follower(os.path.join(spool, "srun.err"), sink.write_err)]
     conn = jobdb.connect(environ)
     waiter = Waiter(environ)
     checked = 0.0

@@ -20,18 +20,17 @@ import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from parsers.allocation import Allocation
-from parsers.errors import submission_failed
+from parsers.input_errors import submission_failed
 from parsers.formats.job_stdio import recorded_stdio
 from parsers.formats.job_values import eligible_from
-from parsers.jobspec import JobSpec, SubmitContext, SubmitOptions, initial_reason
+from parsers.jobspec import JobSpec, SubmitContext, initial_reason
 from parsers.own_variables import PREFIX
 from parsers.job_records import PENDING
 from sbatch_k8s import jobdb
-from sbatch_k8s.backends.base import SRUN_COMMAND
+from sbatch_k8s.backends.base import SRUN_COMMAND, StartEstimate, Submitted
 from sbatch_k8s.backends.local.capacity import check_fits
 from sbatch_k8s.backends.local.layout import job_dir_of, write_private
 from sbatch_k8s.backends.local.supervisor import write_launch_settings
-from sbatch_k8s.backends.local.waiting import wait_for_job
 from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 from sbatch_k8s.user_messages import print_warning
 from sbatch_k8s.submission_plan import SubmissionPlan
@@ -43,7 +42,7 @@ from parsers.job_description import (
     job_environment,
     split_description,
 )
-from translators.storage import ENVIRONMENT_KEY
+from parsers.vocabulary import ENVIRONMENT_KEY
 
 #: Our variables a local job keeps: the settings naming this cluster, so that sacct, sbatch…
 #: run inside the job see the same one. Every other ``SBATCHK8S_*`` belongs to the runtime
@@ -129,19 +128,19 @@ def _rows(job: JobSpec, allocation: Allocation, context: SubmitContext, base_id:
     return rows
 
 
-def _print_submitted(job_id: int, submit: SubmitOptions, cluster: str) -> None:
-    from parsers.formats.messages import submitted_line
+def _estimate(base_id: int, allocation: Allocation, partition: str) -> StartEstimate:
+    """``--test-only``: the job would start now, on the first loopback addresses."""
+    from parsers.values.hostlist import compress_hostlist
+    from sbatch_k8s.runtime.contract import local_address
 
-    if submit.quiet:
-        return
-    sys.stdout.write(submitted_line(job_id, submit.parsable,
-                                    cluster if submit.clusters is not None else ""))
-    sys.stdout.flush()
+    nodes = compress_hostlist([local_address(i) for i in range(allocation.node_count)])
+    return StartEstimate(base_id, time.strftime("%Y-%m-%dT%H:%M:%S"),
+                         sum(allocation.cpus_per_node), nodes, partition)
 
 
-def create_job(plan: SubmissionPlan, environ: Mapping[str, str]) -> int:
-    """Record the planned job and wake the scheduler; the job id (with ``--test-only``
-    nothing is recorded: it only says where the job would run)."""
+def create_job(plan: SubmissionPlan, environ: Mapping[str, str]) -> Submitted:
+    """Record the planned job and wake the scheduler; its ids (with ``--test-only``
+    nothing is recorded: only where the job would run)."""
     job, allocation, partition, config = plan.job, plan.allocation, plan.partition, plan.config
     quiet, command = plan.submit.quiet, plan.command
     if not quiet:
@@ -153,16 +152,7 @@ def create_job(plan: SubmissionPlan, environ: Mapping[str, str]) -> int:
     count = job.array.count() if job.array else 1
     base_id = jobdb.allocate_job_ids(conn, count)
     if plan.submit.test_only:
-        from parsers.values.hostlist import compress_hostlist
-        from sbatch_k8s.runtime.contract import local_address
-
-        start = time.strftime("%Y-%m-%dT%H:%M:%S")
-        nodes = compress_hostlist([local_address(i) for i in range(allocation.node_count)])
-        if not quiet:
-            sys.stderr.write(f"sbatch: Job {base_id} to start at {start} using "
-                             f"{sum(allocation.cpus_per_node)} processors on nodes {nodes} "
-                             f"in partition {partition.name}\n")
-        return base_id
+        return Submitted((), estimate=_estimate(base_id, allocation, partition.name))
     workdir = _workdir(job, context)
     environment = job_environment(job, dict(context.environment),
                                   drop=_runtime_variables(dict(context.environment)))
@@ -181,26 +171,19 @@ def create_job(plan: SubmissionPlan, environ: Mapping[str, str]) -> int:
     write_launch_settings(job_dir, environ)
     jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc,
                                   batch=command != SRUN_COMMAND))
-    sys.stdout.flush()
+    sys.stdout.flush()   # the scheduler may be forked from here: nothing buffered twice
     sys.stderr.flush()
     ensure_scheduler(environ, conn=conn)
     conn.close()
-    return base_id
+    return Submitted(tuple(range(base_id, base_id + count)))
 
 
-def submit_local(plan: SubmissionPlan, environ: Mapping[str, str]) -> int:
-    """``sbatch`` on this machine; sbatch's exit code."""
-    submit = plan.submit
-    if not submit.quiet:  # what the option table says this backend ignores
+def submit_local(plan: SubmissionPlan, environ: Mapping[str, str]) -> Submitted:
+    """``sbatch`` on this machine: what was created."""
+    if not plan.submit.quiet:  # what the option table says this backend ignores
         from parsers.backend_support import backend_warnings
         from parsers.options import LOCAL
 
         for note in backend_warnings(plan.job.given, LOCAL):
             print_warning("sbatch", note)
-    job_id = create_job(plan, environ)
-    if submit.test_only:
-        return 0
-    _print_submitted(job_id, submit, plan.config.cluster_name)
-    if not submit.wait:
-        return 0
-    return wait_for_job(environ, job_id)
+    return create_job(plan, environ)

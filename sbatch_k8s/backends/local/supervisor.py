@@ -32,7 +32,7 @@ from sbatch_k8s.backends.local.node_processes import (
     node_alive,
     start_element,
 )
-from translators.storage import ENVIRONMENT_KEY
+from parsers.vocabulary import ENVIRONMENT_KEY
 
 LAUNCH_FILE = "launch.json"
 

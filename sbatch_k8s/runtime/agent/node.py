@@ -19,7 +19,7 @@ import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sbatch_k8s.runtime.cluster import job_end
-from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
+from sbatch_k8s.runtime.file_access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.agent.service import Agent, log
 from sbatch_k8s.runtime.agent.addresses import peer_ip, write_known
 from sbatch_k8s.runtime.batch_host.batch_step import CANCELLED, FAILED, BatchHost, JobResult
@@ -32,12 +32,10 @@ from sbatch_k8s.runtime.stepd.task_files import make_parents
 from sbatch_k8s.runtime.batch_host.node_links import NodeLink, connect_all
 from sbatch_k8s.runtime.stepd.oom import node_ledger
 from sbatch_k8s.runtime.agent.node_setup import (
-    ENVIRONMENT_FILE,
     NodeSettings,
     internal_environment,
     job_process_environment,
     load_description,
-    platform_environment,
     settings_from,
     with_master_port,
     with_restarts,
@@ -56,10 +54,7 @@ from sbatch_k8s.runtime.agent.worker import serve_until_done
 TERMINATION_LOG = "/dev/termination-log"
 #: The batch script's executable copy in the spool.
 SCRIPT_COPY = "slurm_script"
-#: Settings and description live in :mod:`node_setup`; callers that know them by this
-#: module's name (platform mode, tests) still find them here.
-__all__ = ["ENVIRONMENT_FILE", "NodeSettings", "load_description", "platform_environment",
-           "run_node", "settings_from", "write_result", "main"]
+__all__ = ["run_node", "write_result", "main"]
 
 
 def write_result(settings: NodeSettings, result: JobResult, names: Sequence[str] = ()

@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 from typing import Any, List, Mapping, Sequence
 
-from parsers.platforms.contract_profiles import FILES_DIRECTORY, PROFILES, node_facts, profile_files
+from parsers.platforms.contract_profiles import FILES_DIRECTORY, PROFILES, profile_files
+from parsers.platforms.contract_facts import node_facts
 from parsers.slurm_env import master_port, node_gpu_ids
 
 

@@ -24,9 +24,9 @@ it has carried out.
 from __future__ import annotations
 
 from parsers.vocabulary import (
-    SCANCEL_REQUESTS as SCANCEL_REQUESTS,
-    CONTROL_DIR as CONTROL_DIR,
-    CONTROL_KEY as CONTROL_KEY,
+    SCANCEL_REQUESTS,
+    CONTROL_DIR,
+    CONTROL_KEY,
 )
 import asyncio
 import json

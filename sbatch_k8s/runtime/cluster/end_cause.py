@@ -29,7 +29,8 @@ import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from sbatch_k8s.runtime.cluster.kube_api import KubeApi, get_or_none
-from sbatch_k8s.runtime.cluster.release import RECORD_KEY, STATE_LABEL, requeueing
+from parsers.vocabulary import RECORD_KEY
+from sbatch_k8s.runtime.cluster.release import STATE_LABEL, requeueing
 
 #: How long node 0, stopped itself, waits for the other nodes to say they were stopped too
 #: (a cancel) when it cannot ask the API server.

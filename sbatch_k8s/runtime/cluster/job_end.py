@@ -28,11 +28,11 @@ Nothing here may fail the job: a problem is one line in the node's log.
 from __future__ import annotations
 
 from parsers.vocabulary import (
-    REPORT_KEY as REPORT_KEY,
-    RECORD_PREFIX as RECORD_PREFIX,
-    RECORD_SELECTOR as RECORD_SELECTOR,
-    JOB_ID as JOB_ID,
-    ARRAY_JOB_ID as ARRAY_JOB_ID,
+    REPORT_KEY,
+    RECORD_PREFIX,
+    RECORD_SELECTOR,
+    JOB_ID,
+    ARRAY_JOB_ID,
 )
 import json
 import threading
@@ -41,14 +41,12 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from parsers.dependency_state import dependency_targets, parsed_dependency
 from sbatch_k8s.runtime.cluster.kube_api import KubeApi, get_or_none, in_cluster
+from parsers.vocabulary import ACTIVE, RECORD_KEY, WAITING_SELECTOR
 from sbatch_k8s.runtime.cluster.release import (
-    ACTIVE,
     END_TIME_ANNOTATION,
-    RECORD_KEY,
     REQUEUEING_STATE,
     STATE_LABEL,
     WAITING_LABEL,
-    WAITING_SELECTOR,
     KnownJob,
     Waiting,
     known_job,

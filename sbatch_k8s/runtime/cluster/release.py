@@ -24,14 +24,13 @@ rewritten at the resourceVersion it was read at. ``api`` is as there.
 from __future__ import annotations
 
 from parsers.vocabulary import (
-    RECORD_KEY as RECORD_KEY,
-    WORKLOAD_KEY as WORKLOAD_KEY,
+    RECORD_KEY,
+    WORKLOAD_KEY,
     STATE as STATE_LABEL,
-    ACTIVE as ACTIVE,
+    ACTIVE,
     END_TIME as END_TIME_ANNOTATION,
     WAITING as WAITING_LABEL,
-    WAITING_SELECTOR as WAITING_SELECTOR,
-    REQUEUEING as REQUEUEING,
+    REQUEUEING,
 )
 import json
 import time

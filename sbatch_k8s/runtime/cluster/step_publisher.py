@@ -36,13 +36,14 @@ the last patch.
 from __future__ import annotations
 
 from parsers.vocabulary import (
-    RUNNING_STEPS_KEY as RUNNING_STEPS_KEY,
+    RUNNING_STEPS_KEY,
 )
 import json
 import threading
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from sbatch_k8s.runtime.cluster.job_end import RECORD_PREFIX, api_for
+from parsers.vocabulary import RECORD_PREFIX
+from sbatch_k8s.runtime.cluster.job_end import api_for
 from sbatch_k8s.runtime.cluster.kube_api import KubeApi
 from sbatch_k8s.runtime.batch_host.step_log import step_entry
 

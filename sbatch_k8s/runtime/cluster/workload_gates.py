@@ -15,9 +15,9 @@ pod's :class:`~sbatch_k8s.runtime.cluster.kube_api.KubeApi` or the login side's 
 from __future__ import annotations
 
 from parsers.vocabulary import (
-    HOLD as HOLD,
-    GATES as GATES,
-    RELEASE_LABELS as RELEASE_LABELS,
+    HOLD,
+    GATES,
+    RELEASE_LABELS,
 )
 import json
 from typing import Any, Dict, Mapping, Optional, Tuple

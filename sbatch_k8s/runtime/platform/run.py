@@ -21,11 +21,11 @@ import sys
 import time
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-from parsers.errors import SlurmInputError
-from sbatch_k8s.runtime.access import AccessError, needed, prepare_spool
+from parsers.input_errors import SlurmInputError
+from sbatch_k8s.runtime.file_access import AccessError, needed, prepare_spool
 from sbatch_k8s.runtime.contract import ContractError, NodeIdentity
-from sbatch_k8s.runtime.agent.node import NodeSettings, platform_environment, run_node, \
-    settings_from, stage_script
+from sbatch_k8s.runtime.agent.node_setup import NodeSettings, platform_environment, settings_from
+from sbatch_k8s.runtime.agent.node import run_node, stage_script
 from sbatch_k8s.runtime.platform.aistation import is_master
 from sbatch_k8s.runtime.platform.contracts import PlatformContract, contract_named, detect, \
     signs_looked_for

@@ -26,7 +26,7 @@ from sbatch_k8s.runtime.platform.variables import facts_from_environment
 #: The fixed path and TF_CONFIG's replica types come from the contract profiles' table
 #: (:mod:`parsers.platforms.contract_profiles`), which writes what this module reads; the variables'
 #: names and plain values from :mod:`parsers.platforms.contract_facts`.
-__all__ = ["DEEPSPEED_HOSTFILE", "TF_TYPES", "read_hostfile", "task_training", "tf_config"]
+__all__ = ["read_hostfile", "task_training", "tf_config"]
 
 
 def read_hostfile(text: str, path: str) -> List[Tuple[str, Optional[int]]]:

@@ -26,7 +26,7 @@ import sys
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from sbatch_k8s.runtime.protocol import (
     KIND_STDIN,
     KIND_STDIN_CLOSE,

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from sbatch_k8s.runtime.protocol import (
     ProtocolError,
     authenticate,

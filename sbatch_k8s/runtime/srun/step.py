@@ -14,10 +14,10 @@ import sys
 from dataclasses import replace
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
-from parsers.errors import SlurmInputError
-from sbatch_k8s.runtime.access import AccessError, needed
+from parsers.input_errors import SlurmInputError
+from sbatch_k8s.runtime.file_access import AccessError, needed
 from sbatch_k8s.runtime.agent.addresses import agent_ips, resolve_patiently, wait_budget
-from sbatch_k8s.runtime.agent.node import load_description
+from sbatch_k8s.runtime.agent.node_setup import load_description
 from sbatch_k8s.runtime.srun.task_output import OutputRouter
 from sbatch_k8s.runtime.agent.profile_files import files_directory
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token

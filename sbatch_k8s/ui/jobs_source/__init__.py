@@ -17,7 +17,6 @@ backend's connections are not shared between threads).
 from __future__ import annotations
 
 import os
-import pwd
 import threading
 import time
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -80,11 +79,12 @@ class JobsSource:
         """Who the console acts as (the cluster's answer on Kubernetes), asked once."""
         if self._identity is None:
             backend = self.backend
-            uid = backend.caller_uid()
+            caller = backend.identity
             config = backend.config
             self._identity = Identity(
-                user=_user_name(backend, uid), uid=uid, operator=backend.caller_is_operator(),
-                backend=backend.name, describe=backend.describe(),
+                user=caller.caller_name(), uid=caller.caller_uid(),
+                operator=caller.caller_is_operator(),
+                backend=backend.name, describe=backend.cluster.describe(),
                 cluster=config.cluster_name,
                 partitions=tuple(p.name for p in config.partitions),
                 default_partition=config.default_partition or "", work_dir=self.work_dir)
@@ -205,7 +205,7 @@ class JobsSource:
         from sbatch_k8s.cli.sinfo import partition_infos
 
         backend = self.backend
-        return partition_infos(backend.config, backend.partition_nodes())
+        return partition_infos(backend.config, backend.cluster.partition_nodes())
 
     # -- what the backends do not offer as verbs (one implementation per backend) --------
 
@@ -318,15 +318,6 @@ class JobsSource:
         return resubmission(record, script)
 
 
-def _user_name(backend: "Backend", uid: int) -> str:
-    """The caller's Slurm user name (the cluster's mapping on Kubernetes)."""
-    caller_ids = getattr(backend, "caller_ids", None)
-    if caller_ids is not None:
-        return str(caller_ids()[0])
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
 
 
 def default_work_dir() -> str:

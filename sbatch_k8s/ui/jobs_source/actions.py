@@ -29,11 +29,11 @@ def _targets(backend: "Backend", record: JobRecord, whole_array: bool = False) -
     if record.array_job_id is None:
         return [record.job_id]
     if whole_array:
-        return backend.expand_id(record.array_job_id, None)
+        return backend.lookup.expand_id(record.array_job_id, None)
     tasks = sorted(pending_tasks(record)) if record.array_pending is not None else \
         [record.array_task_id]
     return [job_id for task in tasks
-            for job_id in backend.expand_id(record.array_job_id, task)]
+            for job_id in backend.lookup.expand_id(record.array_job_id, task)]
 
 
 def cancel(backend: "Backend", record: JobRecord, step: Optional[str],
@@ -43,8 +43,7 @@ def cancel(backend: "Backend", record: JobRecord, step: Optional[str],
     from parsers.formats.messages import kill_job_error, kill_refused_error
 
     number = int(step) if step is not None and step.isdecimal() else None
-    uid = backend.caller_uid()
-    outcomes = [backend.cancel(target, uid, None, step == "batch", False, number)
+    outcomes = [backend.cancel(target, None, step == "batch", False, number)
                 for target in _targets(backend, record, whole_array and step is None)]
     job_text = str(record.array_job_id) if whole_array and record.array_job_id is not None \
         else record.job_id_text
@@ -70,9 +69,8 @@ def hold(backend: "Backend", record: JobRecord, release: bool) -> ActionResult:
         return ActionResult(False, f"Job has already finished for job {text}\n"
                                    "slurm_suspend error: Job has already finished")
     reason = None if release else (
-        "JobHeldAdmin" if backend.caller_is_operator() else "JobHeldUser")
-    uid = backend.caller_uid()
-    outcomes = [backend.set_hold(target, reason, uid) for target in _targets(backend, record)]
+        "JobHeldAdmin" if backend.identity.caller_is_operator() else "JobHeldUser")
+    outcomes = [backend.set_hold(target, reason) for target in _targets(backend, record)]
     if REFUSED in outcomes:
         return ActionResult(False, f"Invalid user id for job {text}\n"
                                    "slurm_suspend error: Invalid user id")
@@ -87,12 +85,12 @@ def hold(backend: "Backend", record: JobRecord, release: bool) -> ActionResult:
 def requeue(backend: "Backend", record: JobRecord) -> ActionResult:
     """``scontrol requeue JOB`` for one job or element, in scontrol's words."""
     from sbatch_k8s.cli.scontrol import REQUEUE_MESSAGES
-    from sbatch_k8s.errors import SbatchK8sError
+    from sbatch_k8s.operation_errors import SbatchK8sError
 
     if record.array_pending is not None:
         return ActionResult(False, f"{record.job_id_text}: {REQUEUE_MESSAGES['pending']}")
     try:
-        outcome = backend.requeue(record.job_id, backend.caller_uid(), False)
+        outcome = backend.requeue(record.job_id, False)
     except SbatchK8sError as e:
         return ActionResult(False, f"scontrol: error: {e}")
     if outcome == DONE:

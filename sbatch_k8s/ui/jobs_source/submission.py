@@ -20,7 +20,7 @@ import sys
 import tempfile
 from typing import Callable, List, Mapping, Sequence, Tuple
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.job_records import JobRecord
 from sbatch_k8s.ui.views import LintResult, Submission, SubmitResult
 
@@ -43,7 +43,7 @@ def lint(script: str, argv: Sequence[str], environ: Mapping[str, str]) -> LintRe
     refused; an error sbatch stops at is the report, in its words."""
     from parsers.sbatch_input import first_pass, load_script
     from sbatch_k8s.cli.lint import lint_report
-    from sbatch_k8s.errors import SbatchK8sError
+    from sbatch_k8s.operation_errors import SbatchK8sError
 
     try:
         command_line = first_pass([*argv, "--k8s-lint"], environ)

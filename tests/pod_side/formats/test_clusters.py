@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.report_options.clusters import (FROM_ENVIRONMENT, FROM_OPTION, choose_clusters,
                                              sacct_clusters)
 from parsers.report_options.sacct_options import parse_sacct_args

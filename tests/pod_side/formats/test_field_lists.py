@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.formats.sacct_format import parse_format as parse_sacct_format
 from parsers.formats.sinfo_table import sinfo_field_by_letter, sinfo_field_by_name
 from parsers.formats.squeue_fields import job_field_by_letter, job_field_by_name

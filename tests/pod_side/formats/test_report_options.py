@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.options import REQUIRED
 from parsers.report_options.argv import options, parse_argv
 from parsers.report_options.sacct_options import parse_sacct_args

@@ -6,7 +6,7 @@ from typing import List
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.formats.sacct_format import DEFAULT_FIELDS, format_sacct, parse_format
 from parsers.job_records import JobRecord
 from parsers.report_options.sacct_options import parse_sacct_args

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.formats.messages import invalid_job_id_error
 from parsers.formats.scontrol_show import (
     empty_host_list_error,

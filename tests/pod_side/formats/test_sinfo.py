@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.formats.sinfo_format import NodeInfo, PartitionInfo, format_sinfo
+from parsers.formats.sinfo_fields import NodeInfo, PartitionInfo
+from parsers.formats.sinfo_format import format_sinfo
 from tests.pod_side.formats.builders import SACCT_NOW, recorded
 
 

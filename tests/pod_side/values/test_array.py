@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.array import ArrayRange, ArraySpec, format_indices, parse_array
 
 PROPERTY = settings.get_profile("values")

@@ -5,7 +5,7 @@ import datetime
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.begin import BeginTime, TimeSpecError, parse_begin, resolve_begin
 
 PROPERTY = settings.get_profile("values")

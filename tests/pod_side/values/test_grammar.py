@@ -11,7 +11,7 @@ import lark
 import pytest
 
 import parsers.values
-from parsers.errors import ValueSyntaxError
+from parsers.input_errors import ValueSyntaxError
 from parsers.values.grammar import load_parser, parse_value
 from parsers.values.time import TimeTransformer
 

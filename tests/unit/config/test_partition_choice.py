@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.jobspec import SubmitOptions
 from sbatch_k8s.submission_plan import plan_submission, resolve_partition
 from tests.pod_side.support import job_for

@@ -11,7 +11,8 @@ from typing import Any, Dict, List
 from parsers.job_records import JobRecord, build
 from sbatch_k8s.backends.kubernetes.history.records import final_patch, live_record
 from sbatch_k8s.runtime.batch_host.batch_step import JobResult
-from sbatch_k8s.runtime.agent.node import NodeSettings, write_result
+from sbatch_k8s.runtime.agent.node_setup import NodeSettings
+from sbatch_k8s.runtime.agent.node import write_result
 from sbatch_k8s.runtime.batch_host.step_log import (
     TERMINATION_LIMIT,
     reported_steps,

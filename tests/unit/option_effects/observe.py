@@ -87,7 +87,7 @@ def kubernetes_view(args: str, files: Path) -> Dict[str, Any]:
     from sbatch_k8s.backends.kubernetes.submit.create_objects import submitted_record
     from sbatch_k8s.submission_plan import plan_submission
     from translators import RenderInputs, render
-    from translators.metadata import OPTION_SOURCES, OPTIONS
+    from parsers.vocabulary import OPTION_SOURCES, OPTIONS
 
     job, submit = submitted(args, files, dict(CONTEXT.environment))
     plan = plan_submission(job, submit, CONFIG, dict(CONTEXT.environment), context=CONTEXT)
@@ -157,9 +157,8 @@ def local_view(args: str, files: Path, state: Path, monkeypatch: Any) -> Dict[st
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
     job, _ = submitted(args, files, environ)
-    made = create_job(plan_submission(job, SubmitOptions(quiet=True), CONFIG, environ,
-                                      local_shape(CONFIG.local)), environ)
-    job_id = made[0] if isinstance(made, tuple) else made  # (id, lock) before the scheduler
+    job_id = create_job(plan_submission(job, SubmitOptions(quiet=True), CONFIG, environ,
+                                        local_shape(CONFIG.local)), environ).job_ids[0]
     conn = jobdb.connect(environ)
     rows = [dict(r) for r in jobdb.select_jobs(conn)]
     conn.close()

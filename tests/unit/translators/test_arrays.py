@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from sbatch_k8s.runtime.agent.node_setup import RESTARTED_VARIABLE as RUNTIME_RESTARTED_VARIABLE
 from translators import metadata
 from translators.pod import RESTARTED_VARIABLE

@@ -13,7 +13,7 @@ from typing import List
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from sbatch_k8s.manifest_yaml import dump_manifests
 from tests.unit.translators.support import CASES_DIR, TARGET_NAMES, render_script
 

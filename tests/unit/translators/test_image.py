@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from translators.image import pyxis_to_image
 from tests.unit.translators.support import CONFIG, container, render_script, script
 

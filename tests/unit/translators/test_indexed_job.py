@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from parsers.job_description import describe_job, split_description
 from translators.plan import DEADLINE_MARGIN_S, NODE_WAIT_S
 from translators.pod import TERMINATION_GRACE_S, runtime_command

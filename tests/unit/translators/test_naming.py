@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from translators.naming import DNS_LABEL_MAX, job_name_to_slug, unit_names
 from translators.targets import TARGETS
 from tests.unit.translators.support import render_script, script, workload

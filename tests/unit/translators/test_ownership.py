@@ -9,7 +9,8 @@ import re
 import pytest
 
 from translators.config import UsersConfig
-from translators.ownership import OWNER, PODS, Ownership, any_of, pod_name_pattern
+from parsers.vocabulary import OWNER, PODS
+from translators.ownership import Ownership, any_of, pod_name_pattern
 from translators.users import hashed_uid, namespace_for, slurm_user_name
 from tests.unit.translators.support import inputs_for, script
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from translators import metadata
 from translators.placement import constraint_to_terms
 from tests.unit.translators.support import (

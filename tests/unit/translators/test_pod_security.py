@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from translators import render
 from translators.config import ClusterConfig, ConfigError, VolumeConfig, cluster_config_from_dict
 from translators.security import POD_SECURITY, RUN_AS, VOLUME_SOURCES

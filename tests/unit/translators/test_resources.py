@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from tests.unit.translators.support import CONFIG, container, pod_spec, render_script, script
 
 GPU = ["--partition=gpu"]

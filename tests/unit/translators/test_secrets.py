@@ -94,7 +94,7 @@ def test_every_config_map_description_has_no_private_fields() -> None:
 
 
 def test_the_runtime_reads_the_secrets_key() -> None:
-    from sbatch_k8s.runtime.agent.node import ENVIRONMENT_FILE
-    from translators.storage import ENVIRONMENT_KEY
+    from sbatch_k8s.runtime.agent.node_setup import ENVIRONMENT_FILE
+    from parsers.vocabulary import ENVIRONMENT_KEY
 
     assert ENVIRONMENT_FILE == ENVIRONMENT_KEY

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from parsers.errors import SlurmInputError
+from parsers.input_errors import SlurmInputError
 from translators.storage import FIXED_MOUNTS, SPOOL_DIR
 from tests.unit.translators.support import (
     container,
@@ -39,7 +39,7 @@ def test_fixed_volumes_and_mounts() -> None:
 
 
 def test_spool_is_the_runtimes_default() -> None:
-    from sbatch_k8s.runtime.agent.node import settings_from
+    from sbatch_k8s.runtime.agent.node_setup import settings_from
 
     assert settings_from("indexed-job", {}).spool == SPOOL_DIR
 

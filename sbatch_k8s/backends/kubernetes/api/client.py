@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from sbatch_k8s.backends.kubernetes.api.kinds import Kind, kind_of
-from sbatch_k8s.errors import BackendError, ConfigurationError
+from sbatch_k8s.operation_errors import BackendError, ConfigurationError
 
 #: HTTP statuses worth another try.
 TRANSIENT = frozenset({429, 500, 502, 503, 504})

@@ -133,7 +133,7 @@ def who_am_i(client: KubeClient, environ: Dict[str, str]) -> ClusterUser:
     if found is not None and found.username:
         return found
     from sbatch_k8s.backends.kubernetes.api.client import KubeError
-    from sbatch_k8s.errors import BackendError
+    from sbatch_k8s.operation_errors import BackendError
 
     for version in REVIEW_VERSIONS:
         try:

@@ -21,12 +21,12 @@ in a requeue.
 
 from __future__ import annotations
 
-from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
+from parsers.vocabulary import RECORD_SELECTOR
 from parsers.vocabulary import ARRAY_JOB_ID, JOB_ID
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from parsers.dependency_state import dependency_targets, parsed_dependency, record_dependency
-from parsers.errors import submission_failed
+from parsers.input_errors import submission_failed
 from parsers.jobspec import JobSpec
 from parsers.job_records import JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
@@ -41,7 +41,8 @@ from sbatch_k8s.runtime.cluster.release import (
     settle,
     waiting_from,
 )
-from sbatch_k8s.runtime.cluster.workload_gates import GATES, HOLD, hold_patch, release_patch
+from parsers.vocabulary import GATES, HOLD
+from sbatch_k8s.runtime.cluster.workload_gates import hold_patch, release_patch
 
 
 

@@ -23,8 +23,8 @@ from parsers.job_records import CANCELLED, PENDING, RUNNING, JobRecord, with_cha
 from sbatch_k8s.backends.base import DONE, FINISHED
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, POD, WORKLOADS, Kind
-from sbatch_k8s.errors import BackendError
-from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, JOB_ID, SCANCEL_REQUESTS
+from sbatch_k8s.operation_errors import BackendError
+from parsers.vocabulary import ARRAY_JOB_ID, ARRAY_TASK_ID, JOB_ID, SCANCEL_REQUESTS
 
 #: Times scancel reads node 0's pod again when another writer changed it first.
 ANNOTATE_ATTEMPTS = 5

@@ -16,7 +16,7 @@ it every :data:`INTERVAL_S` (begin times, and changes a broken watch missed).
 
 from __future__ import annotations
 
-from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
+from parsers.vocabulary import RECORD_SELECTOR
 import logging
 import os
 import socket

@@ -29,16 +29,16 @@ real end is unknown, so its end time is when it was found gone.
 from __future__ import annotations
 
 from parsers.vocabulary import (
-    RECORD_PREFIX as RECORD_PREFIX,
+    RECORD_PREFIX,
     KIND as KIND_LABEL,
-    RECORD_KIND as RECORD_KIND,
+    RECORD_KIND,
     STATE as STATE_LABEL,
-    ACTIVE as ACTIVE,
+    ACTIVE,
     END_TIME as END_TIME_ANNOTATION,
-    RECORD_KEY as RECORD_KEY,
-    WORKLOAD_KEY as WORKLOAD_KEY,
-    REPORT_KEY as REPORT_KEY,
-    RUNNING_STEPS_KEY as RUNNING_STEPS_KEY,
+    RECORD_KEY,
+    WORKLOAD_KEY,
+    REPORT_KEY,
+    RUNNING_STEPS_KEY,
 )
 import json
 from dataclasses import fields
@@ -86,7 +86,8 @@ from sbatch_k8s.backends.kubernetes.read.job_state import (
     node0_report,
 )
 from sbatch_k8s.backends.kubernetes.read.workload_view import workload_end, workload_facts
-from translators.metadata import JOB_ID, common_labels
+from parsers.vocabulary import JOB_ID
+from translators.metadata import common_labels
 
 WORKLOAD_REF_KEYS = ("apiVersion", "kind", "name", "namespace")
 #: States a job never leaves (sacct's terminal states).

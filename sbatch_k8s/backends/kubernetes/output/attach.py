@@ -12,7 +12,6 @@ instead (:mod:`.rebuilt_files`). A job whose node 0 pod is gone has nothing left
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any, Dict, Optional
 
@@ -25,14 +24,17 @@ from sbatch_k8s.backends.attach_files import (
     has_ended,
 )
 from parsers.job_records import PENDING
+from sbatch_k8s.backends.base import OutputSink
 from sbatch_k8s.backends.kubernetes.api.client import KubeError
+from sbatch_k8s.user_messages import print_job_error, print_job_warning, print_note
 
 POLL_S = 0.5
 COMMAND = "sattach"
 
 
-def attach_on_cluster(backend: Any, job_id: int, write_files: bool, quiet: bool) -> int:
-    """sattach's exit code for job ``job_id`` of the cluster."""
+def attach_on_cluster(backend: Any, job_id: int, write_files: bool, quiet: bool,
+                      sink: OutputSink) -> int:
+    """sattach's exit code for job ``job_id`` of the cluster; its output to ``sink``."""
     from sbatch_k8s.backends.kubernetes.read.cluster_jobs import find_job
     from sbatch_k8s.backends.kubernetes.output.rebuilt_files import (
         FileSink,
@@ -51,32 +53,33 @@ def attach_on_cluster(backend: Any, job_id: int, write_files: bool, quiet: bool)
     if record.state == PENDING:
         raise AttachError(PENDING_JOB)
     if not files_streamed(backend.config, record):
-        return attach_to_files(backend, record, write_files, quiet)
+        return attach_to_files(backend, record, write_files, quiet, sink)
     pod = _started_node0(backend, namespace, record, node0_pod, container_started)
     if pod is None:
         raise AttachError(ENDED_JOB)
-    sink = FileSink(allowed_roots(record), record.submit_time, COMMAND, job_id) \
-        if write_files else StdioSink()
-    output = JobOutput(backend.client, namespace, record, sink)
+    files = FileSink(allowed_roots(record), record.submit_time, COMMAND, job_id) \
+        if write_files else None
+    output = JobOutput(backend.client, namespace, record,
+                       files if files is not None else StdioSink(sink))
     output.start(pod)
     complete, why = output.finish(None)
-    if isinstance(sink, FileSink):
-        sink.close()
+    if files is not None:
+        files.close()
         if not quiet:
-            for key in sorted(sink.paths):
-                sys.stderr.write(f"{COMMAND}: wrote {sink.paths[key]}\n")
+            for key in sorted(files.paths):
+                print_note(COMMAND, f"wrote {files.paths[key]}")
     lost = output.lost()
     ended = find_job(backend.client, [namespace], job_id, int(time.time()))
     if ended is not None and ended[0].system_comment:
         # Its batch step never started: why, in one line (slurmstepd's words).
-        sys.stderr.write(f"{COMMAND}: error: job {job_id}: {ended[0].system_comment}\n")
+        print_job_error(COMMAND, job_id, ended[0].system_comment)
         return 1
     if not complete:
-        _warn(job_id, f"the output may be incomplete: {why}")
+        print_job_warning(COMMAND, job_id, f"the output may be incomplete: {why}")
         return 1
     if lost:
-        _warn(job_id, f"{lost} bytes of the output were lost (the kubelet rotated node 0's "
-                      "log before they were read)")
+        print_job_warning(COMMAND, job_id, f"{lost} bytes of the output were lost (the "
+                                           "kubelet rotated node 0's log before they were read)")
         return 1
     return 0
 
@@ -100,8 +103,3 @@ def _started_node0(backend: Any, namespace: str, record: Any, node0_pod: Any,
         if found is None:
             return None
         record = found[0]
-
-
-def _warn(job_id: int, message: str) -> None:
-    sys.stderr.write(f"{COMMAND}: warning: job {job_id}: {message}\n")
-    sys.stderr.flush()

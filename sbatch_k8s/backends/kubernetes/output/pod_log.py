@@ -27,10 +27,10 @@ end).
 from __future__ import annotations
 
 import errno
-import os
 import threading
 from typing import Callable, Optional, Protocol
 
+from sbatch_k8s.backends.base import OutputSink
 from sbatch_k8s.backends.kubernetes.api.client import BodyStream, KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import POD
 
@@ -43,14 +43,6 @@ FINAL_STATUSES = (401, 403)
 #: must be left before the next one compresses that file, or the kubelet jumps it past the
 #: whole file in between (9 s lost 16.7 MB of a 25 MB job on real nodes).
 STALL_S = 5.0
-
-
-def write_all(fd: int, data: bytes) -> None:
-    """Write every byte of ``data`` to ``fd`` (no Python buffer: safe at interpreter exit)."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 class LogReader(Protocol):
@@ -106,18 +98,19 @@ class NewBytes:
 
 
 class RawCopy(NewBytes):
-    """Copies the log to ``fd`` as it is, skipping what a reconnect serves again."""
+    """Copies the log as it is to the command's stdout (its
+    :class:`~sbatch_k8s.backends.base.OutputSink`), skipping what a reconnect serves again."""
 
-    def __init__(self, fd: int = 1) -> None:
+    def __init__(self, sink: OutputSink) -> None:
         super().__init__()
-        self.fd = fd
+        self.sink = sink
         self._broken_pipe = False
 
     def deliver(self, chunk: bytes) -> None:
         if self._broken_pipe:
             return
         try:
-            write_all(self.fd, chunk)
+            self.sink.write_out(chunk)
         except OSError as e:
             if e.errno != errno.EPIPE:
                 raise
@@ -143,7 +136,7 @@ class LogFollower:
         self.container = container
         self.ended = ended
         self.on_done = on_done
-        self.reader: LogReader = reader if reader is not None else RawCopy()
+        self.reader: LogReader = reader if reader is not None else RawCopy(OutputSink())
         self.error: Optional[str] = None
         self.connections = 0
         self._stopping = threading.Event()

@@ -3,8 +3,9 @@
 When a job's working directory is not on a shared volume, node 0 copies the batch output
 files into its pod log (format: :mod:`sbatch_k8s.runtime.log_stream.frames`). :class:`JobOutput`
 follows that log and hands the decoded files to a sink: :class:`FileSink` writes them at
-their paths on this machine (the job's working directory), :class:`StdioSink` prints them
-(file 0 on stdout, the ``--error`` file on stderr).
+their paths on this machine (the job's working directory), :class:`StdioSink` copies them to
+the command's :class:`~sbatch_k8s.backends.base.OutputSink` (file 0 to stdout, the
+``--error`` file to stderr).
 
 :class:`FileSink` writes each byte at its offset (``pwrite``), never twice, and truncates a
 file only when the stream says it is complete (to its final size) or when the file predates
@@ -17,14 +18,15 @@ from __future__ import annotations
 
 import errno
 import os
-import sys
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.job_records import JobRecord
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
-from sbatch_k8s.backends.kubernetes.output.pod_log import STALL_S, LogFollower, write_all
+from sbatch_k8s.backends.base import OutputSink
+from sbatch_k8s.backends.kubernetes.output.pod_log import STALL_S, LogFollower
 from sbatch_k8s.runtime.log_stream.decoder import StreamDecoder, StreamSink
 from sbatch_k8s.runtime.log_stream.frames import STDOUT_KEY
+from sbatch_k8s.user_messages import print_job_warning
 
 
 def _inside(path: str, root: str) -> bool:
@@ -70,8 +72,7 @@ class FileSink(StreamSink):
         self.complete = False
 
     def _warn(self, message: str) -> None:
-        sys.stderr.write(f"{self.command}: warning: job {self.job_id}: {message}\n")
-        sys.stderr.flush()
+        print_job_warning(self.command, self.job_id, message)
 
     def declare(self, key: int, append: bool, path: str) -> None:
         normal = os.path.normpath(path)
@@ -125,9 +126,10 @@ class FileSink(StreamSink):
 
 
 class StdioSink(StreamSink):
-    """Prints file 0 on stdout and the others on stderr, each byte once."""
+    """Copies file 0 to the command's stdout and the others to its stderr, each byte once."""
 
-    def __init__(self) -> None:
+    def __init__(self, streams: OutputSink) -> None:
+        self.streams = streams
         self.written: Dict[int, int] = {}
         self.lost = 0
         self.complete = False
@@ -140,7 +142,7 @@ class StdioSink(StreamSink):
         self.lost += skipped
         self.written[key] = offset + len(data)
         try:
-            write_all(1 if key == STDOUT_KEY else 2, data)
+            (self.streams.write_out if key == STDOUT_KEY else self.streams.write_err)(data)
         except BrokenPipeError:
             pass
 

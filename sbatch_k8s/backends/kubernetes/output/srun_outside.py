@@ -4,7 +4,7 @@ As Slurm's srun does, it obtains an allocation with its own options — a job wh
 is ``exec srun <the same arguments>`` (:mod:`sbatch_k8s.srun_job`), run by node 0's runtime —
 and the step runs there with the runtime's fan-out, ``--label`` and exit rules. The batch
 script writes to node 0's container (``--output=/dev/stdout --error=/dev/stderr``), whose log
-the API server streams from the kubelet; it is copied to our stdout as it arrives (the log
+the API server streams from the kubelet; it is copied to the command's stdout as it arrives (the log
 API merges the container's two streams, so the tasks' stderr arrives on our stdout too).
 Meanwhile the job is watched as ``sbatch --wait`` does; srun exits with the step's exit code.
 
@@ -20,16 +20,15 @@ from __future__ import annotations
 import os
 import signal
 import stat
-import sys
 import threading
 import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from parsers.job_records import COMPLETED, PENDING, JobRecord
-from sbatch_k8s.backends.base import SRUN_COMMAND
+from sbatch_k8s.backends.base import SRUN_COMMAND, OutputSink
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
-from sbatch_k8s.backends.kubernetes.output.pod_log import LogFollower
-from sbatch_k8s.user_messages import print_warning
+from sbatch_k8s.backends.kubernetes.output.pod_log import LogFollower, RawCopy
+from sbatch_k8s.user_messages import print_error, print_note, print_warning
 from translators.config import ClusterConfig
 
 COMMAND = SRUN_COMMAND
@@ -60,10 +59,12 @@ def _stdin_forwarded_nowhere() -> bool:
 class StepWatch:
     """One outside srun's job: its state, node 0's log, Ctrl-C."""
 
-    def __init__(self, client: KubeClient, namespace: str, job_id: int) -> None:
+    def __init__(self, client: KubeClient, namespace: str, job_id: int,
+                 sink: OutputSink) -> None:
         self.client = client
         self.namespace = namespace
         self.job_id = job_id
+        self.sink = sink
         self.record: Optional[JobRecord] = None
         self.ref: Dict[str, str] = {}
         self.pods: List[Dict[str, Any]] = []
@@ -130,14 +131,15 @@ class StepWatch:
         name = pod["metadata"]["name"]
         self.follower = LogFollower(self.client, self.namespace, name, container_of(pod),
                                     lambda: self._container_ended(name),
-                                    self.wake.set).start()
+                                    self.wake.set, RawCopy(self.sink)).start()
 
     def say_log_error(self) -> None:
         """Say once why node 0's log cannot be read (a missing permission)."""
         follower = self.follower
         if follower is not None and follower.error and not self.log_error_said:
             self.log_error_said = True
-            _say(f"error: the output of job {self.job_id} cannot be read: {follower.error}")
+            print_error(COMMAND, f"the output of job {self.job_id} cannot be read: "
+                                 f"{follower.error}")
 
     def _container_ended(self, pod_name: str) -> bool:
         from sbatch_k8s.backends.kubernetes.api.kinds import POD
@@ -196,8 +198,7 @@ class StepWatch:
 
 
 def _say(message: str) -> None:
-    sys.stderr.write(f"{COMMAND}: {message}\n")
-    sys.stderr.flush()
+    print_note(COMMAND, message)
 
 
 def _running_line(job_id: int, ntasks: int) -> str:
@@ -228,8 +229,9 @@ def exit_code_of(record: Optional[JobRecord]) -> int:
 
 
 def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, str],
-                client: KubeClient) -> int:
-    """srun's exit code for a step run in a job of its own on the cluster."""
+                client: KubeClient, sink: OutputSink) -> int:
+    """srun's exit code for a step run in a job of its own on the cluster; node 0's log
+    copied to ``sink``'s stdout."""
     from sbatch_k8s.backends.kubernetes.submit.schedule import create_on_cluster
     from sbatch_k8s.srun_job import build_step_job
     from sbatch_k8s.submission_plan import plan_submission
@@ -241,9 +243,7 @@ def run_outside(argv: List[str], config: ClusterConfig, environ: Mapping[str, st
                                "read /dev/null")
     plan = plan_submission(job, SubmitOptions(), config, environ, command=COMMAND)
     created = create_on_cluster(plan, environ, client)
-    assert created is not None
-    namespace, job_ids = created
-    watch = StepWatch(client, namespace, job_ids[0])
+    watch = StepWatch(client, created.location, created.job_ids[0], sink)
     previous = {s: signal.signal(s, watch.on_signal)
                 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
@@ -266,8 +266,8 @@ def _watch(watch: StepWatch) -> int:
         if watch.revoked:
             return 1
         if watch.unreachable:
-            _say(f"error: job {watch.job_id} cannot be read from the cluster; it may still "
-                 f"run: scancel {watch.job_id}")
+            print_error(COMMAND, f"job {watch.job_id} cannot be read from the cluster; it "
+                                 f"may still run: scancel {watch.job_id}")
             return 1
         watch.say_log_error()
         watch.announce()

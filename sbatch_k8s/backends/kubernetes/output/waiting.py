@@ -14,12 +14,12 @@ job's own is 0).
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 from parsers.job_records import COMPLETED, PENDING, JobRecord
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
+from sbatch_k8s.user_messages import print_job_error, print_job_warning
 from translators.config import ClusterConfig
 
 if TYPE_CHECKING:
@@ -112,8 +112,7 @@ class OutputFetcher:
         whole = True
         for record in records:
             if record.system_comment:   # why its batch step never started, in one line
-                sys.stderr.write(f"{COMMAND}: error: job {record.job_id}: "
-                                 f"{record.system_comment}\n")
+                print_job_error(COMMAND, record.job_id, record.system_comment)
             output = self.outputs.get(record.job_id)
             if output is None:
                 if files_streamed(self.config, record) and record.start_time:
@@ -137,8 +136,7 @@ class OutputFetcher:
 
 
 def _warn(job_id: int, message: str) -> None:
-    sys.stderr.write(f"{COMMAND}: warning: job {job_id}: {message}\n")
-    sys.stderr.flush()
+    print_job_warning(COMMAND, job_id, message)
 
 
 def wait_for_jobs(client: KubeClient, namespace: str, job_ids: Sequence[int],

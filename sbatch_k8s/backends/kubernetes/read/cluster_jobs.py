@@ -19,7 +19,7 @@ come between the two.
 
 from __future__ import annotations
 
-from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
+from parsers.vocabulary import RECORD_SELECTOR
 from parsers.vocabulary import ARRAY_JOB_ID, JOB_ID
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -209,7 +209,7 @@ def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping
     from sbatch_k8s.backends.kubernetes.requeue.mark import being_requeued, claim
     from sbatch_k8s.backends.kubernetes.requeue.next_run import requeued_record
     from sbatch_k8s.backends.requeue_rules import REQUEUED_ENDS, requeue_delay_s
-    from sbatch_k8s.errors import BackendError
+    from sbatch_k8s.operation_errors import BackendError
 
     kind = _kind_named(ref)
     if not (record.requeue and record.batch_flag) or record.state not in REQUEUED_ENDS \
@@ -231,7 +231,8 @@ def _requeued_by_cluster_end(client: KubeClient, record: JobRecord, ref: Mapping
 def _unsettled(cm: Mapping[str, Any]) -> bool:
     """Whether a record whose data says it ended still carries the active state label
     (nobody wrote its end back yet)."""
-    from sbatch_k8s.runtime.cluster.release import ACTIVE, STATE_LABEL
+    from parsers.vocabulary import ACTIVE
+    from sbatch_k8s.runtime.cluster.release import STATE_LABEL
 
     labels = (cm.get("metadata") or {}).get("labels") or {}
     return labels.get(STATE_LABEL, ACTIVE) == ACTIVE

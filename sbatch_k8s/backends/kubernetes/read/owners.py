@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 from parsers.job_records import JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.api.identity import ClusterUser, group_name, slurm_identity
 from translators.config import UsersConfig
-from translators.ownership import OWNER, OWNER_PODS, PARENT_JOB, PODS, SUBMITTED_FROM
+from parsers.vocabulary import OWNER, OWNER_PODS, PARENT_JOB, PODS, SUBMITTED_FROM
 
 #: What an unconfirmed claim shows (Slurm's name and uid of nobody).
 NOBODY = ("nobody", 65534)

@@ -35,7 +35,7 @@ that often).
 
 from __future__ import annotations
 
-from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
+from parsers.vocabulary import RECORD_SELECTOR
 import os
 import threading
 import time

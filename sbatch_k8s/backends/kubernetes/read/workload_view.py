@@ -22,7 +22,8 @@ import re
 from typing import Any, Dict, Mapping, Optional, Set, Tuple
 
 from sbatch_k8s.backends.kubernetes.read.pod_view import condition, epoch, status_of
-from translators.metadata import HOLD, KUEUE_QUEUE
+from parsers.vocabulary import HOLD
+from translators.metadata import KUEUE_QUEUE
 
 
 SUCCEEDED, FAILED, SUSPENDED = "workload_succeeded", "workload_failed", "suspended"

@@ -35,7 +35,7 @@ from typing import Any, Dict, Mapping, Optional
 from parsers.job_records import JobRecord, with_changes
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP
-from sbatch_k8s.errors import BackendError
+from sbatch_k8s.operation_errors import BackendError
 from sbatch_k8s.runtime.cluster.release import REQUEUEING_ANNOTATION, REQUEUEING_STATE, requeueing
 
 #: Times a claim or an end is tried again after a conflicting writer (409).

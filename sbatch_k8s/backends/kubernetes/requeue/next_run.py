@@ -35,7 +35,7 @@ from sbatch_k8s.backends.kubernetes.read.workload_view import SUSPEND_FIELD
 from sbatch_k8s.backends.requeue_rules import REQUEUED_ENDS
 from sbatch_k8s.runtime.cluster.release import HELD_REQUEUE_REASON
 from sbatch_k8s.runtime.cluster.workload_gates import hold_patch
-from translators.metadata import BEGIN, HOLD
+from parsers.vocabulary import BEGIN, HOLD
 
 #: Labels and annotations the API server's controllers add to a workload and its template.
 GENERATED_KEYS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name",

@@ -38,9 +38,9 @@ from sbatch_k8s.backends.kubernetes.requeue.next_run import (
     with_restart_count,
 )
 from sbatch_k8s.backends.requeue_rules import DEFAULT_REQUEUE_DELAY_S
-from sbatch_k8s.errors import BackendError
+from sbatch_k8s.operation_errors import BackendError
 from sbatch_k8s.runtime.cluster.release import REQUEUEING_ANNOTATION, WAITING_LABEL
-from translators.metadata import ARRAY_JOB_ID, ARRAY_TASK_ID, JOB_ID
+from parsers.vocabulary import ARRAY_JOB_ID, ARRAY_TASK_ID, JOB_ID
 
 #: How long requeue waits for the old pods to be gone (their runtime's KillWait and the
 #: pods' grace period, on a busy cluster).
@@ -101,7 +101,7 @@ def _end_running(client: KubeClient, record: JobRecord, namespace: str) -> None:
     from sbatch_k8s.backends.kubernetes.read.pod_view import is_alive, nodes_by_index
     from sbatch_k8s.backends.kubernetes.history.records import is_final
     from sbatch_k8s.runtime.cluster.cancel_requests import REQUEUE, with_request
-    from translators.metadata import SCANCEL_REQUESTS
+    from parsers.vocabulary import SCANCEL_REQUESTS
 
     if is_final(record) or record.state == PENDING:
         return
@@ -151,12 +151,9 @@ def requeue_on_cluster(client: KubeClient, record: JobRecord, ref: Mapping[str, 
 def _replace(client: KubeClient, record: JobRecord, ref: Mapping[str, str], kind: Kind,
              namespace: str, hold: bool, delay_s: float) -> None:
     """The requeue of a claimed job (:func:`requeue_on_cluster`)."""
+    from parsers.vocabulary import ACTIVE, RECORD_KEY, REPORT_KEY, RUNNING_STEPS_KEY
     from sbatch_k8s.backends.kubernetes.history.records import (
-        ACTIVE,
         END_TIME_ANNOTATION,
-        RECORD_KEY,
-        REPORT_KEY,
-        RUNNING_STEPS_KEY,
         STATE_LABEL,
         record_name,
         record_to_json,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Mapping
 
 from sbatch_k8s.config_file import find_config_file
-from sbatch_k8s.errors import ConfigurationError
-from translators.storage import DESCRIPTION_KEY
+from sbatch_k8s.operation_errors import ConfigurationError
+from parsers.vocabulary import DESCRIPTION_KEY
 
 #: Key of the job's ConfigMap holding the configuration file's text.
 CONFIG_KEY = "config.toml"

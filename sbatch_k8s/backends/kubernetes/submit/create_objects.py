@@ -14,7 +14,7 @@ import secrets
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.allocation import Allocation
-from parsers.errors import submission_failed
+from parsers.input_errors import submission_failed
 from parsers.formats.job_stdio import recorded_stdio
 from parsers.formats.job_values import eligible_from
 from parsers.jobspec import JobSpec, SubmitContext, initial_reason
@@ -62,7 +62,8 @@ def ensure_runtime(client: KubeClient, namespace: str, runtime_hash: str, bundle
     submit when the one there holds other bytes (whoever created it first could have put
     anything under the name; every pod also checks it before running it)."""
     from translators.objects import runtime_config_map
-    from translators.storage import RUNTIME_KEY, runtime_config_map_name
+    from parsers.vocabulary import RUNTIME_KEY
+    from translators.storage import runtime_config_map_name
 
     name = runtime_config_map_name(runtime_hash)
     found = client.get(CONFIG_MAP, name, namespace)

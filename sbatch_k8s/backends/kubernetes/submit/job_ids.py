@@ -24,7 +24,7 @@ from typing import Iterable, Optional
 
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP
-from sbatch_k8s.errors import BackendError
+from sbatch_k8s.operation_errors import BackendError
 
 COUNTER_NAME = "sbatch-k8s-job-ids"
 COUNTER_KEY = "next"
@@ -44,7 +44,8 @@ def state_namespace(configured: Optional[str]) -> str:
 def highest_recorded_id(client: KubeClient, namespaces: Iterable[str]) -> int:
     """The highest job id (array elements included) of the records in ``namespaces`` that
     the caller may list (0 when none); a namespace it may not list counts as empty."""
-    from sbatch_k8s.backends.kubernetes.read.cluster_jobs import JOB_ID_LABEL, RECORD_SELECTOR
+    from sbatch_k8s.backends.kubernetes.read.cluster_jobs import JOB_ID_LABEL
+    from parsers.vocabulary import RECORD_SELECTOR
 
     highest = 0
     for namespace in sorted(set(namespaces)):

@@ -1,4 +1,5 @@
-"""``sbatch`` on a cluster: ids, objects, and nothing half-created.
+"""``sbatch`` on a cluster: ids, objects, and nothing half-created; what was made, as a
+:class:`~sbatch_k8s.backends.base.Submitted` the command prints.
 
 Order of work: plan (partition, allocation — Slurm's refusals first, nothing contacted), the
 submitter as the cluster knows it (:mod:`.submitter`), job ids from the cluster-wide counter
@@ -7,7 +8,7 @@ submitter as the cluster knows it (:mod:`.submitter`), job ids from the cluster-
 each job's record (what sacct reads after the workload is gone), and each unit's ConfigMap,
 Secret, Service, PodGroup and workload. The companions hang on the workload through the
 ConfigMap (:func:`.create_objects.create_unit`), so deleting it deletes them. If any step
-fails, everything this submission created is deleted again and sbatch prints
+fails, everything this submission created is deleted again and the refusal says
 ``Batch job submission failed: <the API server's message>``; a job id whose names another
 job's objects hold is given up for a new one.
 """
@@ -15,14 +16,13 @@ job's objects hold is given up for a new one.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Sequence
 
 from parsers.allocation import Allocation
-from parsers.errors import submission_failed
-from parsers.formats.messages import submitted_line
+from parsers.input_errors import submission_failed
 from parsers.jobspec import JobSpec, SubmitOptions
+from sbatch_k8s.backends.base import StartEstimate, Submitted
 from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError
 from sbatch_k8s.user_messages import print_warning
 
@@ -30,38 +30,20 @@ if TYPE_CHECKING:
     from sbatch_k8s.submission_plan import SubmissionPlan
 
 
-def _test_only_line(job_id: int, allocation: Allocation, names: Sequence[str],
-                    partition: str) -> str:
+def _estimate(job_id: int, allocation: Allocation, names: Sequence[str],
+              partition: str) -> StartEstimate:
+    """``--test-only``: the job would start now, on its pods."""
     from parsers.values.hostlist import compress_hostlist
 
-    start = time.strftime("%Y-%m-%dT%H:%M:%S")
-    return (f"sbatch: Job {job_id} to start at {start} using {sum(allocation.cpus_per_node)} "
-            f"processors on nodes {compress_hostlist(list(names))} in partition {partition}\n")
-
-
-def submit_to_cluster(plan: "SubmissionPlan", environ: Mapping[str, str],
-                      client: KubeClient) -> int:
-    """``sbatch`` against the cluster; sbatch's exit code."""
-    submit, config = plan.submit, plan.config
-    created = create_on_cluster(plan, environ, client)
-    if created is None:
-        return 0
-    namespace, job_ids = created
-    if not submit.quiet:
-        sys.stdout.write(submitted_line(job_ids[0], submit.parsable, config.cluster_name
-                                        if submit.clusters is not None else ""))
-        sys.stdout.flush()
-    if not submit.wait:
-        return 0
-    from sbatch_k8s.backends.kubernetes.output.waiting import wait_for_jobs
-
-    return wait_for_jobs(client, namespace, job_ids, config)
+    return StartEstimate(job_id, time.strftime("%Y-%m-%dT%H:%M:%S"),
+                         sum(allocation.cpus_per_node), compress_hostlist(list(names)),
+                         partition)
 
 
 def create_on_cluster(plan: "SubmissionPlan", environ: Mapping[str, str], client: KubeClient
-                      ) -> Optional[Tuple[str, List[int]]]:
-    """Create the job's objects: their namespace and the job ids (None with
-    ``--test-only``, which has the server check them and prints where the job would run).
+                      ) -> Submitted:
+    """Create the job's objects: their ids and namespace (with ``--test-only`` the server
+    only checks them: where the job would run).
     The plan's ``command`` names who warns (``srun`` creating a job for a step). A name another job
     holds is never taken over: that attempt is taken back and the job gets a new id
     (:mod:`.job_ids`)."""
@@ -109,14 +91,13 @@ def create_on_cluster(plan: "SubmissionPlan", environ: Mapping[str, str], client
     try:
         if submit.test_only:
             units = attempts.render(peek_next_id(client, ids), warn=True)
-            _dry_run(client, namespace, units, job, allocation, partition.name,
-                     attempts.base_id, submit)
-            return None
+            return Submitted((), namespace, _dry_run(client, namespace, units, allocation,
+                                                     partition.name, attempts.base_id))
         for attempt in range(CONFLICT_ATTEMPTS):
             base_id = allocate_job_ids(client, ids, attempts.count, known)
             units = attempts.render(base_id, warn=attempt == 0)
             try:
-                return namespace, attempts.create(units)
+                return Submitted(tuple(attempts.create(units)), namespace)
             except KubeError as e:
                 if e.status != 409 or e.reason != "AlreadyExists":
                     raise
@@ -157,8 +138,7 @@ def submit_minor(submit: SubmitOptions, client: KubeClient) -> int:
 
 
 def _dry_run(client: KubeClient, namespace: str, units: Sequence[Sequence[Dict[str, Any]]],
-             job: JobSpec, allocation: Allocation, partition: str, base_id: int,
-             submit: SubmitOptions) -> int:
+             allocation: Allocation, partition: str, base_id: int) -> StartEstimate:
     """``--test-only``: the server checks every object (``dryRun=All``); nothing is stored."""
     try:
         for unit in units:
@@ -167,6 +147,4 @@ def _dry_run(client: KubeClient, namespace: str, units: Sequence[Sequence[Dict[s
     except KubeError as e:
         raise submission_failed(str(e)) from e
     names = [f"{units[0][-1]['metadata']['name']}-{i}" for i in range(allocation.node_count)]
-    if not submit.quiet:
-        sys.stderr.write(_test_only_line(base_id, allocation, names, partition))
-    return 0
+    return _estimate(base_id, allocation, names, partition)

@@ -19,8 +19,7 @@ own, the strongest isolation (see README, "Users and trust").
 
 from __future__ import annotations
 
-from parsers.vocabulary import RECORD_SELECTOR as RECORD_SELECTOR
-from parsers.vocabulary import ACTIVE, ARRAY_JOB_ID, JOB_ID, STATE
+from parsers.vocabulary import ACTIVE, ARRAY_JOB_ID, JOB_ID, RECORD_SELECTOR, STATE
 import dataclasses
 from typing import Iterable, List, Mapping, Optional, Set, Tuple
 
@@ -34,7 +33,7 @@ from sbatch_k8s.backends.kubernetes.api.identity import (
     who_am_i,
 )
 from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP
-from sbatch_k8s.errors import BackendError
+from sbatch_k8s.operation_errors import BackendError
 from translators.config import ClusterConfig, PartitionConfig
 from translators.ownership import Ownership, any_of
 from translators.users import namespace_for, slurm_user_name

@@ -1,4 +1,5 @@
-"""Errors raised while reading Slurm input.
+"""Errors in Slurm input: raised while reading what the user typed (errors of operations,
+past the input, are :mod:`sbatch_k8s.operation_errors`).
 
 One hierarchy for the whole ``parsers`` layer:
 

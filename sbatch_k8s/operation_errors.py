@@ -1,4 +1,5 @@
-"""Errors of the I/O layer (configuration, backends, the job database).
+"""Errors of operations: the I/O layer's (configuration, backends, the job database), as
+opposed to errors in what the user typed (:mod:`parsers.input_errors`).
 
 * :class:`SbatchK8sError` — base; ``str(e)`` is one line in Slurm's voice, without the
   ``<command>: error:`` prefix, and ``exit_code`` is what the command exits with.
@@ -6,7 +7,7 @@
 * :class:`BackendError` — the local backend or the cluster refused or failed an operation;
   for the Kubernetes backend the message carries the API server's own Status message.
 
-User input errors are :class:`parsers.errors.SlurmInputError`; both kinds are turned into
+User input errors are :class:`parsers.input_errors.SlurmInputError`; both kinds are turned into
 messages in one place, :func:`sbatch_k8s.cli.common.run_command`.
 """
 
