@@ -7,6 +7,9 @@ those inside functions and ``if TYPE_CHECKING:`` blocks too, which the import co
   the standard library, lark, parsers and the runtime itself — an allowlist.
 * A backend imports no command and not the other backend; a command imports no backend's
   modules (only :mod:`sbatch_k8s.backends`, its ``base`` and the shared ``attach_files``).
+* Tools, the console and commands → the job inspection → the backends (:data:`LAYERS`,
+  nothing imports a layer above its own); the console's pages import no backend (only its
+  adapter, ``ui.jobs_source``, does, with the inspection).
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ POD_SIDE_ALLOWED = ("parsers", "sbatch_k8s.runtime", "lark")
 POD_SIDE_EXACT = ("sbatch_k8s",)
 BACKENDS = ("sbatch_k8s.backends.local", "sbatch_k8s.backends.kubernetes")
 COMMANDS = "sbatch_k8s.cli"
+#: Highest first: each may import those below it, never those above.
+LAYERS = ("sbatch_k8s.tool", "sbatch_k8s.ui", "sbatch_k8s.cli", "sbatch_k8s.inspection",
+          "sbatch_k8s.backends")
+CONSOLE_ADAPTER = "sbatch_k8s.ui.jobs_source"
 
 
 def _within(module: str, package: str) -> bool:
@@ -127,6 +134,22 @@ def test_a_command_reaches_a_backend_only_through_the_interface() -> None:
     def internal(module: str, imported: str) -> bool:
         return _within(module, COMMANDS) and any(_within(imported, b) for b in BACKENDS)
     assert _violations(internal) == []
+
+
+def test_tools_console_and_commands_reach_backends_through_the_inspection_layering() -> None:
+    def upward(module: str, imported: str) -> bool:
+        for level, layer in enumerate(LAYERS):
+            if _within(module, layer):
+                return any(_within(imported, higher) for higher in LAYERS[:level])
+        return False
+    assert _violations(upward) == []
+
+
+def test_the_console_pages_import_no_backend() -> None:
+    def reaching(module: str, imported: str) -> bool:
+        return _within(module, "sbatch_k8s.ui") and not _within(module, CONSOLE_ADAPTER) \
+            and _within(imported, "sbatch_k8s.backends")
+    assert _violations(reaching) == []
 
 
 @pytest.mark.parametrize("source, module, expected", [

@@ -1,21 +1,24 @@
 """What a cluster shows of a job beyond its record: its pods, their logs, events and objects.
 
-Read with the backend's own client and credentials, so the cluster's RBAC decides what the
-console may see, as it decides for ``kubectl``: a user without ``list events`` sees why
-instead of the events. The job's objects are found through its record (the workload it
-names) and the ``sbatch-k8s.io/job-id`` label of its pods.
+Read with the backend's own client and credentials, so the cluster's RBAC decides what may be
+seen, as it decides for ``kubectl``: a user without ``list events`` sees why instead of the
+events. The job's objects are found through its record (the workload it names) and the
+``sbatch-k8s.io/job-id`` label of its pods.
 
-* Nodes are the current pod of each completion index, with its phase, node and restarts.
-* A node's log is its pod's container log (``pods/{name}/log``), followed with the
-  backend's :class:`~sbatch_k8s.backends.kubernetes.output.pod_log.LogFollower`.
+* Nodes are the current pod of each completion index, with its phase, node and restarts; a
+  node is up when its pod's main container started.
+* A node's log is its pod's container log (``pods/{name}/log``), followed with the backend's
+  :class:`~sbatch_k8s.backends.kubernetes.output.pod_log.LogFollower`. When node 0 carries
+  the job's output files in its log (:mod:`sbatch_k8s.runtime.log_stream.tee`), its log is
+  read through the stream decoder: the files' bytes and the runtime's messages, readable.
 * The output files are read in place when the partition's volumes hold the working
-  directory; otherwise node 0 carries them in its log (:mod:`sbatch_k8s.runtime.log_stream.tee`)
-  and the console decodes them from it, as ``sattach`` does.
+  directory; otherwise they are decoded from node 0's log, as ``sattach`` does.
 * Events are the Kubernetes Events of the workload and the pods, and what the pods'
   container statuses say of their ends (a real kubelet records no Event for a container's
   OOM kill: ``OOMKilled`` is in the status).
-* The YAML is the workload, the job's ConfigMap and Service, and the pods, as the API
-  server returns them (never the job's Secret: users may not read it).
+* The objects are the workload, the job's ConfigMap and Service, the job's Secret without
+  its data (and only when the caller may read it: users may not), and the pods, as the API
+  server returns them.
 """
 
 from __future__ import annotations
@@ -26,11 +29,18 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 from parsers.vocabulary import JOB_ID
 from parsers.job_records import JobRecord
 from sbatch_k8s.backends.kubernetes.api.client import KubeError
-from sbatch_k8s.backends.kubernetes.api.kinds import CONFIG_MAP, POD, SERVICE, WORKLOADS, Kind
-from sbatch_k8s.ui.jobs_source.kube_logs import DecodedOutput, PodLog
-from sbatch_k8s.ui.jobs_source.logs import FileLog, LogHandle
-from sbatch_k8s.ui.jobs_source.output_files import output_sources
-from sbatch_k8s.ui.views import NODE_LOG, EventView, LogSource, NodeView, Unavailable
+from sbatch_k8s.backends.kubernetes.api.kinds import (
+    CONFIG_MAP,
+    POD,
+    SECRET,
+    SERVICE,
+    WORKLOADS,
+    Kind,
+)
+from sbatch_k8s.inspection.file_logs import FileLog, LogHandle
+from sbatch_k8s.inspection.pod_logs import DecodedNodeLog, DecodedOutput, PodLog
+from sbatch_k8s.inspection.output_files import output_sources
+from sbatch_k8s.inspection.values import NODE_LOG, EventView, LogSource, NodeView, Unavailable
 
 #: Kubernetes Events (core/v1), read by the object they are about.
 EVENT = Kind("v1", "Event", "events")
@@ -133,17 +143,46 @@ def log_sources(backend: Any, record: JobRecord) -> List[LogSource]:
 
 
 def open_log(backend: Any, record: JobRecord, source: LogSource,
-             ended: Callable[[], bool]) -> LogHandle:
-    """A pod's log, node 0's decoded output, or a file in place."""
+             ended: Callable[[], bool], since: Optional[int] = None) -> LogHandle:
+    """A pod's log (node 0's decoded when it carries the output files), node 0's decoded
+    output, or a file in place. ``since``: the API server's ``sinceTime``."""
+    from sbatch_k8s.backends.kubernetes.output.waiting import files_streamed
+    from sbatch_k8s.inspection.file_logs import SinceUnavailable
+
     if source.kind == NODE_LOG or source.origin.endswith("(decoded)"):
         located = _located(backend, record)
         namespace = located[1] if located else backend.client.target.namespace
         pod_name = source.origin.split()[0].split("/", 1)[1]
+        since_time = _rfc3339(since) if since is not None else None
+        if source.kind == NODE_LOG and source.key == "node-0" and \
+                files_streamed(backend.config, record):
+            return DecodedNodeLog(backend.client, namespace, pod_name, since_time)
         if source.kind == NODE_LOG:
-            return PodLog(backend.client, namespace, pod_name)
+            return PodLog(backend.client, namespace, pod_name, since_time)
         return DecodedOutput(backend.client, namespace, pod_name,
                              0 if source.key == "stdout" else 1)
+    if since is not None:
+        raise SinceUnavailable("an output file carries no times")
     return FileLog(source.origin, ended)
+
+
+def _rfc3339(epoch_s: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch_s))
+
+
+def nodes_up(backend: Any, record: JobRecord) -> Dict[str, int]:
+    """Node (pod host) name → when its pod's main container started."""
+    from sbatch_k8s.backends.kubernetes.read.pod_view import hostname, main_container
+    from sbatch_k8s.backends.kubernetes.read.pod_view import running_since
+
+    located = _located(backend, record)
+    pods = _pods(backend, record, located[1]) if located else {}
+    found = {}
+    for _, pod in sorted(pods.items()):
+        started = running_since(main_container(pod))
+        if started is not None:
+            found[hostname(pod)] = started
+    return found
 
 
 def events(backend: Any, record: JobRecord) -> List[EventView]:
@@ -210,29 +249,75 @@ def _status_events(pods: List[Pod]) -> List[EventView]:
     return views
 
 
-def yaml_text(backend: Any, record: JobRecord) -> Union[str, Unavailable]:
-    """The job's objects as the API server has them, one YAML document each."""
-    import yaml
-
+def objects(backend: Any, record: JobRecord) -> Union[List[Dict[str, Any]], Unavailable]:
+    """The job's objects as the API server has them: workload, ConfigMap, Service, Secret
+    (metadata and type only, when the caller may read it at all), pods."""
     located = _located(backend, record)
     if located is None:
         return Unavailable("the cluster holds no objects of this job any more")
     ref, namespace = located
-    objects: List[Dict[str, Any]] = []
+    found: List[Dict[str, Any]] = []
     kind = next((k for k in WORKLOADS if k.api_version == ref.get("apiVersion")
                  and k.kind == ref.get("kind")), None)
     name = ref.get("name") or ""
     try:
         for wanted in ([kind] if kind else []) + [CONFIG_MAP, SERVICE]:
-            found = backend.client.get(wanted, name, namespace) if name else None
-            if found is not None:
-                objects.append(found)
-        objects.extend(_pods(backend, record, namespace).values())
+            got = backend.client.get(wanted, name, namespace) if name else None
+            if got is not None:
+                found.append(got)
+        secret = _secret_metadata(backend, name, namespace) if name else None
+        if secret is not None:
+            found.append(secret)
+        found.extend(p for _, p in sorted(_pods(backend, record, namespace).items()))
     except KubeError as e:
         return Unavailable(str(e))
-    if not objects:
+    if not found:
         return Unavailable("the job's workload and pods are gone (only its record is kept)")
-    return str(yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False))
+    return found
+
+
+#: What of a Secret is never shown: its data, and the copy of it ``kubectl apply`` keeps in an
+#: annotation (``sbatch --k8s-print | kubectl apply -f -``).
+SECRET_DATA_FIELDS = ("data", "stringData")
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _secret_metadata(backend: Any, name: str, namespace: str) -> Optional[Dict[str, Any]]:
+    """The job's Secret without its data; None when it is gone or the caller may not read
+    Secrets (users may not: the cluster's RBAC keeps their environment from them)."""
+    try:
+        got = backend.client.get(SECRET, name, namespace)
+    except KubeError as e:
+        if e.status in (401, 403):
+            return None
+        raise
+    if got is None:
+        return None
+    shown = {k: v for k, v in got.items() if k not in SECRET_DATA_FIELDS}
+    metadata = dict(shown.get("metadata") or {})
+    if LAST_APPLIED in (metadata.get("annotations") or {}):
+        metadata["annotations"] = {k: v for k, v in metadata["annotations"].items()
+                                   if k != LAST_APPLIED}
+    shown["metadata"] = metadata
+    return shown
+
+
+def description(backend: Any, record: JobRecord) -> Optional[Dict[str, Any]]:
+    """The job description (the ConfigMap's ``job.json``), None when it is gone."""
+    import json
+
+    from parsers.vocabulary import DESCRIPTION_KEY
+
+    located = _located(backend, record)
+    name = (located[0].get("name") or "") if located else ""
+    if not name:
+        return None
+    try:
+        config_map = backend.client.get(CONFIG_MAP, name, located[1])
+        found = json.loads(((config_map or {}).get("data") or {}).get(DESCRIPTION_KEY) or "")
+    except (KubeError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def jobs_on_nodes(backend: Any, records: List[JobRecord]) -> Dict[str, List[str]]:

@@ -3,8 +3,8 @@
 A :class:`LogHandle` gives the bytes exactly as written: :meth:`~LogHandle.chunks` what
 exists now, :meth:`~LogHandle.follow` everything from the start and then what comes, until
 the log's writer is done (its job ended) or the reader stops. :class:`FileLog` reads a file
-on this machine (a local node's log, an output file); the Kubernetes pod log is in
-:mod:`.kubernetes`.
+on this machine (a local node's log, an output file); a Kubernetes pod's log is
+:mod:`.pod_logs`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ READ_BYTES = 1 << 16
 POLL_S = 0.2
 #: How often a followed log asks whether its job has ended.
 ENDED_EVERY_S = 1.0
+
+
+class SinceUnavailable(Exception):
+    """A log that carries no times cannot be read from a time on: why, in a few words."""
 
 
 class LogHandle(Protocol):
