@@ -113,7 +113,8 @@ def runtime_events(record: JobRecord, nodes_up: Mapping[str, int]) -> List[Event
 
 #: Within one second (the records keep whole seconds), events go in the order they can
 #: happen: the job starts, its nodes come up and the batch (and extern) step starts before
-#: anything else, and they end after everything else. Others keep the order given.
+#: anything else, and they end after everything else. Others (Kubernetes' events too) keep
+#: the order given.
 SAME_SECOND_RANK = {"Submitted": 0, "Started": 1, "NodeUp": 2, "StepStarted": 3,
                     "StepEnded": 5, "Signal": 6, "Ended": 7}
 #: The steps that span the whole job.
@@ -121,6 +122,8 @@ WHOLE_JOB_STEPS = (".batch", ".extern")
 
 
 def _same_second_rank(event: EventView) -> int:
+    if event.source not in (RECORD, RUNTIME):
+        return 4                 # a Kubernetes event's reason is its own vocabulary
     rank = SAME_SECOND_RANK.get(event.reason, 4)
     if event.reason in ("StepStarted", "StepEnded", "Signal") and \
             not event.subject.endswith(WHOLE_JOB_STEPS):

@@ -203,8 +203,15 @@ def events(backend: Any, record: JobRecord) -> List[EventView]:
         except KubeError as e:
             return [EventView(None, "Warning", "EventsNotReadable", str(e), f"{kind}/{name}",
                               "console")] + _status_events(pods)
-        found.extend(_event_view(item) for item in items)
+        found.extend(_event_view(item) for item in sorted(items, key=_written_order))
     return found + _status_events(pods)
+
+
+def _written_order(item: Mapping[str, Any]) -> int:
+    """Events of one second in the order the API server stored them (their timestamps keep
+    whole seconds; etcd's resource versions grow)."""
+    version = str((item.get("metadata") or {}).get("resourceVersion") or "")
+    return int(version) if version.isdigit() else 0
 
 
 def _epoch(stamp: Any) -> Optional[int]:
@@ -264,16 +271,23 @@ def objects(backend: Any, record: JobRecord) -> Union[List[Dict[str, Any]], Unav
         for wanted in ([kind] if kind else []) + [CONFIG_MAP, SERVICE]:
             got = backend.client.get(wanted, name, namespace) if name else None
             if got is not None:
-                found.append(got)
+                found.append(_typed(wanted, got))
         secret = _secret_metadata(backend, name, namespace) if name else None
         if secret is not None:
-            found.append(secret)
-        found.extend(p for _, p in sorted(_pods(backend, record, namespace).items()))
+            found.append(_typed(SECRET, secret))
+        found.extend(_typed(POD, p) for _, p in sorted(_pods(backend, record, namespace).items()))
     except KubeError as e:
         return Unavailable(str(e))
     if not found:
         return Unavailable("the job's workload and pods are gone (only its record is kept)")
     return found
+
+
+def _typed(kind: Kind, found: Mapping[str, Any]) -> Dict[str, Any]:
+    """``found`` with its ``apiVersion`` and ``kind`` first, as ``kubectl get -o yaml``
+    shows it (the items of a LIST come without them)."""
+    rest = {k: v for k, v in found.items() if k not in ("apiVersion", "kind")}
+    return {"apiVersion": kind.api_version, "kind": kind.kind, **rest}
 
 
 #: What of a Secret is never shown: its data, and the copy of it ``kubectl apply`` keeps in an
