@@ -10,9 +10,9 @@ command, a tool or the console.
   values of :mod:`.values` out (:class:`~.values.Unavailable` where a backend cannot tell).
 * :mod:`.job_lookup` — a job id as the commands take it → its record (squeue's view, else
   sacct's), with the steps and earlier runs sacct keeps.
-* :mod:`.kubernetes_job`, :mod:`.local_job` — what each backend keeps beyond the record:
-  pods and their logs, Kubernetes events and objects; node processes' logs and the job's
-  description.
+* :mod:`.kubernetes_job`, :mod:`.kubernetes_events`, :mod:`.kubernetes_objects`,
+  :mod:`.local_job` — what each backend keeps beyond the record: pods and their logs,
+  Kubernetes events and objects; node processes' logs and the job's description.
 * :mod:`.file_logs`, :mod:`.pod_logs` — a log read whole or followed as it grows.
 * :mod:`.output_files` — the batch step's output files as logs.
 * :mod:`.job_events` — the record's and the runtime's moments as events.

@@ -1,17 +1,19 @@
 """:class:`JobInspector`: one job's nodes, logs, events and objects, read with one backend.
 
-The backend's own verbs give the record; what a backend keeps beyond it is read by one module
-per backend (:mod:`.kubernetes_job` with the backend's client and credentials, so the
-cluster's RBAC decides what may be seen; :mod:`.local_job` from the job's directory). Each
-such module offers the same functions: ``nodes``, ``log_sources``, ``open_log``,
-``events``, ``nodes_up``, ``objects``, ``description``.
+The backend's own verbs give the record; what a backend keeps beyond it is read by the modules
+of :data:`VIEWS` (on a cluster with the backend's client and credentials, so the cluster's RBAC
+decides what may be seen; locally from the job's directory): per backend, one module for each
+part — ``job`` (``nodes``, ``log_sources``, ``open_log``, ``nodes_up``,
+``jobs_on_nodes``), ``events``
+(``events``) and ``objects`` (``objects``, ``description``).
 """
 
 from __future__ import annotations
 
 import json
+import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from parsers.job_records import JobRecord
 from sbatch_k8s.inspection.values import EventView, LogSource, NodeView, Unavailable
@@ -21,19 +23,28 @@ if TYPE_CHECKING:
     from sbatch_k8s.inspection.file_logs import LogHandle
 
 
+#: (backend, part) → the module of this package that reads that part on that backend.
+VIEWS: Dict[Tuple[str, str], str] = {
+    ("kubernetes", "job"): "kubernetes_job", ("kubernetes", "events"): "kubernetes_events",
+    ("kubernetes", "objects"): "kubernetes_objects",
+    ("local", "job"): "local_job", ("local", "events"): "local_job",
+    ("local", "objects"): "local_job",
+}
+
+
 class JobInspector:
     """What can be seen of a job beyond its record, on ``backend``."""
 
     def __init__(self, backend: "Backend") -> None:
         self.backend = backend
 
+    def _part(self, part: str) -> ModuleType:
+        """The module reading ``part`` on this backend (:data:`VIEWS`)."""
+        return importlib.import_module(f"{__package__}.{VIEWS[self.backend.name, part]}")
+
     @property
     def _views(self) -> ModuleType:
-        if self.backend.name == "kubernetes":
-            from sbatch_k8s.inspection import kubernetes_job as views
-        else:
-            from sbatch_k8s.inspection import local_job as views
-        return views
+        return self._part("job")
 
     def nodes(self, record: JobRecord) -> List[NodeView]:
         """The job's nodes (on a cluster: its pods) and their state."""
@@ -50,6 +61,11 @@ class JobInspector:
         raises :class:`NotImplementedError` where the log carries no times)."""
         return self._views.open_log(self.backend, record, source, ended, since)
 
+    def jobs_on_nodes(self, records: List[JobRecord]) -> Dict[str, List[str]]:
+        """Node name (as sinfo names nodes) → which of ``records`` (running jobs) have a
+        node there."""
+        return self._views.jobs_on_nodes(self.backend, records)
+
     def runtime_events(self, record: JobRecord) -> List[EventView]:
         """What the runtime did: nodes up, steps started and ended, signals, requeues."""
         from sbatch_k8s.inspection.job_events import merged, runtime_events
@@ -63,12 +79,12 @@ class JobInspector:
         from sbatch_k8s.inspection.job_events import merged, record_events
 
         return merged(record_events(record), self.runtime_events(record),
-                      self._views.events(self.backend, record))
+                      self._part("events").events(self.backend, record))
 
     def objects(self, record: JobRecord) -> Union[List[Dict[str, Any]], Unavailable]:
         """The job's objects as the cluster has them (a Secret's metadata only); locally its
         description, its environment left out."""
-        return self._views.objects(self.backend, record)
+        return self._part("objects").objects(self.backend, record)
 
     def yaml_text(self, record: JobRecord) -> Union[str, Unavailable]:
         """:meth:`objects` as YAML, one document each."""
@@ -92,4 +108,4 @@ class JobInspector:
     def description(self, record: JobRecord) -> Optional[Dict[str, Any]]:
         """The job description the runtime reads (its public part: allocation per node,
         options), None when it is no longer kept."""
-        return self._views.description(self.backend, record)
+        return self._part("objects").description(self.backend, record)

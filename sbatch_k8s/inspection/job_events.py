@@ -9,7 +9,7 @@ Two sources, told apart by :attr:`~sbatch_k8s.inspection.values.EventView.source
   ended by a signal, each earlier run ended by a requeue.
 
 Kubernetes' own events (scheduling, image pulls, OOM kills, evictions) are added by
-:mod:`.kubernetes_job`; :func:`merged` puts them all in time order.
+:mod:`.kubernetes_events`; :func:`merged` puts them all in time order.
 """
 
 from __future__ import annotations

@@ -220,11 +220,8 @@ class JobsSource:
 
     def jobs_on_nodes(self, now: int) -> Dict[str, List[str]]:
         """Node name (as :meth:`partitions` names nodes) → the running jobs on it."""
-        from sbatch_k8s.inspection import kubernetes_job, local_job
-
         running = [r for r in self.active_records(now) if r.state == "RUNNING"]
-        views = kubernetes_job if self.kind == "kubernetes" else local_job
-        return views.jobs_on_nodes(self.backend, running)
+        return self.inspector.jobs_on_nodes(running)
 
     # -- actions -----------------------------------------------------------------------
 
