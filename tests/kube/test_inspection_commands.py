@@ -163,7 +163,9 @@ def test_scontrol_details_name_each_nodes_pod(kube: KubeSlurm, kubelet: Any) -> 
     kube.wait_for(lambda: "RUNNING" in kube.run("scontrol", "show", "job", str(job)).stdout,
                   timeout=WAIT_S, interval=0.5)
     time.sleep(1)
-    shown = kube.run("scontrol", "-d", "show", "job", str(job)).stdout
+    done = kube.run("scontrol", "-d", "show", "job", str(job))
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout
     pods = {p["metadata"]["name"]: p for p in _pods(kube, job)}
     assert "   DerivedExitCode=0:0\n" in shown
     assert re.search(rf"\n   JOB_GRES=\(null\)\n     Nodes=wrap-{job}-\[0-1\] CPU_IDs=0 "
