@@ -26,7 +26,10 @@ class SinceUnavailable(Exception):
 
 
 class LogHandle(Protocol):
-    """One log, read or followed."""
+    """One log, read or followed; :attr:`lost`, after a read: bytes known not to have come
+    back (0 where the log cannot tell)."""
+
+    lost: int
 
     def chunks(self) -> Iterator[bytes]:
         """The log's bytes as they are now."""
@@ -38,6 +41,8 @@ class LogHandle(Protocol):
 
 class FileLog:
     """A file on this machine; complete once ``ended()`` says its writer is gone."""
+
+    lost = 0
 
     def __init__(self, path: str, ended: Callable[[], bool]) -> None:
         self.path = path

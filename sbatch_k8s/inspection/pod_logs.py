@@ -56,18 +56,25 @@ class _FileSink(StreamSink):
 
 
 class _LogSink(StreamSink):
-    """Node 0's log decoded: every file's new bytes and every message, as they come."""
+    """Node 0's log decoded: every file's new bytes and every message, as they come;
+    :attr:`lost` counts the bytes of a file that never came (rotated away before any read:
+    a gap), but before its first bytes when the log is read from a time on (``partial``)."""
 
-    def __init__(self, out: "queue.Queue[Any]") -> None:
+    def __init__(self, out: "queue.Queue[Any]", partial: bool) -> None:
         self.out = out
+        self.partial = partial
         self.written: Dict[int, int] = {}
+        self.lost = 0
 
     def write(self, key: int, offset: int, data: bytes) -> None:
-        done = self.written.get(key, 0)
+        done = self.written.get(key)
+        if done is None:
+            done = offset if self.partial else 0
         if offset + len(data) <= done:
             return
         if offset < done:
             data = data[done - offset:]
+        self.lost += max(0, offset - done)
         self.written[key] = max(done, offset) + len(data)
         self.out.put(data)
 
@@ -115,7 +122,10 @@ def _drain(out: "queue.Queue[Any]", following: _Following, stop: threading.Event
 
 
 class PodLog:
-    """The container log of one pod."""
+    """The container log of one pod (what the kubelet rotated away cannot be told: the log
+    carries no offsets)."""
+
+    lost = 0
 
     def __init__(self, client: KubeClient, namespace: str, pod: str,
                  since_time: Optional[str] = None) -> None:
@@ -142,17 +152,28 @@ class PodLog:
 
 
 class DecodedNodeLog:
-    """Node 0's log when it carries the job's output files: decoded, readable."""
+    """Node 0's log when it carries the job's output files: decoded, readable. After a read,
+    :attr:`lost` says how many bytes of the files never came back (the kubelet rotated them
+    away before they were read)."""
 
     def __init__(self, client: KubeClient, namespace: str, pod: str,
                  since_time: Optional[str] = None) -> None:
         self.client, self.namespace, self.pod = client, namespace, pod
         self.since_time = since_time
+        self.lost = 0
+
+    def _decoder(self, out: "queue.Queue[Any]") -> StreamDecoder:
+        self._sink = _LogSink(out, partial=self.since_time is not None)
+        self._stream = StreamDecoder(self._sink)
+        return self._stream
+
+    def _count_lost(self) -> None:
+        self.lost = self._sink.lost + self._stream.lost + self._stream.unverified
 
     def chunks(self) -> Iterator[bytes]:
         """What node 0's log holds now (one read of the log, decoded)."""
         out: "queue.Queue[Any]" = queue.Queue()
-        decoder = StreamDecoder(_LogSink(out))
+        decoder = self._decoder(out)
         decoder.connect()
         for chunk in PodLog(self.client, self.namespace, self.pod, self.since_time).chunks():
             decoder.feed(chunk)
@@ -161,19 +182,23 @@ class DecodedNodeLog:
         decoder.disconnected()
         while not out.empty():
             yield out.get()
+        self._count_lost()
 
     def follow(self, stop: threading.Event) -> Iterator[bytes]:
         from sbatch_k8s.backends.kubernetes.output.rebuilt_files import DecodingReader
 
         out: "queue.Queue[Any]" = queue.Queue()
-        decoder = StreamDecoder(_LogSink(out))
+        decoder = self._decoder(out)
         yield from _drain(out, _Following(self.client, self.namespace, self.pod,
                                           DecodingReader(decoder), out, self.since_time),
                           stop)
+        self._count_lost()
 
 
 class DecodedOutput:
     """File ``key`` (0: the batch output, 1: a separate error file) out of node 0's log."""
+
+    lost = 0
 
     def __init__(self, client: KubeClient, namespace: str, pod: str, key: int) -> None:
         self.client, self.namespace, self.pod, self.key = client, namespace, pod, key

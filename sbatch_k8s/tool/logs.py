@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional
 
 import click
 
@@ -86,12 +86,23 @@ def _chosen_index(step: Optional[str], node: Optional[str], inspector: "JobInspe
     return 0
 
 
-def _write(out: Callable[[bytes], None], chunks) -> int:  # type: ignore[no-untyped-def]
+def _write(out: Callable[[bytes], None], chunks: Iterable[bytes]) -> int:
     written = 0
     for chunk in chunks:
         out(chunk)
         written += len(chunk)
     return written
+
+
+def _said_lost(handle: "LogHandle", title: str) -> int:
+    """One error line when bytes of the log never came back; the exit status."""
+    from sbatch_k8s.user_messages import print_error
+
+    if not handle.lost:
+        return 0
+    print_error(f"sbatch-k8s {COMMAND}", f"{title}: {handle.lost} bytes were rotated away "
+                                         "before they could be read")
+    return 1
 
 
 def _stdout(chunk: bytes) -> None:
@@ -142,10 +153,11 @@ def _write_all(inspector: "JobInspector", record: "JobRecord", directory: str,
             size = _write(f.write, handle.chunks())
         sys.stderr.write(f"sbatch-k8s {COMMAND}: wrote {path} ({size} bytes, "
                          f"{source.title})\n")
+        code = max(code, _said_lost(handle, source.title))
     return code
 
 
-def _follow(handle: "LogHandle") -> int:
+def _follow(handle: "LogHandle", title: str) -> int:
     """Copy the followed log to stdout until it ends or Ctrl-C."""
     stop = threading.Event()
     try:
@@ -155,7 +167,8 @@ def _follow(handle: "LogHandle") -> int:
         return INTERRUPTED
     except BrokenPipeError:
         stop.set()
-    return 0
+        return 0
+    return _said_lost(handle, title)
 
 
 def _logs(job: str, node: Optional[str], follow: bool, since_text: Optional[str],
@@ -185,12 +198,12 @@ def _logs(job: str, node: Optional[str], follow: bool, since_text: Optional[str]
     source = _available_source(inspector, record, index or 0, follow, ended)
     handle = _open(inspector, record, source, ended, since)
     if follow:
-        return _follow(handle)
+        return _follow(handle, source.title)
     try:
         _write(_stdout, handle.chunks())
     except BrokenPipeError:
-        pass
-    return 0
+        return 0
+    return _said_lost(handle, source.title)
 
 
 @click.command(name=COMMAND)

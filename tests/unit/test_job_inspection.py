@@ -178,3 +178,21 @@ def test_each_nodes_own_line() -> None:
 def test_details_anywhere_on_the_line(argv: list) -> None:
     request = parse_scontrol_args(argv)
     assert request.details and request.command == "show" and request.entity == "jobs"
+
+
+@pytest.mark.parametrize("partial, lost", [(False, 13), (True, 3)])
+def test_node_zeros_decoded_log_counts_what_never_came(partial: bool, lost: int) -> None:
+    """A gap in a file's offsets is bytes rotated away before any read; read from a time on
+    (``--since``), what comes before the first bytes is not asked for."""
+    import queue
+
+    from sbatch_k8s.inspection.pod_logs import _LogSink
+
+    out: "queue.Queue[bytes]" = queue.Queue()
+    sink = _LogSink(out, partial)
+    sink.write(0, 10, b"ab")
+    sink.write(0, 10, b"abc")           # a reconnect serves it again: only "c" is new
+    sink.write(0, 16, b"x")
+    sink.message(b"a note\n")
+    assert [out.get() for _ in range(out.qsize())] == [b"ab", b"c", b"x", b"a note\n"]
+    assert sink.lost == lost
