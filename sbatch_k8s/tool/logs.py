@@ -220,7 +220,10 @@ def _logs(job: str, node: Optional[str], follow: bool, since_text: Optional[str]
               help="write every node's log (with --node: that one) to DIR/node-<i>.log")
 def command(job: str, node: Optional[str], follow: bool, since: Optional[str],
             output_dir: Optional[str]) -> None:
-    """A node's log of a job (its pod's log on a cluster, its process's log locally)."""
+    """A node's log of a job (its pod's log on a cluster, its process's log locally).
+
+    JOB.batch is node 0's log (the batch step runs there); a node's log is not divided by
+    step, so other steps are refused."""
     try:
         code = _logs(job, node, follow, since, output_dir)
     except CommandError as e:
