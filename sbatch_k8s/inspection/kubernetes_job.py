@@ -57,6 +57,12 @@ def pods_by_index(backend: Any, record: JobRecord, namespace: str) -> Dict[int, 
     return nodes_by_index(pods, max(record.node_count, 1), first)
 
 
+def current_pods(backend: Any, record: JobRecord) -> Dict[int, Pod]:
+    """Node index → its current pod ({} when the cluster has no such job)."""
+    located = locate_job(backend, record)
+    return pods_by_index(backend, record, located[1]) if located else {}
+
+
 def _pod_state(pod: Pod) -> Tuple[str, str]:
     """The pod's phase, and why its main container is not running (reason: message)."""
     from sbatch_k8s.backends.kubernetes.read.pod_view import main_container, status_of
@@ -80,8 +86,7 @@ def nodes(backend: Any, record: JobRecord) -> List[NodeView]:
     """One row per node: its pod's state, or "no pod" while there is none."""
     from sbatch_k8s.backends.kubernetes.read.pod_view import hostname
 
-    located = locate_job(backend, record)
-    pods = pods_by_index(backend, record, located[1]) if located else {}
+    pods = current_pods(backend, record)
     rows = []
     for index in range(max(record.node_count, 1)):
         pod = pods.get(index)
@@ -105,8 +110,7 @@ def log_sources(backend: Any, record: JobRecord) -> List[LogSource]:
     from sbatch_k8s.backends.kubernetes.read.pod_view import main_container
     from sbatch_k8s.backends.kubernetes.output.waiting import files_streamed
 
-    located = locate_job(backend, record)
-    pods = pods_by_index(backend, record, located[1]) if located else {}
+    pods = current_pods(backend, record)
     sources = []
     for index in range(max(record.node_count, 1)):
         pod = pods.get(index)
@@ -160,8 +164,7 @@ def nodes_up(backend: Any, record: JobRecord) -> Dict[str, int]:
     from sbatch_k8s.backends.kubernetes.read.pod_view import hostname, main_container
     from sbatch_k8s.backends.kubernetes.read.pod_view import running_since
 
-    located = locate_job(backend, record)
-    pods = pods_by_index(backend, record, located[1]) if located else {}
+    pods = current_pods(backend, record)
     found = {}
     for _, pod in sorted(pods.items()):
         started = running_since(main_container(pod))
