@@ -9,7 +9,7 @@ and the record ends in `` \\n``. NULL strings print ``(null)``, unset times ``Un
 
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Sequence
+from typing import Callable, List, Mapping, Optional, Sequence
 
 from parsers.input_errors import EXIT_SUBMIT_ERROR, SlurmInputError, ValueSyntaxError
 from parsers.formats import job_values as jv
@@ -60,8 +60,12 @@ def _first_line(job: JobRecord) -> str:
     return " ".join(parts)
 
 
-def show_job_lines(job: JobRecord, now: int, time_format: Optional[str] = None) -> List[str]:
-    """The groups of ``scontrol show job``, one string per output line."""
+def show_job_lines(job: JobRecord, now: int, time_format: Optional[str] = None,
+                   details: Optional[Sequence[str]] = None) -> List[str]:
+    """The groups of ``scontrol show job``, one string per output line; ``details``: those
+    of ``-d`` after the ``Socks/Node`` line (:mod:`parsers.formats.scontrol_details`), and
+    the ``DerivedExitCode`` line."""
+    from parsers.formats.scontrol_details import derived_exit_line
 
     def stamp(epoch: Optional[int]) -> str:
         return format_timestamp(epoch, time_format, now)
@@ -76,6 +80,7 @@ def show_job_lines(job: JobRecord, now: int, time_format: Optional[str] = None) 
         f"Dependency={_null(job.dependency)}",
         f"Requeue={int(job.requeue)} Restarts={job.restarts} BatchFlag={int(job.batch_flag)} "
         f"Reboot=0 ExitCode={jv.exit_code_text(job.exit_code, job.exit_signal)}",
+        *([derived_exit_line(job)] if details is not None else []),
         f"RunTime={format_duration_hms(jv.time_used_s(job, now))} "
         f"TimeLimit={_time_limit(job)} TimeMin=N/A",
         f"SubmitTime={stamp(job.submit_time)} EligibleTime={stamp(job.eligible_time)}",
@@ -96,6 +101,7 @@ def show_job_lines(job: JobRecord, now: int, time_format: Optional[str] = None) 
         f"CPUs/Task={job.cpus_per_task} ReqB:S:C:T=0:0:*:*",
         f"TRES={jv.tres_text(job)}",
         f"Socks/Node=* NtasksPerN:B:S:C={job.ntasks_per_node or 0}:0:*:* CoreSpec=*",
+        *(details or ()),
         f"MinCPUsNode={jv.min_cpus_per_node(job)} "
         f"MinMemory{mem_kind}={jv.memory_text(job.min_memory_mb or 0)} MinTmpDiskNode=0",
         f"Features={_null(job.features)} DelayBoot=00:00:00",
@@ -119,20 +125,26 @@ def show_job_lines(job: JobRecord, now: int, time_format: Optional[str] = None) 
 
 
 def format_show_job(record: JobRecord, now: int, one_liner: bool = False,
-                    time_format: Optional[str] = None) -> str:
-    """One job as ``scontrol show job`` prints it (``one_liner``: ``scontrol -o``)."""
-    lines = show_job_lines(record, now, time_format)
+                    time_format: Optional[str] = None,
+                    details: Optional[Sequence[str]] = None) -> str:
+    """One job as ``scontrol show job`` prints it (``one_liner``: ``scontrol -o``;
+    ``details``: ``-d``'s lines, see :func:`show_job_lines`)."""
+    lines = show_job_lines(record, now, time_format, details)
     if one_liner:
         return " ".join(lines) + " \n"
     return ("\n" + INDENT).join(lines) + "\n" + INDENT + "\n\n"
 
 
 def format_show_jobs(records: Sequence[JobRecord], now: int, one_liner: bool = False,
-                     time_format: Optional[str] = None) -> str:
-    """Several jobs; an empty list prints ``No jobs in the system``."""
+                     time_format: Optional[str] = None,
+                     details: Optional[Callable[[JobRecord], Sequence[str]]] = None) -> str:
+    """Several jobs; an empty list prints ``No jobs in the system``. ``details``: each
+    job's ``-d`` lines."""
     if not records:
         return "No jobs in the system\n"
-    return "".join(format_show_job(r, now, one_liner, time_format) for r in records)
+    return "".join(format_show_job(r, now, one_liner, time_format,
+                                   details(r) if details is not None else None)
+                   for r in records)
 
 
 def _hostlist_error(expression: str, error: ValueSyntaxError, exit_code: int) -> BareError:

@@ -57,3 +57,20 @@ def limit_seconds(text: str) -> int:
     if seconds is not None and seconds <= 0:
         raise fatal("Invalid time limit specification")
     return INFINITE if seconds is None else seconds
+
+
+def parse_since(text: str, now: int) -> int:
+    """Epoch seconds of ``sbatch-k8s logs --since``: a duration in ``--time``'s forms
+    (``10`` minutes, ``1:30`` = 1 min 30 s, ``2:00:00``, ``1-0``) reaching back from ``now``,
+    else a time as sacct's ``-S`` reads it (``2026-11-28T08:00``, ``now-2hours``,
+    ``today``). Raises :class:`~parsers.formats.messages.BareError` in sacct's words."""
+    if not text.strip():
+        raise BareError(f"Invalid time specification (pos=0): {text}")
+    try:
+        seconds = parse_duration_s(text)
+    except ValueSyntaxError:
+        seconds = None
+    else:
+        if seconds is not None:
+            return now - seconds
+    return parse_time(text, now)

@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence
 
 from parsers.input_errors import SlurmInputError
+from parsers.formats.messages import BareError
 from sbatch_k8s.cli.common import exit_with, run_command, say_backend
 
 if TYPE_CHECKING:
@@ -23,14 +24,16 @@ PROMPT = "scontrol: "
 HOLD_COMMANDS = ("hold", "uhold", "release")
 
 
-def _show_jobs(value: Optional[str], environ: Mapping[str, str], oneliner: bool) -> str:
+def _show_jobs(value: Optional[str], environ: Mapping[str, str], oneliner: bool,
+               details: bool = False) -> str:
     from parsers.formats.messages import invalid_job_id_error
     from parsers.formats.scontrol_show import format_show_jobs
     from parsers.report_options.scontrol_options import show_job_id
     from sbatch_k8s.backends import open_backend
 
     now = int(time.time())
-    records = open_backend(environ).job_records(True, now)
+    backend = open_backend(environ)
+    records = backend.job_records(True, now)
     wanted = show_job_id(value) if value else None
     if wanted is not None:
         records = _shown(records, wanted.job_id, wanted.array_task_id)
@@ -38,7 +41,12 @@ def _show_jobs(value: Optional[str], environ: Mapping[str, str], oneliner: bool)
             raise invalid_job_id_error()  # a valid id the controller does not know
     if not records:
         return "No jobs in the system\n"
-    return format_show_jobs(records, now, oneliner)
+    if not details:
+        return format_show_jobs(records, now, oneliner)
+    from sbatch_k8s.cli.job_details import detail_lines
+
+    return format_show_jobs(records, now, oneliner,
+                            details=lambda record: detail_lines(backend, record))
 
 
 def _shown(records: List["JobRecord"], job_id: int, task: Optional[int]
@@ -191,7 +199,6 @@ def _requeue(command: str, words: Sequence[str], environ: Mapping[str, str]) -> 
     """``scontrol requeue|requeuehold [State=SpecialExit] ID[,ID…]``: each job runs again
     under its id (held, with ``requeuehold``); Slurm's lines for what it refuses, and exit
     status 1 after any."""
-    from parsers.formats.messages import BareError
     from sbatch_k8s.backends import open_backend
 
     if not words:
@@ -219,11 +226,16 @@ def _run(request: "ScontrolRequest", environ: Mapping[str, str]) -> int:
         sys.stdout.write(show_hosts(request.entity, request.value, environ))
         return 0
     if request.command == "show" and request.entity == "jobs":
-        sys.stdout.write(_show_jobs(request.value, environ, request.oneliner))
+        sys.stdout.write(_show_jobs(request.value, environ, request.oneliner,
+                                    request.details))
         return 0
     if request.command == "show" and request.entity in ("nodes", "partitions"):
         return _show_nodes_or_partitions(request.entity, request.value, environ,
                                          request.oneliner)
+    if request.command in ("details", "oneliner"):   # a mode of later commands: none follow
+        if request.words:
+            raise BareError(f"too many arguments for keyword:{request.command}")
+        return 0
     if request.command in HOLD_COMMANDS:
         return _hold(request.command, request.words, environ)
     if request.command in ("requeue", "requeuehold"):
@@ -236,11 +248,15 @@ def _run(request: "ScontrolRequest", environ: Mapping[str, str]) -> int:
 def _interactive(argv: List[str], environ: Mapping[str, str]) -> int:
     """No command on the command line: read commands from stdin as scontrol does, each
     after the ``scontrol: `` prompt (echoed with the line when stdin is no terminal), until
-    ``exit``, ``quit`` or the end of input. An error makes the final status 1."""
+    ``exit``, ``quit`` or the end of input. ``details`` (``oneliner``) makes the later
+    ``show`` commands print as ``-d`` (``-o``) would. An error makes the final status 1."""
+    import dataclasses
+
     from parsers.report_options.scontrol_options import parse_scontrol_args
 
     echo = not sys.stdin.isatty()
     code = 0
+    modes: Dict[str, bool] = {}
     while True:
         sys.stdout.write(PROMPT)
         sys.stdout.flush()
@@ -257,6 +273,14 @@ def _interactive(argv: List[str], environ: Mapping[str, str]) -> int:
             request = parse_scontrol_args(argv + words)
             if request.command in ("exit", "quit"):
                 return code
+            if request.command in ("details", "oneliner"):
+                if request.words:
+                    raise BareError(f"too many arguments for keyword:{words[0]}")
+                modes[request.command] = True
+                continue
+            request = dataclasses.replace(
+                request, details=request.details or modes.get("details", False),
+                oneliner=request.oneliner or modes.get("oneliner", False))
             code = max(code, _run(request, environ))
         except SlurmInputError as e:
             sys.stderr.write(e.render(COMMAND))

@@ -98,6 +98,16 @@ def _refuse(name: str, what: str) -> int:
     return 1
 
 
+def _own_details(record: Any, desc: Mapping[str, Any]) -> List[str]:
+    """``scontrol show job -d``'s lines for this job, from its description alone (each
+    node's pod is for the full commands to show)."""
+    from parsers.formats.scontrol_details import allocation_lines, described_allocation
+    from parsers.values.hostlist import expand_hostlist
+
+    names = expand_hostlist(record.node_list) if record.node_list else []
+    return allocation_lines(record, described_allocation(record, names, desc))
+
+
 def _scontrol(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, Any]) -> int:
     from parsers.formats.scontrol_show import format_show_job, show_hosts
     from parsers.report_options.scontrol_options import parse_scontrol_args, show_job_id
@@ -110,8 +120,14 @@ def _scontrol(argv: List[str], environ: Mapping[str, str], desc: Mapping[str, An
     if request.command == "show" and request.entity == "jobs":
         wanted = show_job_id(request.value) if request.value else None
         if wanted is None or wanted.job_id == int(desc["job_id"]):
-            sys.stdout.write(format_show_job(own_record(desc, environ), int(time.time()),
-                                             request.oneliner))
+            if request.details:        # the full commands add each node's pod, if here
+                code = _delegate("scontrol", argv, environ)
+                if code is not None:
+                    return code
+            record = own_record(desc, environ)
+            sys.stdout.write(format_show_job(record, int(time.time()), request.oneliner,
+                                             details=_own_details(record, desc)
+                                             if request.details else None))
             return 0
     code = _delegate("scontrol", argv, environ)
     return code if code is not None else _refuse("scontrol", " ".join(["scontrol"] + argv))

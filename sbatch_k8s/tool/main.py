@@ -16,7 +16,8 @@ from sbatch_k8s.tool.version import print_version
 
 PROGRAM = "sbatch-k8s"
 #: One module of :mod:`sbatch_k8s.tool` per subcommand, each defining ``command``.
-SUBCOMMANDS = ("runtime", "check_config", "option_support", "version", "controller", "ui")
+SUBCOMMANDS = ("runtime", "check_config", "option_support", "version", "controller", "ui",
+               "logs", "events", "objects")
 
 
 @click.group(name=PROGRAM, context_settings={"help_option_names": ["-h", "--help"]})

@@ -31,7 +31,8 @@ from parsers.job_records import JobRecord
 from sbatch_k8s.ui.app import console_of, in_thread, json_response, refused
 from sbatch_k8s.ui.job_detail import job_json
 from sbatch_k8s.ui.sse import sse_message, sse_response
-from sbatch_k8s.ui.views import Unavailable, to_json
+from sbatch_k8s.inspection.values import Unavailable
+from sbatch_k8s.ui.views import to_json
 
 #: A log event carries at most this much (what came meanwhile waits for the next one).
 LOG_EVENT_BYTES = 1 << 18
@@ -183,8 +184,7 @@ async def events(request: web.Request, record: JobRecord) -> web.Response:
     source = console_of(request).source
     record = await in_thread(source.with_history, record)
     found = await in_thread(source.events, record)
-    return json_response({"events": to_json(found),
-                          "runtime": to_json(source.runtime_events(record))})
+    return json_response({"events": to_json(found)})
 
 
 async def yaml_text(request: web.Request, record: JobRecord) -> web.Response:

@@ -1,8 +1,9 @@
 """What the console's seam (:mod:`sbatch_k8s.ui.jobs_source`) answers: plain frozen values.
 
-Jobs themselves are Slurm's records (:class:`parsers.job_records.JobRecord`); these are the rest
-of what a page shows — who is looking, a job's nodes, its logs and events, the outcome of an
-action — in words a page can print as they are. Every value converts to JSON with
+Jobs themselves are Slurm's records (:class:`parsers.job_records.JobRecord`); a job's nodes,
+logs and events are :mod:`sbatch_k8s.inspection.values`; these are the rest of what a page
+shows — who is looking, the outcome of an action, a submission — in words a page can print as
+they are. Every value (those of :mod:`~sbatch_k8s.inspection.values` too) converts to JSON with
 :func:`to_json`.
 """
 
@@ -12,12 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
-
-@dataclass(frozen=True)
-class Unavailable:
-    """Something the backends do not offer (yet): why, in one sentence for the page."""
-
-    why: str
+from sbatch_k8s.inspection.values import LogSource, Unavailable
 
 
 @dataclass(frozen=True)
@@ -33,62 +29,6 @@ class Identity:
     partitions: Tuple[str, ...]
     default_partition: str
     work_dir: str
-
-
-@dataclass(frozen=True)
-class NodeView:
-    """One node of a job: on a cluster its pod."""
-
-    index: int
-    name: str
-    state: str
-    #: The pod (Kubernetes) or the process (local) behind the node, "" when none.
-    where: str = ""
-    #: The Kubernetes node the pod runs on.
-    host: str = ""
-    restarts: int = 0
-    #: Why a pod is not running (its container's waiting or terminated reason).
-    detail: str = ""
-
-
-#: What a log is: one node's own log, or one of the batch step's output files.
-NODE_LOG, OUTPUT_FILE = "node", "output"
-
-
-@dataclass(frozen=True)
-class LogSource:
-    """One log a job page lists: ``key`` names it in URLs (``node-1``, ``stdout``)."""
-
-    key: str
-    title: str
-    kind: str
-    #: Where it is read from (a path, ``pod/<name>``), for the page's tooltip.
-    origin: str
-    available: bool = True
-    why: str = ""
-
-    @property
-    def file_name(self) -> str:
-        """The name a download of it takes."""
-        if self.kind == NODE_LOG:
-            return f"{self.key}.log"
-        return self.origin.rsplit("/", 1)[-1] if self.origin.startswith("/") else \
-            f"{self.key}.txt"
-
-
-@dataclass(frozen=True)
-class EventView:
-    """One thing that happened to a job or its objects, in time order on the page."""
-
-    time: Optional[int]
-    type: str
-    reason: str
-    message: str
-    #: What it happened to: ``Pod/x-12-0``, ``Job/x-12``, ``job 12``.
-    subject: str
-    #: Who says so: ``event`` (a Kubernetes Event), ``pod status``, ``record``.
-    source: str
-    count: int = 1
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import time
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from tests.apiserver import errors, metadata
+from tests.apiserver.events import record_event
 from tests.apiserver.job_pods import (TRACKING_FINALIZER, format_indexes, is_ready,
                                       match_failure_policy, new_pod, parse_indexes, pod_index,
                                       success_policy_met)
@@ -246,6 +247,8 @@ class JobController(Loop):
                                             new_pod(job, index, failures)))
             except errors.ApiError:
                 break
+            record_event(self.api, job, "batch/v1", "Job", "SuccessfulCreate",
+                         f"Created pod: {keep[-1]['metadata']['name']}", "job-controller")
         return keep
 
     # -- writes ----------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from tests.apiserver import errors
+from tests.apiserver.events import record_event
 from tests.apiserver.loops import Loop
 from tests.apiserver.quantities import parse_quantity, pod_requests
 from tests.apiserver.store import Obj
@@ -181,6 +182,9 @@ class Scheduler(Loop):
             bind_pod(self.api, meta["namespace"], meta["name"], best)
         except errors.ApiError:
             return
+        record_event(self.api, pod, "v1", "Pod", "Scheduled",
+                     f"Successfully assigned {meta['namespace']}/{meta['name']} to {best}",
+                     "default-scheduler")
         self._add(used[best], requests)
 
     def _filter(self, spec: Obj, node: Obj, requests: Dict[str, float],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -58,4 +59,9 @@ def test_a_runtime_with_other_bytes_never_runs(kube: KubeSlurm, kubelet: Any) ->
     shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
     assert "JobState=FAILED Reason=JobLaunchFailure" in shown, shown
     assert f"SystemComment={line}" in shown, shown
+    detailed = kube.run("scontrol", "-d", "show", "job", str(job_id)).stdout
+    assert f"SystemComment={line}" in detailed, detailed
+    node = next(n for n in detailed.splitlines() if n.startswith(f"     Node=checked-{job_id}-0 "))
+    assert " Phase=Failed " in node and re.search(r" LastEvent=\S+ Error: container \S+ "
+                                                  r"ended: exit code [1-9]", node), detailed
     assert not marker.exists()

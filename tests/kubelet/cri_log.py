@@ -28,6 +28,8 @@ read across a rotation are the log server's (:mod:`.log_server`).
 
 from __future__ import annotations
 
+import calendar
+
 import gzip
 import os
 import shutil
@@ -96,14 +98,29 @@ def runtime_lines(data: bytes, stream: bytes = b"stdout", closed: bool = True) -
     return b"".join(b"%s %s %s %s\n" % (now, stream, tag, content) for tag, content in lines)
 
 
-def decode_lines(raw: bytes) -> bytes:
+def line_time(stamp: bytes) -> Optional[float]:
+    """Epoch seconds of a CRI line's RFC 3339 time (None when it does not parse)."""
+    head, _, fraction = stamp.rstrip(b"Z").partition(b".")
+    try:
+        whole = calendar.timegm(time.strptime(head.decode(), "%Y-%m-%dT%H:%M:%S"))
+        return whole + (float(b"0." + fraction) if fraction.isdigit() else 0.0)
+    except ValueError:
+        return None
+
+
+def decode_lines(raw: bytes, since: Optional[float] = None) -> bytes:
     """The container output in complete CRI lines ``raw``, as the kubelet serves it (a line
-    that does not parse is skipped, as the kubelet logs and skips it)."""
+    that does not parse is skipped, as the kubelet logs and skips it); ``since`` (epoch
+    seconds, ``sinceTime``/``sinceSeconds``): only lines written at or after it."""
     out: List[bytes] = []
     for line in raw.split(b"\n")[:-1]:
         parts = line.split(b" ", 3)
         if len(parts) < 4 or parts[1] not in STREAMS:
             continue
+        if since is not None:
+            written = line_time(parts[0])
+            if written is None or written < since:
+                continue
         out.append(parts[3] if parts[2].split(b":")[0] == b"P" else parts[3] + b"\n")
     return b"".join(out)
 

@@ -71,8 +71,9 @@ class LogReading:
     """One request's reading of a container's log; :meth:`chunks` yields what to send."""
 
     def __init__(self, run: Any, follow: bool, tail: Optional[int],
-                 stopping: threading.Event) -> None:
+                 stopping: threading.Event, since: Optional[float] = None) -> None:
         self.run = run
+        self.since = since
         self.path: str = run.spec.log_path
         self.follow = follow
         self.stopping = stopping
@@ -120,7 +121,7 @@ class LogReading:
         self._pending += data
         cut = self._pending.rfind(b"\n") + 1
         complete, self._pending = self._pending[:cut], self._pending[cut:]
-        return decode_lines(complete)
+        return decode_lines(complete, self.since)
 
     def _after_rotation(self) -> None:
         """At the end of the file, waiting: go on as the kubelet does after a rotation."""

@@ -11,9 +11,10 @@ Served as a kubelet does (:mod:`.log_reading`): the container's output in the cu
 file (stdout and stderr interleaved as the runtime wrote them, decoded from the CRI format
 with the runtime's alterations: :mod:`.cri_log`), then with ``follow=true`` what it writes
 until that container run ends — across rotations as a 1.28 kubelet follows, which can stall
-at one; ``tailLines`` and ``limitBytes``. Rotated files are never served. Errors are a
-kubelet's: 404 for an unknown pod or container, 400 for a container that has not started.
-Not served: ``previous``, ``timestamps``, ``sinceSeconds``/``sinceTime`` (ignored); a
+at one; ``tailLines``, ``limitBytes`` and ``sinceTime``/``sinceSeconds`` (the lines written
+from then on, by the time the runtime wrote in each). Rotated files are never served. Errors
+are a kubelet's: 404 for an unknown pod or container, 400 for a container that has not
+started. Not served: ``previous``, ``timestamps`` (ignored); a
 restarted container's log holds the output of every run. :meth:`LogServer.drop_streams`
 breaks every open stream, as a kubelet restart or a network fault does (tests of clients
 that reconnect). No client authentication (a real kubelet checks the API server's).
@@ -186,7 +187,8 @@ class LogHandler(BaseHTTPRequestHandler):
     def _serve(self, run: Any, query: Dict[str, str]) -> None:
         follow = query.get("follow", "").lower() in ("1", "t", "true")
         limit = _number(query.get("limitBytes"))
-        reading = LogReading(run, follow, _number(query.get("tailLines")), self.stopping)
+        reading = LogReading(run, follow, _number(query.get("tailLines")), self.stopping,
+                             _since(query))
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Transfer-Encoding", "chunked")
@@ -206,6 +208,21 @@ class LogHandler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
+
+
+def _since(query: Dict[str, str]) -> Optional[float]:
+    """The time ``sinceTime`` (RFC 3339) or ``sinceSeconds`` names (400 when malformed)."""
+    import time
+
+    from tests.kubelet.cri_log import line_time
+
+    if query.get("sinceTime"):
+        found = line_time(query["sinceTime"].encode())
+        if found is None:
+            raise LogRequestError(400, f"invalid sinceTime {query['sinceTime']!r}")
+        return found
+    seconds = _number(query.get("sinceSeconds"))
+    return time.time() - seconds if seconds is not None else None
 
 
 def _number(text: Optional[str]) -> Optional[int]:

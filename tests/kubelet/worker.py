@@ -152,7 +152,7 @@ class PodWorker:
         ``deadline`` (stopped by the kubelet) or ``stopped`` (the kubelet stops)."""
         policy = self.pod["spec"].get("restartPolicy") or "Always"
         for run in runs:
-            run.start(self.services)
+            self._start(run)
         self._report()
         deadline_s = self.pod["spec"].get("activeDeadlineSeconds")
         while True:
@@ -178,13 +178,23 @@ class PodWorker:
                         run.finished = True
                 if run.restart_at is not None and time.time() >= run.restart_at:
                     run.restart_at = None
-                    run.start(self.services)
+                    self._start(run)
                     changed = True
             if changed:
                 self._report()
             if all(run.finished for run in runs):
                 return "exited"
             self._wait(POLL_S)
+
+    def _start(self, run: ContainerRun) -> None:
+        """Start a container with the events a 1.28 kubelet records for it (the image is
+        always present here: this machine runs the command)."""
+        name = run.container.get("name", "")
+        self.services.event(self.pod, "Normal", "Pulled", f'Container image '
+                            f'"{run.container.get("image", "")}" already present on machine')
+        self.services.event(self.pod, "Normal", "Created", f"Created container {name}")
+        run.start(self.services)
+        self.services.event(self.pod, "Normal", "Started", f"Started container {name}")
 
     def _stop_runs(self, runs: List[ContainerRun], grace_s: float,
                    reason: Optional[str]) -> None:

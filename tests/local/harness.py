@@ -133,3 +133,21 @@ def find_python(version: str) -> Optional[str]:
 def job_id_of(submitted: str) -> int:
     """The id in ``Submitted batch job N``."""
     return int(submitted.strip().split()[-1])
+
+
+def run_tool(cluster: LocalSlurm, *args: str, timeout: float = 90
+             ) -> "subprocess.CompletedProcess[bytes]":
+    """``sbatch-k8s ARGS`` of this checkout for ``cluster``, to completion (output as bytes:
+    logs are compared byte for byte)."""
+    return subprocess.run(tool_argv(*args), cwd=cluster.work, env=tool_env(cluster),
+                          capture_output=True, timeout=timeout)
+
+
+def tool_argv(*args: str) -> List[str]:
+    """The command line of ``sbatch-k8s ARGS`` of this checkout."""
+    return [sys.executable, "-m", "sbatch_k8s.tool", *args]
+
+
+def tool_env(cluster: LocalSlurm) -> Dict[str, str]:
+    """``cluster``'s environment, importing this checkout."""
+    return dict(cluster.env, PYTHONPATH=str(REPO))

@@ -159,8 +159,8 @@ def test_every_report_option_is_applied_or_refused(command: str) -> None:
     ("squeue", ["--json"], "squeue: error: --json is not supported by sbatch-k8s: "),
     ("sacct", ["--yaml"], "sacct: error: --yaml is not supported by sbatch-k8s: "),
     ("sinfo", ["--noconvert"], "sinfo: error: --noconvert is not supported by sbatch-k8s: "),
-    ("scontrol", ["-d", "show", "job"], "scontrol: error: --details is not supported by "
-                                        "sbatch-k8s: "),
+    ("scontrol", ["-u", "5", "show", "job"], "scontrol: error: --uid is not supported by "
+                                             "sbatch-k8s: "),
 ])
 def test_refused_options_say_so_in_one_line(command: str, argv: list, line: str) -> None:
     from parsers.input_errors import SlurmInputError

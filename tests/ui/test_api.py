@@ -71,7 +71,8 @@ def test_submit_watch_and_read_a_two_node_job(slurm: LocalSlurm,
     events = console.get(f"/api/jobs/{job}/events")
     reasons = [e["reason"] for e in events["events"]]
     assert reasons[0] == "Submitted" and reasons[-1] == "Ended" and "StepEnded" in reasons
-    assert events["runtime"]["available"] is False
+    assert {"NodeUp", "StepStarted"} <= set(reasons)     # the runtime's own, merged in
+    assert [e["source"] for e in events["events"] if e["reason"] == "NodeUp"] == ["runtime"] * 2
     assert "job_name: console-job" in console.get(f"/api/jobs/{job}/yaml")["text"]
     assert console.get(f"/api/jobs/{job}/script") == {"available": True, "text": script}
     samples = console.get(f"/api/jobs/{job}/samples")

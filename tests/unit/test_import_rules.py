@@ -10,6 +10,9 @@ those inside functions and ``if TYPE_CHECKING:`` blocks too, which the import co
 * A command imports no backend's modules (only :mod:`sbatch_k8s.backends`, its ``base`` and
   the shared ``attach_files``), nor names one to import it by string (``importlib``) — save
   the adapters listed in :data:`ADAPTERS`, each with its reason.
+* Tools, the console and commands → the job inspection → the backends (:data:`LAYERS`,
+  nothing imports a layer above its own); the console's pages import no backend (only its
+  adapter, ``ui.jobs_source``, does, with the inspection).
 """
 
 from __future__ import annotations
@@ -33,11 +36,13 @@ BACKENDS = ("sbatch_k8s.backends.local", "sbatch_k8s.backends.kubernetes")
 COMMANDS = ("sbatch_k8s.cli", "sbatch_k8s.tool", "sbatch_k8s.ui")
 #: Commands that may reach into one backend, and why.
 ADAPTERS = {
-    # per-node logs, events and YAML, read with the Kubernetes backend's own client
-    "sbatch_k8s.ui.jobs_source": "the console's cluster views",
     # the Kubernetes backend's reconciling daemon, started as ``sbatch-k8s controller``
     "sbatch_k8s.tool.controller": "the controller",
 }
+#: Highest first: each may import those below it, never those above.
+LAYERS = ("sbatch_k8s.tool", "sbatch_k8s.ui", "sbatch_k8s.cli", "sbatch_k8s.inspection",
+          "sbatch_k8s.backends")
+CONSOLE_ADAPTER = "sbatch_k8s.ui.jobs_source"
 
 
 def _within(module: str, package: str) -> bool:
@@ -177,6 +182,22 @@ def test_every_adapter_exists_and_reaches_a_backend() -> None:
         assert _exists(adapter), adapter
         assert any(_within(module, adapter) and any(_within(imported, b) for b in BACKENDS)
                    for _, module, _, imported in IMPORTS), adapter
+
+
+def test_tools_console_and_commands_reach_backends_through_the_inspection_layering() -> None:
+    def upward(module: str, imported: str) -> bool:
+        for level, layer in enumerate(LAYERS):
+            if _within(module, layer):
+                return any(_within(imported, higher) for higher in LAYERS[:level])
+        return False
+    assert _violations(upward) == []
+
+
+def test_the_console_pages_import_no_backend() -> None:
+    def reaching(module: str, imported: str) -> bool:
+        return _within(module, "sbatch_k8s.ui") and not _within(module, CONSOLE_ADAPTER) \
+            and _within(imported, "sbatch_k8s.backends")
+    assert _violations(reaching) == []
 
 
 @pytest.mark.parametrize("source, module, expected", [

@@ -1,14 +1,16 @@
 """The console's one seam to where jobs run: :class:`JobsSource`.
 
-Everything the console reads or does goes through here, and only this package imports the
-backends (:func:`sbatch_k8s.backends.open_backend` and the :class:`~sbatch_k8s.backends.base.
-Backend` verbs) and the commands' own modules (an import-linter contract in pyproject.toml):
-when the backend interface changes, this package alone changes with it.
+Everything the console reads or does goes through here, and only this package of the console
+imports the backends (:func:`sbatch_k8s.backends.open_backend` and the :class:`~sbatch_k8s.
+backends.base.Backend` verbs), the job inspection the commands share
+(:mod:`sbatch_k8s.inspection`: nodes, logs, events, objects) and the commands' own modules
+(import contracts in pyproject.toml and tests/unit/test_import_rules.py): when the backend
+interface changes, this package and the inspection alone change with it.
 
 Selections are the commands' own: the job table's filters are squeue's options, read by
 squeue's parser and applied by squeue's selection; the history is sacct's, likewise. What
-the backends cannot tell yet is an :class:`~sbatch_k8s.ui.views.Unavailable`; the methods
-the command-line work of issue 19 is to fill are named in :data:`NOT_YET`.
+the backends cannot tell yet is an :class:`~sbatch_k8s.inspection.values.Unavailable`; the
+methods still to be filled are named in :data:`NOT_YET`.
 
 A backend is opened once per thread (the console's handlers run in a thread pool; a
 backend's connections are not shared between threads).
@@ -18,33 +20,22 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from parsers.job_records import JobRecord, StepRecord
-from sbatch_k8s.ui.views import (
-    ActionResult,
-    EventView,
-    Identity,
-    LintResult,
-    LogSource,
-    NodeView,
-    Submission,
-    SubmitResult,
-    Unavailable,
-)
+from sbatch_k8s.inspection.values import EventView, LogSource, NodeView, Unavailable
+from sbatch_k8s.ui.views import ActionResult, Identity, LintResult, Submission, SubmitResult
 
 if TYPE_CHECKING:
     from parsers.formats.sinfo_fields import PartitionInfo
     from sbatch_k8s.backends.base import Backend
-    from sbatch_k8s.ui.jobs_source.logs import LogHandle
+    from sbatch_k8s.inspection.file_logs import LogHandle
+    from sbatch_k8s.inspection.inspector import JobInspector
 
 #: What the backends do not record yet, and who is to (issue 19's command-line part).
 NOT_YET: Dict[str, str] = {
     "samples": "resource samples are not recorded yet: the runtime's accounting "
                "(sstat, seff, sacct TotalCPU/MaxRSS) is still to come",
-    "runtime_events": "the runtime's own events (node up, step start and end, signals, "
-                      "requeues) are not recorded yet: sbatch-k8s events is still to come",
 }
 
 
@@ -146,47 +137,17 @@ class JobsSource:
     def find(self, job_text: str) -> Optional[JobRecord]:
         """The job ``12`` or array element ``12_3`` (pending ones on their array's line
         included), from squeue's view, else sacct's; None when unknown or not the
-        caller's to see."""
-        from parsers.formats.array_fold import pending_element
+        caller's to see (:func:`sbatch_k8s.inspection.job_lookup.find_job`)."""
+        from sbatch_k8s.inspection.job_lookup import find_job
 
-        number, _, task_text = job_text.partition("_")
-        folded = task_text.startswith("[") and task_text.endswith("]")
-        if not number.isdigit() or (task_text and not task_text.isdigit() and not folded):
-            return None
-        job_id, task = int(number), int(task_text) if task_text.isdigit() else None
-        now = int(time.time())
-        if folded:   # a pending array's line, as squeue shows it (``12_[3-9%2]``)
-            return next((r for r in self.backend.job_records(True, now, job_ids=[job_id])
-                         if r.job_id_text == job_text and self.may_see(r)), None)
-        for records in (lambda: self.backend.job_records(True, now, job_ids=[job_id]),
-                        lambda: self.backend.accounting_records(0, now + 1, [job_id])):
-            for record in records():
-                if not self.may_see(record):
-                    continue
-                if task is None and record.job_id == job_id and record.array_pending is None:
-                    return record
-                if task is not None and record.array_job_id == job_id:
-                    if record.array_task_id == task:
-                        return record
-                    if record.array_pending is not None:
-                        element = pending_element(record, task)
-                        if element is not None:
-                            return element
-        return None
+        return find_job(self.backend, job_text, self.may_see)
 
     def with_history(self, record: JobRecord) -> JobRecord:
         """``record`` (squeue's view) with the steps and earlier runs sacct's record of the
         same job holds (squeue's records carry none on some backends)."""
-        from parsers.job_records import with_changes
+        from sbatch_k8s.inspection.job_lookup import with_history
 
-        if record.steps or record.array_pending is not None:
-            return record
-        now = int(time.time())
-        for kept in self.backend.accounting_records(0, now + 1, [record.job_id]):
-            if kept.job_id == record.job_id and kept.array_pending is None:
-                return with_changes(record, steps=kept.steps,
-                                    requeued_runs=kept.requeued_runs or record.requeued_runs)
-        return record
+        return with_history(self.backend, record)
 
     def running_steps(self, record: JobRecord) -> List[StepRecord]:
         """The steps of a running job still running (``squeue -s``)."""
@@ -207,56 +168,51 @@ class JobsSource:
         backend = self.backend
         return partition_infos(backend.config, backend.cluster.partition_nodes())
 
-    # -- what the backends do not offer as verbs (one implementation per backend) --------
+    # -- inside a job (sbatch_k8s.inspection, shared with sbatch-k8s logs|events|yaml) ------
 
-    def _views(self):  # type: ignore[no-untyped-def]
-        if self.kind == "kubernetes":
-            from sbatch_k8s.ui.jobs_source import kubernetes as views
-        else:
-            from sbatch_k8s.ui.jobs_source import local as views
-        return views
+    @property
+    def inspector(self) -> "JobInspector":
+        """This thread's job inspector (over this thread's backend)."""
+        inspector = getattr(self._per_thread, "inspector", None)
+        if inspector is None:
+            from sbatch_k8s.inspection.inspector import JobInspector
+
+            inspector = JobInspector(self.backend)
+            self._per_thread.inspector = inspector
+        return inspector
 
     def nodes(self, record: JobRecord) -> List[NodeView]:
         """The job's nodes (on a cluster: its pods) and their state."""
-        return self._views().nodes(self.backend, record)
+        return self.inspector.nodes(record)
 
     def log_sources(self, record: JobRecord) -> List[LogSource]:
         """Each node's log and the batch step's output files."""
-        return self._views().log_sources(self.backend, record)
+        return self.inspector.log_sources(record)
 
     def log(self, record: JobRecord, key: str) -> Optional["LogHandle"]:
         """One log of :meth:`log_sources` to read or follow; None for an unknown key."""
+        from sbatch_k8s.inspection.job_lookup import has_ended
+
         for source in self.log_sources(record):
             if source.key == key and source.available:
-                return self._views().open_log(self.backend, record, source,
-                                              lambda: self._ended(record))
+                return self.inspector.open_log(record, source,
+                                               lambda: has_ended(self.backend, record))
         return None
 
-    def _ended(self, record: JobRecord) -> bool:
-        """Whether the job has ended (a followed log then stops at its end)."""
-        from parsers.formats.states import is_pending
-
-        found = self.find(record.job_id_text)
-        if found is None:
-            return True
-        return not (is_pending(found.state) or found.state in (
-            "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED"))
-
     def events(self, record: JobRecord) -> List[EventView]:
-        """What happened to the job: its record's times and steps, and on a cluster its
-        objects' Kubernetes events and what its pods' statuses say (an OOM kill)."""
-        from sbatch_k8s.ui.jobs_source.record_events import record_events
+        """What happened to the job, in time order: its record's moments, the runtime's
+        (nodes up, steps, signals, requeues) and on a cluster its objects' Kubernetes
+        events and what its pods' statuses say (an OOM kill)."""
+        return self.inspector.events(record)
 
-        return sorted(record_events(record) + self._views().events(self.backend, record),
-                      key=lambda e: (e.time is None, e.time or 0))
-
-    def runtime_events(self, record: JobRecord) -> Unavailable:
-        """The runtime's own events: not recorded yet (issue 19, ``sbatch-k8s events``)."""
-        return Unavailable(NOT_YET["runtime_events"])
+    def runtime_events(self, record: JobRecord) -> List[EventView]:
+        """The runtime's own events alone (nodes up, steps with exit codes, signals,
+        requeues), in time order."""
+        return self.inspector.runtime_events(record)
 
     def yaml(self, record: JobRecord) -> Union[str, Unavailable]:
         """The job's objects as the cluster has them; locally the job's description."""
-        return self._views().yaml_text(self.backend, record)
+        return self.inspector.yaml_text(record)
 
     def samples(self, record: JobRecord) -> Unavailable:
         """Resource samples over time per node: not recorded yet (issue 19's accounting)."""
@@ -265,7 +221,7 @@ class JobsSource:
     def jobs_on_nodes(self, now: int) -> Dict[str, List[str]]:
         """Node name (as :meth:`partitions` names nodes) → the running jobs on it."""
         running = [r for r in self.active_records(now) if r.state == "RUNNING"]
-        return self._views().jobs_on_nodes(self.backend, running)
+        return self.inspector.jobs_on_nodes(running)
 
     # -- actions -----------------------------------------------------------------------
 

@@ -115,7 +115,7 @@ async function eventsTab(job) {
     el("td", { class: "muted", text: e.source + (e.count > 1 ? ` ×${e.count}` : "") })));
   return el("div", {}, el("table", { id: "events" }, el("thead", {}, el("tr", {},
     ["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE", "SOURCE"].map((t) => el("th", { text: t })))),
-  el("tbody", {}, rows)), data.runtime.available === false ? unavailable(data.runtime) : "");
+  el("tbody", {}, rows)));
 }
 
 async function resourcesTab(job) {

@@ -275,9 +275,13 @@ class BodyStream:
             self._response.release_conn()
 
     def abort(self) -> None:
-        """Stop the transfer: the reader sees the end of :meth:`chunks` or a KubeError."""
+        """Stop the transfer: the reader sees the end of :meth:`chunks` or a KubeError.
+        A body read to its end has nothing left to stop (urllib3 2.3+ then refuses the
+        shutdown: the connection is back in the pool)."""
         try:
             self._response.shutdown()
+        except RuntimeError:
+            return
         except (AttributeError, OSError):   # urllib3 before 2.3 has no shutdown
             self._response.close()
 

@@ -124,11 +124,14 @@ class LogFollower:
     stream ends, to tell the end of the log from a broken connection. :meth:`stop` ends the
     following from another thread; :attr:`error` says why the log could not be read when no
     other try can help (a missing permission); :attr:`connections` counts the requests.
+    ``since_time`` (RFC 3339): every request asks only for what was written from then on
+    (one fixed time, so a reconnect serves what the last one did from its start).
     """
 
     def __init__(self, client: KubeClient, namespace: str, pod: str, container: str,
                  ended: Callable[[], bool], on_done: Callable[[], None],
-                 reader: Optional[LogReader] = None) -> None:
+                 reader: Optional[LogReader] = None,
+                 since_time: Optional[str] = None) -> None:
         self.client = client
         self.namespace = namespace
         self.pod = pod
@@ -137,6 +140,7 @@ class LogFollower:
         self.ended = ended
         self.on_done = on_done
         self.reader: LogReader = reader if reader is not None else RawCopy(OutputSink())
+        self.since_time = since_time
         self.error: Optional[str] = None
         self.connections = 0
         self._stopping = threading.Event()
@@ -187,6 +191,8 @@ class LogFollower:
         query = {"container": self.container}
         if follow:
             query["follow"] = "true"
+        if self.since_time:
+            query["sinceTime"] = self.since_time
         try:
             self.connections += 1
             self._stream = self.client.stream(self.path, query,

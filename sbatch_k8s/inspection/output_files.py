@@ -12,7 +12,7 @@ from typing import List
 
 from parsers.formats.job_stdio import DEV_NULL, scontrol_stdio
 from parsers.job_records import JobRecord
-from sbatch_k8s.ui.views import OUTPUT_FILE, LogSource
+from sbatch_k8s.inspection.values import OUTPUT_FILE, LogSource
 
 
 def output_sources(record: JobRecord) -> List[LogSource]:

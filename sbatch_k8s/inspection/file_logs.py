@@ -3,8 +3,8 @@
 A :class:`LogHandle` gives the bytes exactly as written: :meth:`~LogHandle.chunks` what
 exists now, :meth:`~LogHandle.follow` everything from the start and then what comes, until
 the log's writer is done (its job ended) or the reader stops. :class:`FileLog` reads a file
-on this machine (a local node's log, an output file); the Kubernetes pod log is in
-:mod:`.kubernetes`.
+on this machine (a local node's log, an output file); a Kubernetes pod's log is
+:mod:`.pod_logs`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,15 @@ POLL_S = 0.2
 ENDED_EVERY_S = 1.0
 
 
+class SinceUnavailable(Exception):
+    """A log that carries no times cannot be read from a time on: why, in a few words."""
+
+
 class LogHandle(Protocol):
-    """One log, read or followed."""
+    """One log, read or followed; :attr:`lost`, after a read: bytes known not to have come
+    back (0 where the log cannot tell)."""
+
+    lost: int
 
     def chunks(self) -> Iterator[bytes]:
         """The log's bytes as they are now."""
@@ -34,6 +41,8 @@ class LogHandle(Protocol):
 
 class FileLog:
     """A file on this machine; complete once ``ended()`` says its writer is gone."""
+
+    lost = 0
 
     def __init__(self, path: str, ended: Callable[[], bool]) -> None:
         self.path = path

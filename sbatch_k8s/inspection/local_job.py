@@ -3,7 +3,9 @@
 A local job's node *i* is a runtime process whose own output (the runtime's messages, and
 whatever the job writes to it) goes to ``<state>/jobs/<id>/node-<i>.log``; its description
 (what the runtime reads to become the job) is ``job.json`` there. There are no Kubernetes
-events: the job's events are its record's.
+events: the job's events are its record's and the runtime's; a node is up when its runtime
+has written its node file (``node-<i>/job-<id>.json``, :mod:`sbatch_k8s.runtime.agent.node_file`).
+The node logs carry no times, so they cannot be read from a time on (``--since``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from parsers.job_records import JobRecord
-from sbatch_k8s.ui.jobs_source.logs import FileLog, LogHandle
-from sbatch_k8s.ui.jobs_source.output_files import output_sources
-from sbatch_k8s.ui.views import NODE_LOG, EventView, LogSource, NodeView, Unavailable
+from sbatch_k8s.inspection.file_logs import FileLog, LogHandle, SinceUnavailable
+from sbatch_k8s.inspection.output_files import output_sources
+from sbatch_k8s.inspection.values import NODE_LOG, EventView, LogSource, NodeView, Unavailable
 
 #: Keys of the description the page does not show (the start environment may hold secrets).
 PRIVATE_KEYS = ("environment",)
@@ -57,35 +59,53 @@ def log_sources(backend: Any, record: JobRecord) -> List[LogSource]:
 
 
 def open_log(backend: Any, record: JobRecord, source: LogSource,
-             ended: Callable[[], bool]) -> LogHandle:
-    """Every local log is a file."""
+             ended: Callable[[], bool], since: Optional[int] = None) -> LogHandle:
+    """Every local log is a file (with no times in it: ``since`` cannot be honoured)."""
+    if since is not None:
+        raise SinceUnavailable("the local backend's logs carry no times")
     return FileLog(source.origin, ended)
 
 
 def events(backend: Any, record: JobRecord) -> List[EventView]:
-    """No events beyond the record's on this machine."""
+    """No events beyond the record's and the runtime's on this machine."""
     return []
 
 
-def yaml_text(backend: Any, record: JobRecord) -> Union[str, Unavailable]:
-    """The job's description (``job.json``) as YAML, its environment left out."""
-    import yaml
+def nodes_up(backend: Any, record: JobRecord) -> Dict[str, int]:
+    """Node name → when its runtime wrote its node file (it was up then)."""
+    from sbatch_k8s.runtime.agent.node_file import file_name
 
-    description = _description(_job_dir(backend, record))
-    if description is None:
+    directory = _job_dir(backend, record)
+    found = {}
+    for index, name in enumerate(_hosts(record)):
+        try:
+            found[name] = int(os.stat(os.path.join(directory, f"node-{index}",
+                                                   file_name(record.job_id))).st_mtime)
+        except OSError:
+            continue
+    return found
+
+
+def objects(backend: Any, record: JobRecord) -> Union[List[Dict[str, Any]], Unavailable]:
+    """The job's description (``job.json``), its environment left out: the one "object" a
+    local job has."""
+    shown = description(backend, record)
+    if shown is None:
         return Unavailable("the job's description is not kept (it has not started, or its "
                            "directory was removed)")
-    shown = {k: v for k, v in description.items() if k not in PRIVATE_KEYS}
-    return str(yaml.safe_dump(shown, sort_keys=True, default_flow_style=False))
+    return [dict(sorted(shown.items()))]
 
 
-def _description(directory: str) -> Optional[dict]:
+def description(backend: Any, record: JobRecord) -> Optional[Dict[str, Any]]:
+    """``job.json`` of the job's directory without :data:`PRIVATE_KEYS`; None when gone."""
     try:
-        with open(os.path.join(directory, "job.json")) as f:
+        with open(os.path.join(_job_dir(backend, record), "job.json")) as f:
             found = json.load(f)
     except (OSError, ValueError):
         return None
-    return found if isinstance(found, dict) else None
+    if not isinstance(found, dict):
+        return None
+    return {k: v for k, v in found.items() if k not in PRIVATE_KEYS}
 
 
 def jobs_on_nodes(backend: Any, records: List[JobRecord]) -> Dict[str, List[str]]:
