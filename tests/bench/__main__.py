@@ -22,7 +22,7 @@ from tests.bench.core import Figure, machine, render_table, update_doc, write_js
 
 MODULES = ("parse_render", "commands", "database", "wait", "steps", "streaming", "arrays",
            "pending", "kubernetes", "kube_nodes", "platform_mode", "dependencies",
-           "runtime_start", "real_nodes", "console")
+           "runtime_start", "real_nodes", "console", "accounting")
 #: Results are per machine and run: they go to a git-ignored directory beside the benchmarks.
 DEFAULT_JSON = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                             "bench-results.json")
