@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Collection, FrozenSet, Optional, Sequence
 
+from parsers.formats.states import stored_state
 from parsers.input_errors import ValueSyntaxError
 from parsers.job_records import PENDING, RUNNING, SUSPENDED, JobRecord
 from parsers.report_options.ids import JobId
@@ -145,7 +146,7 @@ def sacct_selects(record: JobRecord, query: "SacctQuery",
     if not (_named(record.name, query.names) and _named(record.partition, query.partitions)
             and _named(record.account, query.accounts) and _named(record.qos, query.qos)):
         return False
-    if query.states is not None and record.state not in query.states:
+    if query.states is not None and stored_state(record.state) not in query.states:
         return False
     if query.groups is not None and not (record.group in query.groups
                                          or str(record.gid) in query.groups):

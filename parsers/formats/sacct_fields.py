@@ -20,6 +20,7 @@ from typing import Callable, Optional, Tuple
 from parsers.formats import job_values as jv
 from parsers.formats.cells import DATE, NUMBER, STRING, convert_num_unit, format_timestamp
 from parsers.formats.squeue_fields import JobContext
+from parsers.formats.states import stored_state
 from parsers.job_records import CANCELLED, NODE_FAIL, TIMEOUT, JobRecord, StepRecord
 from parsers.values.time import format_duration_hms, format_time_limit
 
@@ -79,7 +80,7 @@ def _state(job: JobRecord, step: Optional[StepRecord], ctx: JobContext) -> str:
         return step.state
     if job.state == CANCELLED and job.cancelled_by is not None:
         return f"CANCELLED by {job.cancelled_by}"
-    return job.state
+    return stored_state(job.state)
 
 
 def _reserved_s(job: JobRecord, now: int) -> int:

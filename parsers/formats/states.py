@@ -85,6 +85,16 @@ def state_compact(long: str) -> str:
     return job_state(long).compact
 
 
+#: Flags slurmdbd never stores (it keeps a started job's base state, ``job_state &=
+#: JOB_STATE_BASE``): sacct shows and selects the base state instead.
+UNSTORED_FLAGS: Mapping[str, str] = {"CONFIGURING": "RUNNING"}
+
+
+def stored_state(long: str) -> str:
+    """The state the accounting database holds for a job in state ``long``."""
+    return UNSTORED_FLAGS.get(long, long)
+
+
 def base_state(long: str) -> str:
     """The base state a state flag sits on (``COMPLETING`` → ``RUNNING``)."""
     return job_state(long).base

@@ -8,6 +8,7 @@ import pytest
 
 from parsers.input_errors import SlurmInputError
 from parsers.formats.sacct_format import DEFAULT_FIELDS, format_sacct, parse_format
+from parsers.job_filters import sacct_selects
 from parsers.job_records import JobRecord
 from parsers.report_options.sacct_options import parse_sacct_args
 from tests.pod_side.formats.builders import (
@@ -111,6 +112,15 @@ def test_exit_status_of_128_or_more_is_printed_less_128(status: int, shown: str)
                      step("0", "sh", "FAILED", T0, "n1", 1, 1, 1, exit_code=status)))
     out = format_sacct([record], parse_format("JobID,ExitCode"), T0 + 60, parsable="P")
     assert out.splitlines()[1:] == [f"9|{shown}", f"9.batch|{shown}", f"9.0|{shown}"]
+
+
+def test_a_configuring_job_is_running_in_the_database() -> None:
+    """squeue shows CONFIGURING while a job's nodes (pods) start; slurmdbd stores a started
+    job's base state (``job_state &= JOB_STATE_BASE``), so sacct says RUNNING."""
+    record = job(9, "x", "CONFIGURING", node_list="n1", start_time=T0)
+    out = format_sacct([record], parse_format("JobID,State"), T0 + 60, parsable="P")
+    assert out.splitlines()[1:] == ["9|RUNNING"]
+    assert sacct_selects(record, parse_sacct_args(["-s", "R"], {}, SACCT_NOW))
 
 
 LIVE_CASES = [
