@@ -24,7 +24,7 @@ import os
 import socket
 import sys
 import time
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple, Union
 
 from sbatch_k8s.runtime.warm.fork_server import ForkServer, Request, listen
 
@@ -99,35 +99,57 @@ def start_watch_cache(kubernetes: bool) -> Tuple["WatchCache", "JournalReader"]:
     return cache, reader
 
 
-def loaded_sources() -> Dict[str, float]:
+#: A loaded file's modification time, or a folder's entries.
+Mark = Union[float, Tuple[str, ...]]
+
+
+def loaded_sources() -> Dict[str, Mark]:
     """Our modules' files and their modification times, with every file of the runtime
-    bundle the server built (and the folders holding them, whose times change when a file
-    is added or removed): a pod must never get the bundle of sources that have changed."""
+    bundle the server built and the source files of the folders holding them (one added or
+    removed changes the bundle): a pod must never get the bundle of sources that have
+    changed."""
     roots = ("parsers", "translators", "sbatch_k8s")
     paths = [getattr(module, "__file__", None) for name, module in list(sys.modules.items())
              if name.split(".")[0] in roots]
+    folders: List[str] = []
     if "sbatch_k8s.runtime_bundle" in sys.modules:
         from sbatch_k8s.runtime_bundle import bundle_files
 
         shipped = [path for _, path in bundle_files()]
-        paths += shipped + sorted({os.path.dirname(path) for path in shipped})
-    sources = {}
+        paths += shipped
+        folders = sorted({os.path.dirname(path) for path in shipped})
+    sources: Dict[str, Mark] = {}
     for path in paths:
         if path:
             try:
                 sources[path] = os.stat(path).st_mtime
             except OSError:
                 continue
+    for folder in folders:
+        sources[folder] = _source_names(folder)
     return sources
 
 
-def changed(sources: Dict[str, float]) -> bool:
+def _source_names(folder: str) -> Tuple[str, ...]:
+    """The entries of ``folder`` but its ``__pycache__`` — not its modification time, which
+    the ``__pycache__`` made in it by the first import from there changes too (a fresh
+    checkout's commands then found their server retired and ran cold, without the watch
+    cache)."""
+    try:
+        return tuple(sorted(name for name in os.listdir(folder) if name != "__pycache__"))
+    except OSError:
+        return ()
+
+
+def changed(sources: Mapping[str, Mark]) -> bool:
     """Whether any loaded source file changed since the server started."""
-    for path, mtime in sources.items():
+    for path, mark in sources.items():
         try:
-            if os.stat(path).st_mtime != mtime:
-                return True
+            now: Mark = _source_names(path) if isinstance(mark, tuple) else \
+                os.stat(path).st_mtime
         except OSError:
+            return True
+        if now != mark:
             return True
     return False
 
@@ -135,7 +157,7 @@ def changed(sources: Dict[str, float]) -> bool:
 class CommandServer(ForkServer):
     """The user commands, served until idle or until a loaded source file changes."""
 
-    def __init__(self, listener: socket.socket, sources: Dict[str, float],
+    def __init__(self, listener: socket.socket, sources: Dict[str, Mark],
                  lock: "object", cache: "WatchCache", journal: "JournalReader") -> None:
         super().__init__(listener)
         self.sources = sources

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import time
+from pathlib import Path
 
 from tests.local.harness import LocalSlurm
 
@@ -45,6 +46,20 @@ def test_a_changed_source_retires_the_server(slurm: LocalSlurm) -> None:
 
     assert server.changed({server.__file__: 0.0})
     assert not server.changed(server.loaded_sources())
+
+
+def test_a_pycache_made_beside_the_bundle_does_not_retire_the_server(tmp_path: Path) -> None:
+    """A fresh checkout's first import from a folder makes its ``__pycache__``: the folder's
+    time changes, its sources do not (the server went on serving; before, its commands ran
+    cold, without the watch cache). A source added there does retire it."""
+    from sbatch_k8s import server
+
+    (tmp_path / "a.py").write_text("")
+    sources = {str(tmp_path): server._source_names(str(tmp_path))}
+    (tmp_path / "__pycache__").mkdir()
+    assert not server.changed(sources)
+    (tmp_path / "b.py").write_text("")
+    assert server.changed(sources)
 
 
 def test_a_served_command_runs_exactly_once(slurm: LocalSlurm) -> None:
