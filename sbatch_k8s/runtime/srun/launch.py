@@ -49,10 +49,27 @@ def node_addresses(environ: Mapping[str, str]) -> Tuple[List[str], List[str]]:
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
+#: How long srun keeps trying a node whose agent refuses connections: one that registered
+#: but does not listen yet (a pod still starting its runtime: slow on a loaded node or a first
+#: run that compiles its modules), as slurmd answers srun only once it is up.
+AGENT_LISTEN_WAIT_S = 30.0
+AGENT_RETRY_S = 0.2
+
+
 async def open_agent(address: str, port: int, token: bytes) -> Tuple[
         asyncio.StreamReader, asyncio.StreamWriter]:
-    """An authenticated connection to the agent at ``address``."""
-    reader, writer = await asyncio.open_connection(address, port, limit=8 << 20)
+    """An authenticated connection to the agent at ``address`` (refused connections are
+    tried again for :data:`AGENT_LISTEN_WAIT_S`)."""
+    loop = asyncio.get_event_loop()
+    deadline = loop.time() + AGENT_LISTEN_WAIT_S
+    while True:
+        try:
+            reader, writer = await asyncio.open_connection(address, port, limit=8 << 20)
+            break
+        except ConnectionRefusedError:
+            if loop.time() + AGENT_RETRY_S > deadline:
+                raise
+            await asyncio.sleep(AGENT_RETRY_S)
     await authenticate(reader, writer, token)
     return reader, writer
 
