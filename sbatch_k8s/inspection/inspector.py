@@ -58,7 +58,8 @@ class JobInspector:
                  since: Optional[int] = None) -> "LogHandle":
         """One log of :meth:`log_sources` to read or follow; ``since`` (epoch seconds):
         only what was written from then on (on a cluster, the API server's ``sinceTime``;
-        raises :class:`NotImplementedError` where the log carries no times)."""
+        raises :class:`SinceUnavailable` where the log carries no times: the local
+        backend, whose commands refuse `--since` in one line)."""
         return self._views.open_log(self.backend, record, source, ended, since)
 
     def jobs_on_nodes(self, records: List[JobRecord]) -> Dict[str, List[str]]:
