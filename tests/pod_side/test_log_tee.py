@@ -16,6 +16,8 @@ from sbatch_k8s.runtime.log_stream.tee import CHUNK_BYTES
 from tests.pod_side.test_log_stream import Files
 
 BACKLOG = 24 * CHUNK_BYTES
+# The checkout the child imports from (CI runs the pod-side suite from another folder).
+CHECKOUT = str(Path(__file__).resolve().parents[2])
 
 #: The child: tees a file that gains BACKLOG bytes at once while its reader is slow, then
 #: prints (to the saved stderr) how much its peak memory grew while copying.
@@ -45,7 +47,7 @@ def test_a_backlog_larger_than_memory_allows_comes_back_whole(tmp_path: Path) ->
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(tmp_path), str(path), str(BACKLOG)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.getcwd()})
+        env={**os.environ, "PYTHONPATH": CHECKOUT})
     assert child.stdout is not None
     files = Files()
     decoder = StreamDecoder(files)
@@ -87,7 +89,7 @@ def test_a_fast_start_waits_in_the_file_for_the_reader(tmp_path: Path) -> None:
     path = tmp_path / "out"
     child = subprocess.Popen([sys.executable, "-c", PACED, str(tmp_path), str(path)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env={**os.environ, "PYTHONPATH": os.getcwd()})
+                             env={**os.environ, "PYTHONPATH": CHECKOUT})
     assert child.stdout is not None
     files = Files()
     decoder = StreamDecoder(files)
