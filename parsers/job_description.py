@@ -79,6 +79,7 @@ class JobDescription(TypedDict):
     error: Optional[str]
     input: Optional[str]
     open_mode: Optional[str]
+    acctg_freq: Optional[str]
     workdir: str
     export: Optional[str]
     environment: Dict[str, str]
@@ -245,6 +246,7 @@ def describe_job(
         "error": job.error,
         "input": job.input,
         "open_mode": job.open_mode,
+        "acctg_freq": job.acctg_freq,
         "workdir": workdir,
         "export": _given_raw(job, "export"),
         "environment": dict(environment),

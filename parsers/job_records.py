@@ -12,6 +12,8 @@ from dataclasses import MISSING, dataclass, fields
 from functools import lru_cache
 from typing import Any, Dict, FrozenSet, Iterable, Optional, Tuple, Type, TypeVar
 
+from parsers.step_usage import StepUsage
+
 Record = TypeVar("Record")
 
 #: Job states, long names (squeue %T, sacct State, scontrol JobState).
@@ -43,6 +45,8 @@ class StepRecord:
     submit_line: str = ""
     #: Task layout (sacct ``Layout``: ``Block``, ``Cyclic``…); empty prints ``Unknown``.
     layout: str = ""
+    #: What its tasks used (sacct ``TotalCPU``, ``MaxRSS``…; sstat); None: nothing recorded.
+    usage: Optional[StepUsage] = None
 
 
 @dataclass(frozen=True)

@@ -178,6 +178,8 @@ class JobSpec:
     error: Optional[str] = None
     input: Optional[str] = None
     open_mode: Optional[str] = None
+    #: ``--acctg-freq`` as given (checked; :mod:`parsers.values.acctg_freq` reads it).
+    acctg_freq: Optional[str] = None
     chdir: Optional[str] = None
     export: Optional["ExportSpec"] = None
     export_file: Optional[str] = None

@@ -18,6 +18,7 @@ from parsers.formats.cnumbers import atoi, strtol
 from parsers.options import Option
 from parsers.platforms.target_names import CONTRACT_PROFILES, TARGET_NAMES
 from parsers.platforms.platform_names import EXPORT_PLATFORMS
+from parsers.values.acctg_freq import task_interval
 
 #: Slurm's NICE_OFFSET - 3: the largest --nice adjustment.
 NICE_LIMIT = 0x80000000 - 3
@@ -247,6 +248,12 @@ def _mail_type(option: Option, raw: Optional[str]) -> object:
     return tuple(kinds)
 
 
+def _acctg_freq(option: Option, raw: Optional[str]) -> object:
+    """Checked as Slurm checks it (:mod:`parsers.values.acctg_freq`), kept as given."""
+    task_interval(raw or "")
+    return raw
+
+
 def _open_mode(option: Option, raw: Optional[str]) -> object:
     first = (raw or " ")[0].lower()
     if first not in "at":
@@ -391,7 +398,8 @@ READERS: Dict[str, Callable[[Option, Optional[str]], object]] = {
     "dependency": _dependency, "hostlist": _hostlist, "filename": _filename, "export": _export,
     "signal": _signal, "begin": _begin, "distribution": _distribution,
     "exclusive": _exclusive, "yesno": _yesno, "mail_type": _mail_type,
-    "open_mode": _open_mode, "requeue": _requeue, "no_kill": _no_kill, "nice": _nice,
+    "acctg_freq": _acctg_freq, "open_mode": _open_mode, "requeue": _requeue,
+    "no_kill": _no_kill, "nice": _nice,
     "wait_all_nodes": _wait_all_nodes, "tres": _tres, "mounts": _mounts,
     "k8s_target": _k8s_target, "k8s_print": _k8s_print, "k8s_version": _k8s_version,
     "k8s_export": _k8s_export, "k8s_contract": _k8s_contract,

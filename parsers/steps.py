@@ -47,6 +47,8 @@ class StepRequest:
     error: Optional[str] = None
     input: Optional[str] = None
     open_mode: Optional[str] = None
+    #: ``--acctg-freq`` as given; the job's applies when the step gives none.
+    acctg_freq: Optional[str] = None
     kill_on_bad_exit: Optional[int] = None
     wait_s: Optional[int] = None
     export: Optional[object] = None

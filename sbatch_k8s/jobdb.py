@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.paths import make_state_dir
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_MS = 30000
 
 JOB_COLUMNS: Dict[str, type] = {
@@ -44,6 +44,8 @@ STEP_COLUMNS: Dict[str, type] = {
     "job_id": int, "step_id": str, "name": str, "state": str, "exit_code": int,
     "exit_signal": int, "start_time": float, "end_time": float, "node_list": str,
     "node_count": int, "ntasks": int, "cpus": int, "seq": int,
+    # The step's resource usage (parsers.step_usage.StepUsage.to_json, as JSON text).
+    "usage": str,
 }
 
 
@@ -79,6 +81,10 @@ def _migrate(conn: sqlite3.Connection) -> None:
     for column, kind in JOB_COLUMNS.items():
         if column not in jobs.columns_dict:
             jobs.add_column(column, kind)
+    steps = db["steps"]
+    for column, kind in STEP_COLUMNS.items():
+        if column not in steps.columns_dict:
+            steps.add_column(column, kind)
     jobs.create_index(["state"], if_not_exists=True)
     jobs.create_index(["state", "hold"], if_not_exists=True)
     jobs.create_index(["array_job_id"], if_not_exists=True)

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Iterable, List
 
-from sbatch_k8s.runtime.accounting.frequency import DEFAULT_TASK_INTERVAL_S
+from parsers.values.acctg_freq import DEFAULT_TASK_INTERVAL_S
 from sbatch_k8s.runtime.accounting.sampler import StepSampler
 from tests.bench.context import Context
 from tests.bench.core import Figure
@@ -25,7 +25,7 @@ def _sample_cpu_s(runs: int) -> List[float]:
     """CPU seconds of one sample of 8 live task trees, ``runs`` times."""
     procs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
              for _ in range(TASKS)]
-    sampler = StepSampler("bench-0", 0)
+    sampler = StepSampler("bench-0")
     try:
         for task, proc in enumerate(procs):
             sampler.add_task(task, proc.pid)

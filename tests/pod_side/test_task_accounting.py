@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import subprocess
 import sys
 import time
 
 import pytest
 
-from sbatch_k8s.runtime.accounting.frequency import DEFAULT_TASK_INTERVAL_S, task_interval
+from parsers.input_errors import SlurmInputError
+from parsers.step_usage import StepUsage
+from parsers.values.acctg_freq import DEFAULT_TASK_INTERVAL_S, checked_interval, task_interval
 from sbatch_k8s.runtime.accounting.gpu import parse_compute_apps
 from sbatch_k8s.runtime.accounting.proc_sample import parent_map, tree_pids
-from sbatch_k8s.runtime.accounting.sampler import StepSampler, reap
-from sbatch_k8s.runtime.accounting.usage import cpu_clock, step_usage
+from sbatch_k8s.runtime.accounting.sampler import StepSampler, sample_every
 
 # Holds ~100 MB, then burns ~2 s of CPU in a child process (so the tree and the reaped
 # child's rusage both count).
@@ -34,9 +37,15 @@ def test_acctg_freq_forms() -> None:
     assert task_interval("task=1,energy=30") == 1
     assert task_interval("energy=10") == DEFAULT_TASK_INTERVAL_S
     assert task_interval("0") == 0
-    for bad in ("task=x", "cpu=3", "-1"):
-        with pytest.raises(ValueError):
+    for bad, item in (("task=x", "task=x"), ("cpu=3", "cpu=3"), ("-1", "-1"),
+                      ("task=5,bogus=3", "bogus=3")):
+        with pytest.raises(SlurmInputError) as caught:
             task_interval(bad)
+        assert caught.value.render("sbatch") == \
+            f"sbatch: error: Invalid --acctg-freq specification: {item}\n"
+    assert checked_interval(None, "7") == 7
+    assert checked_interval("2", "7") == 2
+    assert checked_interval("bogus", None) == DEFAULT_TASK_INTERVAL_S
 
 
 def test_nvidia_smi_parsing() -> None:
@@ -56,36 +65,55 @@ def test_tree_follows_descendants() -> None:
         child.wait()
 
 
+def _reaped(proc: "subprocess.Popen[bytes]") -> "os.struct_rusage":
+    _, _, rusage = os.wait4(proc.pid, 0)
+    proc.returncode = 0  # reaped here, not by Popen
+    return rusage
+
+
 def test_burning_task_shows_cpu_and_memory() -> None:
-    sampler = StepSampler("node-0", 0.2, gpu_reader=dict)
+    sampler = StepSampler("node-0", gpu_reader=dict)
     proc = subprocess.Popen([sys.executable, "-c", BURN])
     sampler.add_task(0, proc.pid)
-    _, rusage = reap(proc.pid)
-    proc.returncode = 0  # reaped here, not by Popen
-    sampler.end_task(0, rusage)
-    sampler.stop()
-    fields = step_usage(list(sampler.usage.values()))
-    assert fields is not None
-    assert fields["TotalCPU"] >= 1.5
-    assert fields["MaxRSS"] >= 90 * 1024 * 1024
-    assert fields["MaxRSSNode"] == "node-0" and fields["MaxRSSTask"] == 0
+
+    async def sample_until_end() -> None:
+        sampling = asyncio.ensure_future(sample_every(sampler, 0.2))
+        rusage = await asyncio.get_event_loop().run_in_executor(None, _reaped, proc)
+        sampling.cancel()
+        sampler.end_task(0, rusage)
+
+    asyncio.new_event_loop().run_until_complete(sample_until_end())
+    usage = StepUsage.from_tasks(sampler.figures())
+    assert usage is not None
+    assert usage.total_cpu >= 1.5 and usage.metrics["cpu"].total == pytest.approx(
+        usage.total_cpu, abs=0.01)
+    assert usage.metrics["rss"].max.value >= 90 * 1024 * 1024
+    assert usage.metrics["rss"].max[1:] == ("node-0", 0)
     assert sampler.usage[0].samples >= 1
-    assert str(fields["TRESUsageInMax"]).startswith("cpu=00:00:0")
 
 
 def test_true_task_unsampled_still_closed_by_rusage() -> None:
-    sampler = StepSampler("node-1", 0)
+    sampler = StepSampler("node-1")
     proc = subprocess.Popen(["true"])
     sampler.add_task(3, proc.pid)
-    _, rusage = reap(proc.pid)
-    proc.returncode = 0
-    usage = sampler.end_task(3, rusage)
+    usage = sampler.end_task(3, _reaped(proc))
     assert usage.samples == 0 and usage.total_cpu < 0.5 and usage.max_rss > 0
-    fields = step_usage([usage])
-    assert fields is not None and fields["MaxRSSTask"] == 3
+    step = StepUsage.from_tasks([usage.figures()])
+    assert step is not None and step.metrics["rss"].max.task == 3
 
 
-def test_cpu_clock() -> None:
-    assert cpu_clock(2.7) == "00:00:02"
-    assert cpu_clock(90061) == "1-01:01:01"
-
+def test_step_usage_folds_tasks_and_round_trips() -> None:
+    tasks = [{"node": "n1", "task": 0, "user": 2.0, "sys": 0.5, "cpu": 2.5, "rss": 100,
+              "vmem": 300},
+             {"node": "n2", "task": 1, "user": 1.0, "sys": 0.25, "cpu": 1.25, "rss": 300,
+              "vmem": 200}]
+    usage = StepUsage.from_tasks(tasks)
+    assert usage is not None
+    assert (usage.tasks, usage.user_cpu, usage.system_cpu) == (2, 3.0, 0.75)
+    assert usage.metrics["rss"].max == (300, "n2", 1)
+    assert usage.metrics["rss"].min == (100, "n1", 0)
+    assert usage.average("rss") == 200            # the mean of the tasks' peaks
+    assert usage.metrics["cpu"].min == (1.25, "n2", 1)
+    assert StepUsage.from_json(usage.to_json()) == usage
+    assert StepUsage.from_json({"n": "x"}) is None and StepUsage.from_json(None) is None
+    assert StepUsage.from_tasks([]) is None

@@ -195,7 +195,8 @@ def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapp
     jobdb.put_step(conn, dict(base, step_id="batch", name="batch", state=batch_state,
                               exit_code=result["exit_code"], exit_signal=result["signal"],
                               start_time=start, node_list=row["batch_host"], node_count=1,
-                              ntasks=1, cpus=row["batch_cpus"] or 1, seq=0))
+                              ntasks=1, cpus=row["batch_cpus"] or 1, seq=0,
+                              usage=_usage_text(_batch_usage(result))))
     jobdb.put_step(conn, dict(base, step_id="extern", name="extern", state=COMPLETED,
                               exit_code=0, exit_signal=0, start_time=start,
                               node_list=row["node_list"], node_count=row["node_count"],
@@ -211,9 +212,21 @@ def record_steps(conn: sqlite3.Connection, row: Any, log_path: str, result: Mapp
             "exit_signal": ended.get("signal", 0), "start_time": began.get("time"),
             "end_time": ended.get("time"), "node_list": compress_hostlist(nodes),
             "node_count": len(nodes), "ntasks": began.get("ntasks", 0),
-            "cpus": began.get("ntasks", 0), "seq": 2 + int(step_id)})
+            "cpus": began.get("ntasks", 0), "seq": 2 + int(step_id),
+            "usage": _usage_text(ended.get("usage") or began.get("usage"))})
     return derived_exit_code((str(step_id), int(e.get("exit_code") or 0))
                              for step_id, e in ends.items())
+
+
+def _batch_usage(result: Mapping[str, Any]) -> Any:
+    """The batch script's usage in node 0's result (its ``batch`` step entry)."""
+    entries = [e for e in result.get("steps") or [] if isinstance(e, dict)]
+    return next((e.get("usage") for e in entries if e.get("id") == "batch"), None)
+
+
+def _usage_text(usage: Any) -> Optional[str]:
+    """A step's usage document as the step row keeps it (JSON text; None for none)."""
+    return json.dumps(usage, separators=(",", ":")) if usage else None
 
 
 #: The submitter's variables a job's node processes are started with (kept per job in

@@ -24,6 +24,7 @@ from parsers.job_records import (
     build,
     with_changes,
 )
+from parsers.step_usage import StepUsage
 from sbatch_k8s import jobdb
 from sbatch_k8s.runtime.batch_host.step_log import read_step_log
 
@@ -46,7 +47,18 @@ def _step(row: sqlite3.Row) -> StepRecord:
         node_list=row["node_list"] or "", node_count=row["node_count"] or 0,
         ntasks=row["ntasks"] or 0, cpus=row["cpus"] or 0,
         # what the step held (sacct AllocTRES): its CPUs on its nodes
-        tres=f"cpu={row['cpus'] or 0},node={row['node_count'] or 0}" if row["cpus"] else "")
+        tres=f"cpu={row['cpus'] or 0},node={row['node_count'] or 0}" if row["cpus"] else "",
+        usage=_usage(row["usage"]))
+
+
+def _usage(text: Optional[str]) -> Optional[StepUsage]:
+    """A step row's usage column (JSON text) as a record; None when empty or unreadable."""
+    if not text:
+        return None
+    try:
+        return StepUsage.from_json(json.loads(text))
+    except ValueError:
+        return None
 
 
 def to_record(row: Union[sqlite3.Row, Dict[str, Any]], steps: Sequence[StepRecord] = (),
@@ -223,5 +235,6 @@ def live_steps(record: JobRecord, job_dir: str, finished: bool) -> List[StepReco
             exit_signal=int(ended.get("signal") or 0) if ended else 0,
             start_time=event.get("time"), end_time=ended.get("time") if ended else None,
             node_list=compress_hostlist(nodes), node_count=len(nodes),
-            ntasks=event.get("ntasks", 0), cpus=event.get("ntasks", 0)))
+            ntasks=event.get("ntasks", 0), cpus=event.get("ntasks", 0),
+            usage=StepUsage.from_json((ended or {}).get("usage") or event.get("usage"))))
     return steps

@@ -1,47 +1,45 @@
-"""Sampling a running task every interval and closing it with its wait's rusage.
+"""Sampling a node's running tasks every interval, and closing each with its wait's rusage.
 
-The sampler is a daemon thread per node step (one /proc parent scan per tick serves every
-task); ``interval_s`` 0 means no sampling (``--acctg-freq=0``), and the task's end still
-records its exact CPU from :func:`reap`.
+One :class:`StepSampler` per step on a node (and one for the batch script): one /proc parent
+scan per sample serves every task. :func:`sample_every` runs the samples on the node's event
+loop (each in a worker thread: reading /proc blocks) and hands every task's figures so far to
+a callback — the node step sends them to srun, whence ``sstat`` sees them. An interval of 0
+(``--acctg-freq=0``) takes no samples; a task's end still records its exact CPU and its peak
+RSS from its rusage (:mod:`sbatch_k8s.runtime.stepd.child_process` reaps it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
-from typing import Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 from sbatch_k8s.runtime.accounting.gpu import gpu_memory_by_pid
 from sbatch_k8s.runtime.accounting.proc_sample import parent_map, sample_tree
 from sbatch_k8s.runtime.accounting.usage import TaskUsage
 
 GpuReader = Callable[[], Dict[int, int]]
+Figures = List[Dict[str, Any]]
 
 
 class StepSampler:
     """Samples the process trees of a node's tasks (``{task id: leader pid}``)."""
 
-    def __init__(self, node: str, interval_s: float, proc: str = "/proc",
+    def __init__(self, node: str, proc: str = "/proc",
                  gpu_reader: GpuReader = gpu_memory_by_pid) -> None:
         self.node = node
-        self.interval_s = interval_s
         self.proc = proc
         self.gpu_reader = gpu_reader
         self.leaders: Dict[int, int] = {}
         self.usage: Dict[int, TaskUsage] = {}
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
 
     def add_task(self, task: int, pid: int) -> TaskUsage:
         """Start following task ``task`` whose leader is ``pid``."""
         with self._lock:
             self.leaders[task] = pid
             self.usage[task] = TaskUsage(self.node, task)
-            if self._thread is None and self.interval_s > 0:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name="acct-sampler")
-                self._thread.start()
             return self.usage[task]
 
     def sample_now(self) -> None:
@@ -61,26 +59,42 @@ class StepSampler:
                 if task in self.leaders:
                     self.usage[task].add_sample(sample, gpu_mem)
 
-    def end_task(self, task: int, rusage: "os.struct_rusage") -> TaskUsage:
-        """Stop following ``task`` and close it with its wait's rusage."""
+    def end_task(self, task: int, rusage: "Optional[os.struct_rusage]") -> TaskUsage:
+        """Stop following ``task`` and close it with its wait's rusage (None: another
+        waiter reaped it, and the last sample stands)."""
         with self._lock:
             self.leaders.pop(task, None)
             usage = self.usage[task]
-        usage.finish(rusage.ru_utime, rusage.ru_stime, rusage.ru_maxrss)
+        if rusage is not None:
+            usage.finish(rusage.ru_utime, rusage.ru_stime, rusage.ru_maxrss)
         return usage
 
-    def stop(self) -> None:
-        """End the sampling thread."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+    def figures(self) -> Figures:
+        """Every task's figures so far (running and ended), in task order."""
+        with self._lock:
+            return [self.usage[task].figures() for task in sorted(self.usage)]
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.sample_now()
+    @property
+    def following(self) -> bool:
+        """Whether a task is still followed."""
+        with self._lock:
+            return bool(self.leaders)
 
 
-def reap(pid: int) -> Tuple[int, "os.struct_rusage"]:
-    """Wait for child ``pid``; its wait status and rusage (the task and its reaped children)."""
-    _, status, rusage = os.wait4(pid, 0)
-    return status, rusage
+async def sample_every(sampler: StepSampler, interval_s: float,
+                       report: Optional[Callable[[Figures], None]] = None) -> None:
+    """Sample every ``interval_s`` (nothing for 0) until cancelled, then ``report`` the
+    figures; a sample that fails (an unreadable /proc) is skipped, never the task's end."""
+    if interval_s <= 0:
+        return
+    loop = asyncio.get_event_loop()
+    while True:
+        await asyncio.sleep(interval_s)
+        if not sampler.following:
+            continue
+        try:
+            await loop.run_in_executor(None, sampler.sample_now)
+        except OSError:
+            continue
+        if report is not None:
+            report(sampler.figures())

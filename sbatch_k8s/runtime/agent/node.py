@@ -168,6 +168,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     publisher = start_publisher(environ, desc, log, steps.log_path if steps else None)
     if publisher is not None and steps is not None:
         steps.on_change = publisher.changed
+        steps.on_usage = publisher.usage_changed
     loop = asyncio.get_event_loop()
     batch.judge.ask_cluster = job_end.cluster_question(environ, desc)
     for signum in (signal.SIGTERM, signal.SIGINT):

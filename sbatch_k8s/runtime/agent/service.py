@@ -226,6 +226,9 @@ class Agent:
                 if request.get("type") == "aborting":
                     self.aborting[step_id].set()
                     continue
+                if request.get("type") == "usage":
+                    self.steps.update_usage(step_id, request.get("usage"))
+                    continue
                 self.step_channels.pop(step_id, None)
                 if request.get("type") == "step_end":
                     result = request.get("result", result)

@@ -21,9 +21,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from parsers.step_usage import StepUsage
+from parsers.values.acctg_freq import checked_interval
+from sbatch_k8s.runtime.accounting.sampler import StepSampler, sample_every
 from sbatch_k8s.runtime.agent.service import Agent, log
+from sbatch_k8s.runtime.stepd.child_process import reap
 from sbatch_k8s.runtime.log_stream.frames import STDERR_KEY, STDOUT_KEY
 from sbatch_k8s.runtime.log_stream.tee import OutputTee
 from sbatch_k8s.runtime.stepd.task_files import output_flags
@@ -61,12 +66,16 @@ class JobResult:
         self.reason = reason
         #: Why the batch step could not be launched (scontrol ``SystemComment=``).
         self.system_comment = system_comment
+        #: The batch script's usage (:meth:`parsers.step_usage.StepUsage.to_json`), if it ran.
+        self.usage: Optional[Dict[str, Any]] = None
 
     def as_dict(self) -> Dict[str, Any]:
         result: Dict[str, Any] = {"state": self.state, "exit_code": self.exit_code,
                                   "signal": self.signal, "reason": self.reason}
         if self.system_comment:
             result["system_comment"] = self.system_comment
+        if self.usage is not None:
+            result["usage"] = self.usage
         return result
 
 
@@ -81,7 +90,9 @@ class BatchHost:
         self.agent = agent
         self.kill_wait_s = kill_wait_s
         self.links: List[NodeLink] = []
-        self.process: Optional["asyncio.subprocess.Process"] = None
+        self.process: Optional["subprocess.Popen[bytes]"] = None
+        #: The batch script's accounting (the ``batch`` step's usage; :mod:`..accounting`).
+        self.sampler = StepSampler(names[0] if names else "")
         self.ending: Optional[Tuple[str, str]] = None
         #: Set when the job is being ended (cancel, time limit, SIGTERM, a lost node).
         self.ending_set = asyncio.Event()
@@ -230,16 +241,21 @@ class BatchHost:
                 os.write(fds[2], (note + "\n").encode())
             oom_base = self.oom.count() if self.oom is not None else 0
             wrapper = ["/bin/sh", "-c", 'SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec "$0" "$@"']
-            self.process = await asyncio.create_subprocess_exec(
-                *wrapper, *argv, env=dict(env), cwd=cwd, stdin=fds[0], stdout=fds[1],
+            self.process = subprocess.Popen(
+                [*wrapper, *argv], env=dict(env), cwd=cwd, stdin=fds[0], stdout=fds[1],
                 stderr=fds[2], start_new_session=True)
         finally:
             for fd in set(fds):
                 os.close(fd)
         loop = asyncio.get_event_loop()
+        self.sampler.add_task(0, self.process.pid)
         watchers = [asyncio.ensure_future(self._time_limit(loop.time())),
-                    asyncio.ensure_future(self._watch_links())]
-        code = await self.process.wait()
+                    asyncio.ensure_future(self._watch_links()),
+                    asyncio.ensure_future(sample_every(
+                        self.sampler, checked_interval(self.desc.get("acctg_freq"))))]
+        end = await reap(self.process)
+        code = end.returncode
+        self.sampler.end_task(0, end.rusage)
         self.finished.set()
         if self.ending is not None:
             # The steps' sruns are ending their steps too: let them report and record them.
@@ -260,6 +276,13 @@ class BatchHost:
         return self._result(code)
 
     def _result(self, code: int) -> JobResult:
+        result = self._end(code)
+        usage = StepUsage.from_tasks(self.sampler.figures())
+        if usage is not None:
+            result.usage = usage.to_json()
+        return result
+
+    def _end(self, code: int) -> JobResult:
         exit_code, signum = (0, -code) if code < 0 else (code, 0)
         if self.ending is not None:
             state = self.ending[0]

@@ -33,7 +33,8 @@ KILLED = {"state": "CANCELLED", "exit_code": 0, "signal": 9}
 
 def read_step_log(path: str) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]]]:
     """Node 0's step log (``steps.jsonl``): the ``start`` and the ``end`` event of each step,
-    by step id, in the order the steps started."""
+    by step id, in the order the steps started; a running step's latest ``usage`` event
+    (its tasks' usage so far, for ``sstat``) is its start event's ``usage``."""
     try:
         with open(path) as f:
             events = [json.loads(line) for line in f if line.strip()]
@@ -41,6 +42,9 @@ def read_step_log(path: str) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[
         events = []
     starts = {e["step_id"]: e for e in events if e.get("event") == "start"}
     ends = {e["step_id"]: e for e in events if e.get("event") == "end"}
+    for event in events:
+        if event.get("event") == "usage" and event.get("step_id") in starts:
+            starts[event["step_id"]]["usage"] = event.get("usage")
     return starts, ends
 
 
@@ -61,7 +65,7 @@ def step_entry(began: Mapping[str, Any], ended: Mapping[str, Any]) -> Dict[str, 
         "exit_signal": int(ended.get("signal") or 0), "start": began.get("time"),
         "end": ended.get("time"), "node_list": compress_hostlist(nodes),
         "node_count": len(nodes), "ntasks": began.get("ntasks", 0),
-        "cpus": began.get("ntasks", 0)})
+        "cpus": began.get("ntasks", 0), "usage": ended.get("usage") or began.get("usage")})
 
 
 def step_entries(path: str, end: int) -> List[Dict[str, Any]]:
@@ -80,7 +84,7 @@ def batch_entry(result: Mapping[str, Any], start: Optional[int], end: int) -> Di
             "FAILED" if result.get("exit_code") else "COMPLETED")
     return _compact({"id": "batch", "name": "batch", "state": state,
                      "exit_code": result.get("exit_code"), "exit_signal": result.get("signal"),
-                     "start": start, "end": end})
+                     "start": start, "end": end, "usage": result.get("usage")})
 
 
 def _text(message: Mapping[str, Any]) -> str:
@@ -94,7 +98,8 @@ def result_message(result: Mapping[str, Any], start: Optional[int], end: int,
     ``end_time``, ``node_list`` (when given) and ``steps`` (``batch`` first, then the
     numbered steps: all of them, as they are or packed, else the last that fit packed, with
     ``steps_dropped`` counting the others)."""
-    head = dict(result, start_time=start, end_time=end)
+    head = {k: v for k, v in dict(result, start_time=start, end_time=end).items()
+            if k != "usage"}
     if node_list:
         head["node_list"] = node_list
     batch = batch_entry(result, start, end)

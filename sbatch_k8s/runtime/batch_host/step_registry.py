@@ -43,6 +43,9 @@ class StepRegistry:
         #: Told the running steps after every start and end (node 0's
         #: :class:`~sbatch_k8s.runtime.cluster.step_publisher.StepPublisher`).
         self.on_change: Optional[Callable[[Dict[int, Dict[str, Any]]], None]] = None
+        #: Told the running steps after a step's usage so far changed (for sstat; the
+        #: publisher writes those no more often than the sampling interval).
+        self.on_usage: Optional[Callable[[Dict[int, Dict[str, Any]]], None]] = None
 
     def _write(self, record: Dict[str, Any]) -> None:
         if self.log_path:
@@ -109,9 +112,20 @@ class StepRegistry:
         if self.on_change is not None:
             self.on_change(self.running)
 
+    def update_usage(self, step_id: int, usage: Any) -> None:
+        """A running step's usage so far (its srun's fold of the tasks' latest samples)."""
+        record = self.running.get(step_id)
+        if record is None or not isinstance(usage, dict):
+            return
+        record["usage"] = usage
+        self._write({"step_id": step_id, "event": "usage", "usage": usage,
+                     "time": int(time.time())})
+        if self.on_usage is not None:
+            self.on_usage(self.running)
+
     def listing(self) -> List[Dict[str, Any]]:
         """The running steps (for ``squeue -s`` inside the job)."""
-        return [{k: v for k, v in r.items() if k not in ("holds", "gpus")}
+        return [{k: v for k, v in r.items() if k not in ("holds", "gpus", "usage")}
                 for r in self.running.values()]
 
     async def wait_until_idle(self, timeout_s: float) -> None:

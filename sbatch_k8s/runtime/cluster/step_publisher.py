@@ -40,8 +40,10 @@ from parsers.vocabulary import (
 )
 import json
 import threading
+import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
+from parsers.values.acctg_freq import checked_interval
 from parsers.vocabulary import RECORD_PREFIX
 from sbatch_k8s.runtime.cluster.job_end import api_for
 from sbatch_k8s.runtime.cluster.kube_api import KubeApi
@@ -157,8 +159,12 @@ class StepPublisher:
     ones it is told of, and the ended ones of node 0's step log ``step_log``."""
 
     def __init__(self, api: KubeApi, namespace: str, job_id: int,
-                 log: Callable[[str], None], step_log: Optional[str] = None) -> None:
+                 log: Callable[[str], None], step_log: Optional[str] = None,
+                 usage_interval_s: float = 30.0) -> None:
         self.api = api
+        #: A change of usage alone waits this long after the last patch (``sstat``'s figures
+        #: are as fresh as the sampling interval, at most one patch an interval for them).
+        self.usage_interval_s = usage_interval_s
         self.ended = EndedSteps(step_log)
         self.path = f"/api/v1/namespaces/{namespace}/configmaps/{RECORD_PREFIX}{job_id}"
         self.job_id = job_id
@@ -166,6 +172,8 @@ class StepPublisher:
         self.patches = 0
         self._condition = threading.Condition()
         self._pending: Optional[Dict[int, Mapping[str, Any]]] = None
+        self._usage_only = False
+        self._last_patch = 0.0
         self._closing = False
         self._written: Optional[str] = None
         self._failing = False
@@ -175,6 +183,16 @@ class StepPublisher:
     def changed(self, running: Running) -> None:
         """The registry's running steps now (cheap: the thread does the work)."""
         with self._condition:
+            self._pending = dict(running)
+            self._usage_only = False
+            self._condition.notify()
+
+    def usage_changed(self, running: Running) -> None:
+        """A running step's usage changed: published with the next change, or one sampling
+        interval after the last patch."""
+        with self._condition:
+            if self._pending is None:
+                self._usage_only = True
             self._pending = dict(running)
             self._condition.notify()
 
@@ -192,9 +210,13 @@ class StepPublisher:
                 self._condition.wait()
             if self._pending is None:
                 return None
+            if self._usage_only and not self._closing:
+                due = self._last_patch + self.usage_interval_s - time.monotonic()
+                self._condition.wait_for(lambda: self._closing or not self._usage_only, due)
             if not self._closing:
                 self._condition.wait_for(lambda: self._closing, COALESCE_S)
             pending, self._pending = self._pending, None
+            self._usage_only = False
             return pending
 
     def _run(self) -> None:
@@ -233,6 +255,7 @@ class StepPublisher:
             self._failing = True
             return getattr(e, "status", 0) == 404
         self.patches += 1
+        self._last_patch = time.monotonic()
         self._written = value
         self._failing = False
         return True
@@ -247,4 +270,5 @@ def start_publisher(environ: Mapping[str, str], desc: Mapping[str, Any],
     if api is None:
         return None
     namespace = environ.get("SBATCHK8S_NAMESPACE") or api.namespace
-    return StepPublisher(api, namespace, int(desc["job_id"]), log, step_log)
+    return StepPublisher(api, namespace, int(desc["job_id"]), log, step_log,
+                         checked_interval(desc.get("acctg_freq")))

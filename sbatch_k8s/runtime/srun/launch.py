@@ -133,9 +133,11 @@ def stdin_targets(run: StepRun, request: Any) -> List[Tuple[NodeSession, int]]:
 async def launch_step(run: StepRun, layout: Any, task_envs: Dict[int, Dict[str, str]],
                       addresses: List[str], port: int, token: bytes, cwd: str,
                       io_files: Dict[int, Dict[str, Optional[str]]], stdin_ranks: set,
-                      kill_wait_s: float = 30.0, time_limit_s: Optional[float] = None) -> int:
+                      kill_wait_s: float = 30.0, time_limit_s: Optional[float] = None,
+                      acctg_interval_s: float = 0.0) -> int:
     """Connect, launch, stream, and return the step's exit code. ``time_limit_s`` is the
-    step's time limit (``-t``), which each node enforces."""
+    step's time limit (``-t``), which each node enforces; ``acctg_interval_s`` how often the
+    nodes sample the tasks (0: only at their end)."""
     loop = asyncio.get_event_loop()
     opened = await asyncio.gather(*(open_agent(addresses[i], port, token)
                                     for i in layout.node_indices), return_exceptions=True)
@@ -153,6 +155,7 @@ async def launch_step(run: StepRun, layout: Any, task_envs: Dict[int, Dict[str, 
         session.send(encode_json({"type": "launch", "step_id": run.step_id,
                                   "job_id": run.job_id, "node_position": position,
                                   "time_limit_s": time_limit_s,
+                                  "acctg_interval_s": acctg_interval_s,
                                   "argv": list(run.request.command), "cwd": cwd,
                                   "append": run.request.open_mode == "append",
                                   "tasks": tasks}))

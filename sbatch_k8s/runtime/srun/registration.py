@@ -74,6 +74,13 @@ class Registration:
         except (OSError, ProtocolError, asyncio.IncompleteReadError):
             return
 
+    def report_usage(self, usage: Dict[str, Any]) -> None:
+        """The step's usage so far, to node 0 (no reply; a closed connection drops it)."""
+        try:
+            self.writer.write(encode_json({"type": "usage", "usage": usage}))
+        except (OSError, RuntimeError):
+            pass
+
     async def end(self, result: Dict[str, Any]) -> None:
         """Record the step's end (releasing its CPUs)."""
         try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from sbatch_k8s.runtime.srun.task_output import OutputRouter
 from sbatch_k8s.runtime.protocol import (
@@ -91,6 +91,10 @@ class StepRun:
         self.abort_announced = False
         #: "task N: Out Of Memory" was said (once, as srun says it).
         self.oom_said = False
+        #: Each node's latest task figures (sampled while the step runs), and who hears the
+        #: step's usage so far (node 0's registry, for sstat).
+        self.live_usage: Dict[str, List[Dict[str, Any]]] = {}
+        self.on_usage: Optional[Callable[[List[Dict[str, Any]]], None]] = None
 
     def signal_all(self, signum: int) -> None:
         for session in self.sessions:
@@ -109,6 +113,10 @@ class StepRun:
             return
         if message["type"] == "exits":
             self._exited(session, message["results"])
+        elif message["type"] == "usage":
+            self.live_usage[session.name] = list(message.get("tasks") or [])
+            if self.on_usage is not None:
+                self.on_usage([t for tasks in self.live_usage.values() for t in tasks])
         elif message["type"] == "done":
             session.writer.close()
         elif message["type"] == "time_limit":
@@ -150,3 +158,7 @@ class StepRun:
 
     def results(self) -> List[Tuple[str, Dict[str, Any]]]:
         return [(s.name, s.exits[r]) for s in self.sessions for r in sorted(s.exits)]
+
+    def task_figures(self) -> List[Dict[str, Any]]:
+        """The ended tasks' accounting figures (a lost node's tasks have none)."""
+        return [r["usage"] for _, r in self.results() if isinstance(r.get("usage"), dict)]

@@ -11,17 +11,20 @@ from parsers.vocabulary import DESCRIPTION_KEY
 import os
 import socket
 import sys
+import time
 from dataclasses import replace
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from parsers.input_errors import SlurmInputError
+from parsers.step_usage import StepUsage
+from parsers.values.acctg_freq import checked_interval
 from sbatch_k8s.runtime.file_access import AccessError, needed
 from sbatch_k8s.runtime.agent.addresses import agent_ips, resolve_patiently, wait_budget
 from sbatch_k8s.runtime.agent.node_setup import load_description
 from sbatch_k8s.runtime.srun.task_output import OutputRouter
 from sbatch_k8s.runtime.agent.profile_files import files_directory
 from sbatch_k8s.runtime.protocol import fresh_loop, read_token
-from sbatch_k8s.runtime.srun.registration import register_step, step_holds
+from sbatch_k8s.runtime.srun.registration import Registration, register_step, step_holds
 from sbatch_k8s.runtime.srun.launch import launch_step, node_addresses
 from sbatch_k8s.runtime.srun.signals import cancel_step, job_ending
 from sbatch_k8s.runtime.srun.sessions import COMMAND, StepRun, error, warn
@@ -221,11 +224,15 @@ def run(argv: List[str], environ: Mapping[str, str]) -> int:
     code = 1
     kill_wait_s = float(environ.get("SBATCHK8S_KILL_WAIT", 30))
 
+    acctg_interval_s = checked_interval(request.acctg_freq, desc.get("acctg_freq"))
+    step.on_usage = UsageRelay(registration, acctg_interval_s).relay
+
     async def launch() -> int:
         registration.watch(lambda signum: cancel_step(step, signum),
                            lambda: job_ending(step, kill_wait_s))
         return await launch_step(step, layout, envs, targets, port, token, cwd, files,
-                                 reading, kill_wait_s, _time_limit_s(request, environ))
+                                 reading, kill_wait_s, _time_limit_s(request, environ),
+                                 acctg_interval_s)
 
     try:
         code = loop.run_until_complete(launch())
@@ -269,12 +276,39 @@ def _time_limit_s(request: Any, environ: Mapping[str, str]) -> Optional[float]:
     return request.time_limit_min * float(environ.get("SBATCHK8S_SECONDS_PER_MINUTE", 60))
 
 
+class UsageRelay:
+    """Passes the step's usage so far to node 0, at most about once a sampling interval
+    (every node reports each interval; one fold of them all is enough)."""
+
+    def __init__(self, registration: Registration, interval_s: float) -> None:
+        self.registration = registration
+        self.spacing_s = interval_s / 2
+        self.last = float("-inf")
+
+    def relay(self, figures: List[Dict[str, Any]]) -> None:
+        now = time.monotonic()
+        usage = StepUsage.from_tasks(figures)
+        if usage is None or now - self.last < self.spacing_s:
+            return
+        self.last = now
+        self.registration.report_usage(usage.to_json())
+
+
 def step_result(step: StepRun, code: int) -> Dict[str, Any]:
     """The step's state and exit as the step log records it: slurmstepd reports the largest
     raw wait status of its tasks (an exit code outranks a signal); a step past its time
     limit is TIMEOUT, one the job's end took CANCELLED (both with that status); one whose
     worst task was killed by a signal is CANCELLED, one srun ended CANCELLED with the signal
     it used; one that lost a node NODE_FAIL."""
+    result = _end_state(step, code)
+    usage = StepUsage.from_tasks(step.task_figures())
+    if usage is not None:
+        result["usage"] = usage.to_json()
+    return result
+
+
+def _end_state(step: StepRun, code: int) -> Dict[str, Any]:
+    """The state and exit of :func:`step_result`."""
     results = [r for _, r in step.results()]
     lost = any(s.lost for s in step.sessions)
     if any(r.get("oom") for r in results):

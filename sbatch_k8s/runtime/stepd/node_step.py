@@ -28,6 +28,7 @@ from sbatch_k8s.runtime.protocol import (
     read_frame,
     write_frame,
 )
+from sbatch_k8s.runtime.accounting.sampler import Figures, StepSampler, sample_every
 from sbatch_k8s.runtime.stepd.oom import OomLedger, detected_line
 from sbatch_k8s.runtime.stepd.tasks import (
     Task,
@@ -97,6 +98,10 @@ class NodeStep:
         self.oom_ledger = oom
         self.oom_base = oom.count() if oom is not None else 0
         self.oom = False
+        #: The tasks' accounting (jobacct_gather): sampled every ``acctg_interval_s`` (srun
+        #: hears the figures, for sstat), closed by each task's rusage (its exit carries them).
+        self.sampler = StepSampler(node_name)
+        self.acctg_interval_s = float(message.get("acctg_interval_s") or 0)
 
     # -- slurmstepd's own lines -------------------------------------------------------------
 
@@ -177,6 +182,7 @@ class NodeStep:
                     stdin_piped=bool(spec.get("stdin")), stdout_fd=out, stderr_fd=err,
                     stdin_file=resolve(stdin_file, cwd) if stdin_file else None,
                     notes=notes))
+                self.sampler.add_task(self.tasks[-1].rank, self.tasks[-1].pid)
         except OSError as e:
             await terminate(self.tasks, ORPHAN_GRACE_S)
             await self.send({"type": "launch_failed", "error": str(e)})
@@ -191,6 +197,8 @@ class NodeStep:
         """Until every task has ended and srun knows (or srun has gone: then its tasks end)."""
         inbound = asyncio.ensure_future(self._inbound(reader))
         limit = asyncio.ensure_future(self._time_limit()) if self.time_limit_s else None
+        sampling = asyncio.ensure_future(sample_every(self.sampler, self.acctg_interval_s,
+                                                      self._report_usage))
         ended: List[Dict[str, Any]] = []
         done = asyncio.ensure_future(asyncio.gather(*(self._report_exit(t, ended)
                                                       for t in self.tasks)))
@@ -206,6 +214,7 @@ class NodeStep:
                 await self.send({"type": "done"})
         finally:
             inbound.cancel()
+            sampling.cancel()
             if limit is not None:
                 limit.cancel()
             self.close()
@@ -216,12 +225,22 @@ class NodeStep:
         kill_leftovers(self.tasks)
         await asyncio.gather(*(wait_output(t, LEFTOVER_DRAIN_S) for t in self.tasks))
         for task in self.tasks:
-            task.transport.close()
+            task.close()
 
     def close(self) -> None:
         if self.stderr_fd is not None:
             os.close(self.stderr_fd)
             self.stderr_fd = None
+
+    def _report_usage(self, figures: Figures) -> None:
+        """The tasks' figures so far, to srun (``sstat``)."""
+        asyncio.ensure_future(self._send_quietly({"type": "usage", "tasks": figures}))
+
+    async def _send_quietly(self, message: Dict[str, Any]) -> None:
+        try:
+            await self.send(message)
+        except ConnectionError:
+            pass
 
     async def _time_limit(self) -> None:
         """``srun -t``: at the limit, srun hears the step timed out; the step ends."""
@@ -251,9 +270,11 @@ class NodeStep:
         :data:`EXIT_DRAIN_S`, then the exit is reported anyway (those processes are killed
         when the step's last task here ends)."""
         code = await wait_exit(task)
+        usage = self.sampler.end_task(task.rank, task.rusage)
         self._check_oom()
         await wait_output(task, EXIT_DRAIN_S)
         result = exit_result(task, code)
+        result["usage"] = usage.figures()
         if self.oom:
             result["oom"] = True
         ended.append(result)

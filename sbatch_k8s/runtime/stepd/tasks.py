@@ -1,9 +1,10 @@
 """Starting a step's tasks on one node and passing their output on.
 
 Each task runs in its own session (so a signal reaches everything it started), with the
-environment and working directory srun computed for it. Its stdout/stderr pipes are read by
-a subprocess protocol that hands each chunk straight to ``sink`` (the agent frames it to
-srun): no stream buffer in between, large reads, and the pipes pause while srun falls behind.
+environment and working directory srun computed for it. Its stdout/stderr pipes are read on
+the event loop, each chunk handed straight to ``sink`` (the agent frames it to srun): no
+stream buffer in between, large reads, and the pipes pause while srun falls behind. The task
+is reaped with its rusage (:mod:`child_process`), which its accounting closes with.
 Output files (per-task/per-node ``-o``/``-e``) are opened on the task's node, once per file
 (see :mod:`task_files`), as slurmstepd does.
 """
@@ -14,9 +15,11 @@ import asyncio
 import errno
 import os
 import signal
+import subprocess
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sbatch_k8s.runtime.protocol import KIND_STDERR, KIND_STDOUT
+from sbatch_k8s.runtime.stepd.child_process import Reaped, reap
 
 #: Largest chunk read from a task's output pipe at once.
 READ_BYTES = 1 << 20
@@ -30,40 +33,49 @@ EXEC_FAILED = "slurmstepd: error: execve(): {cmd}: {reason}\n"
 _KINDS = {1: KIND_STDOUT, 2: KIND_STDERR}
 
 
-class TaskProtocol(asyncio.SubprocessProtocol):
-    """Output chunks to the sink as they arrive; the exit and the pipes' ends as futures."""
+class TaskProtocol:
+    """Output chunks to the sink as they arrive; the end (with its rusage) and the pipes'
+    ends as futures."""
 
     def __init__(self, rank: int, sink: Sink) -> None:
         self.rank = rank
         self.sink = sink
         self.open_pipes = 0
         loop = asyncio.get_event_loop()
-        self.exited = loop.create_future()
-        self.drained = loop.create_future()
-        self.transport: Optional[asyncio.SubprocessTransport] = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        for fd in (1, 2):
-            pipe = self.transport.get_pipe_transport(fd)  # type: ignore[union-attr]
-            if pipe is not None:
-                self.open_pipes += 1
-                _widen(pipe)
-        if self.open_pipes == 0:
-            self.drained.set_result(None)
+        self.exited: "asyncio.Future[int]" = loop.create_future()
+        self.drained: "asyncio.Future[None]" = loop.create_future()
+        self.rusage: Optional["os.struct_rusage"] = None
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         self.sink(self.rank, _KINDS[fd], data)
 
-    def pipe_connection_lost(self, fd: int, exc: Optional[Exception]) -> None:
-        if fd in (1, 2):
-            self.open_pipes -= 1
-            if self.open_pipes <= 0 and not self.drained.done():
-                self.drained.set_result(None)
+    def pipe_connection_lost(self, fd: int) -> None:
+        self.open_pipes -= 1
+        if self.open_pipes <= 0 and not self.drained.done():
+            self.drained.set_result(None)
 
-    def process_exited(self) -> None:
-        if not self.exited.done() and self.transport is not None:
-            self.exited.set_result(self.transport.get_returncode())
+    def reaped(self, end: "asyncio.Future[Reaped]") -> None:
+        result = end.result()
+        self.rusage = result.rusage
+        if not self.exited.done():
+            self.exited.set_result(result.returncode)
+
+
+class _PipeReader(asyncio.Protocol):
+    """One of a task's output pipes, feeding its :class:`TaskProtocol`."""
+
+    def __init__(self, task: TaskProtocol, fd: int) -> None:
+        self.task = task
+        self.fd = fd
+
+    def data_received(self, data: bytes) -> None:
+        self.task.pipe_data_received(self.fd, data)
+
+    def eof_received(self) -> bool:
+        return False
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        self.task.pipe_connection_lost(self.fd)
 
 
 def _widen(pipe: asyncio.BaseTransport) -> None:
@@ -84,18 +96,26 @@ def _widen(pipe: asyncio.BaseTransport) -> None:
 
 
 class Task:
-    """One running task of a step on this node."""
+    """One running task of a step on this node: its process, its pipes, how it ended."""
 
-    def __init__(self, rank: int, pid: int, protocol: TaskProtocol,
-                 transport: asyncio.SubprocessTransport) -> None:
+    def __init__(self, rank: int, popen: "subprocess.Popen[bytes]", protocol: TaskProtocol,
+                 pipes: Dict[int, asyncio.BaseTransport]) -> None:
         self.rank = rank
-        self.pid = pid
+        self.pid = popen.pid
+        #: Kept until the task is reaped (:mod:`child_process`).
+        self.popen = popen
         self.protocol = protocol
-        self.transport = transport
+        #: The pipe transports by the task's descriptor (0 stdin, 1 stdout, 2 stderr).
+        self.pipes = pipes
 
     @property
     def running(self) -> bool:
         return not self.protocol.exited.done()
+
+    @property
+    def rusage(self) -> Optional["os.struct_rusage"]:
+        """The task's rusage once reaped (its CPU and that of what it waited for)."""
+        return self.protocol.rusage
 
     def signal(self, signum: int) -> None:
         """Deliver ``signum`` to the task's whole process group."""
@@ -105,26 +125,31 @@ class Task:
             pass
 
     def write_stdin(self, data: bytes) -> None:
-        pipe = self.transport.get_pipe_transport(0)
+        pipe = self.pipes.get(0)
         if pipe is not None and not pipe.is_closing():
             pipe.write(data)  # type: ignore[attr-defined]
 
     def close_stdin(self) -> None:
-        pipe = self.transport.get_pipe_transport(0)
+        pipe = self.pipes.get(0)
         if pipe is not None:
             pipe.close()
 
     def pause_output(self) -> None:
         for fd in (1, 2):
-            pipe = self.transport.get_pipe_transport(fd)
+            pipe = self.pipes.get(fd)
             if pipe is not None and not pipe.is_closing():
                 pipe.pause_reading()  # type: ignore[attr-defined]
 
     def resume_output(self) -> None:
         for fd in (1, 2):
-            pipe = self.transport.get_pipe_transport(fd)
+            pipe = self.pipes.get(fd)
             if pipe is not None and not pipe.is_closing():
                 pipe.resume_reading()  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        """Close the task's pipes."""
+        for pipe in self.pipes.values():
+            pipe.close()
 
 
 def _exec_error(argv: Sequence[str], env: Mapping[str, str],
@@ -170,7 +195,7 @@ async def start_task(
         else:
             sink(rank, KIND_STDERR, note.encode())
     failure = _exec_error(argv, env, cwd)
-    stdin: Any = asyncio.subprocess.PIPE if stdin_piped else asyncio.subprocess.DEVNULL
+    stdin: Any = subprocess.PIPE if stdin_piped else subprocess.DEVNULL
     if stdin_file is not None:
         try:
             stdin = os.open(stdin_file, os.O_RDONLY)
@@ -178,24 +203,41 @@ async def start_task(
             message = (f"slurmstepd: error: Could not open stdin file {stdin_file}: "
                        f"{os.strerror(e.errno or 0)}\n")
             failure = (message, 1)
-            stdin = asyncio.subprocess.DEVNULL
+            stdin = subprocess.DEVNULL
     if failure is not None:
         # A tiny shell reports like slurmstepd and exits with the errno, so the exit path
         # and the output path stay those of any task.
         message, code = failure
         argv = ["/bin/sh", "-c", f'printf "%s" "$1" >&2; exit {code}', "sh", message]
-    loop = asyncio.get_event_loop()
     try:
-        transport, protocol = await loop.subprocess_exec(
-            lambda: TaskProtocol(rank, sink), *argv, env=dict(env), cwd=cwd,
-            stdin=stdin,
-            stdout=stdout_fd if stdout_fd is not None else asyncio.subprocess.PIPE,
-            stderr=stderr_fd if stderr_fd is not None else asyncio.subprocess.PIPE,
+        popen = subprocess.Popen(
+            list(argv), env=dict(env), cwd=cwd, stdin=stdin,
+            stdout=stdout_fd if stdout_fd is not None else subprocess.PIPE,
+            stderr=stderr_fd if stderr_fd is not None else subprocess.PIPE,
             start_new_session=True)
     finally:
         if isinstance(stdin, int) and stdin >= 0:
             os.close(stdin)
-    return Task(rank, transport.get_pid(), protocol, transport)  # type: ignore[arg-type]
+    return await _connect(rank, popen, sink)
+
+
+async def _connect(rank: int, popen: "subprocess.Popen[bytes]", sink: Sink) -> Task:
+    """The started task's pipes on the event loop, and its reaping."""
+    loop = asyncio.get_event_loop()
+    protocol = TaskProtocol(rank, sink)
+    pipes: Dict[int, asyncio.BaseTransport] = {}
+    for fd, stream in ((1, popen.stdout), (2, popen.stderr)):
+        if stream is not None:
+            protocol.open_pipes += 1
+            pipes[fd], _ = await loop.connect_read_pipe(
+                lambda fd=fd: _PipeReader(protocol, fd), stream)  # type: ignore[misc]
+            _widen(pipes[fd])
+    if protocol.open_pipes == 0:
+        protocol.drained.set_result(None)
+    if popen.stdin is not None:
+        pipes[0], _ = await loop.connect_write_pipe(asyncio.Protocol, popen.stdin)
+    reap(popen).add_done_callback(protocol.reaped)
+    return Task(rank, popen, protocol, pipes)
 
 
 async def wait_exit(task: Task) -> int:
@@ -218,14 +260,6 @@ def exit_result(task: Task, code: int) -> Dict[str, Any]:
     if code < 0:
         return {"rank": task.rank, "status": 0, "signal": -code}
     return {"rank": task.rank, "status": code, "signal": 0}
-
-
-async def wait_task(task: Task) -> Dict[str, Any]:
-    """Wait for the task and all its output; its exit as ``{"rank", "status", "signal"}``."""
-    code = await wait_exit(task)
-    await wait_output(task, None)
-    task.transport.close()
-    return exit_result(task, code)
 
 
 def session_members(session: int, proc: str = "/proc") -> List[int]:

@@ -35,6 +35,7 @@ from parsers.job_records import (
     build,
     with_changes,
 )
+from parsers.step_usage import StepUsage
 from sbatch_k8s.runtime.batch_host.step_log import reported_steps
 
 #: The batch step's state when the job ended in a given state (slurmstepd's view: a job
@@ -70,6 +71,7 @@ def step_from_entry(entry: Mapping[str, Any]) -> StepRecord:
         if entry.get(compact) is not None:
             values[field] = entry[compact]
     values["step_id"] = str(values["step_id"])
+    values["usage"] = StepUsage.from_json(entry.get("usage"))
     return build(StepRecord, **values)
 
 
