@@ -35,13 +35,24 @@ class MetricUsage(NamedTuple):
     total: float
 
 
+class NodeUsage(NamedTuple):
+    """A step's tasks on one node, summed: CPU seconds so far, and the RSS and GPU memory they
+    held at the last sample (what the console charts over time)."""
+
+    cpu: float
+    rss_now: int
+    gpu_mem_now: int
+
+
 class StepUsage(NamedTuple):
-    """A step's (or a batch script's) usage: its task count, CPU split and metrics."""
+    """A step's (or a batch script's) usage: its task count, CPU split, metrics and the
+    per-node sums."""
 
     tasks: int
     user_cpu: float
     system_cpu: float
     metrics: Dict[str, MetricUsage]
+    nodes: Dict[str, NodeUsage] = {}
 
     @classmethod
     def from_tasks(cls, tasks: Sequence[Mapping[str, Any]]) -> Optional["StepUsage"]:
@@ -57,8 +68,14 @@ class StepUsage(NamedTuple):
             low = min(values, key=lambda v: v[0])
             metrics[name] = MetricUsage(Extreme(*high), Extreme(*low),
                                         sum(v[0] for v in values))
+        nodes: Dict[str, NodeUsage] = {}
+        for t in tasks:
+            had = nodes.get(str(t["node"]), NodeUsage(0.0, 0, 0))
+            nodes[str(t["node"])] = NodeUsage(had.cpu + float(t.get("cpu") or 0),
+                                              had.rss_now + int(t.get("rss_now") or 0),
+                                              had.gpu_mem_now + int(t.get("gpu_now") or 0))
         return cls(len(tasks), sum(float(t.get("user") or 0) for t in tasks),
-                   sum(float(t.get("sys") or 0) for t in tasks), metrics)
+                   sum(float(t.get("sys") or 0) for t in tasks), metrics, nodes)
 
     def average(self, metric: str) -> float:
         """The metric's sum over the tasks divided by their count."""
@@ -71,13 +88,16 @@ class StepUsage(NamedTuple):
 
     def to_json(self) -> Dict[str, Any]:
         """The compact document: ``{"n", "u", "s", <metric>: [max, node, task, min, node,
-        task, total]}``, numbers rounded (CPU to ms, amounts to whole bytes)."""
+        task, total], "by_node": {node: [cpu, rss_now, gpu_now]}}``, numbers rounded (CPU to
+        ms, amounts to whole bytes)."""
         document: Dict[str, Any] = {"n": self.tasks, "u": round(self.user_cpu, 3),
                                     "s": round(self.system_cpu, 3)}
         for name, usage in self.metrics.items():
             document[name] = [_number(usage.max.value), usage.max.node, usage.max.task,
                               _number(usage.min.value), usage.min.node, usage.min.task,
                               _number(usage.total)]
+        document["by_node"] = {name: [_number(round(n.cpu, 3)), n.rss_now, n.gpu_mem_now]
+                               for name, n in self.nodes.items()}
         return document
 
     @classmethod
@@ -93,8 +113,10 @@ class StepUsage(NamedTuple):
                 metrics[name] = MetricUsage(Extreme(float(row[0]), str(row[1]), int(row[2])),
                                             Extreme(float(row[3]), str(row[4]), int(row[5])),
                                             float(row[6]))
+            nodes = {str(name): NodeUsage(float(row[0]), int(row[1]), int(row[2]))
+                     for name, row in dict(document.get("by_node") or {}).items()}
             return cls(int(document["n"]), float(document["u"]), float(document["s"]),
-                       metrics)
+                       metrics, nodes)
         except (KeyError, IndexError, TypeError, ValueError):
             return None
 

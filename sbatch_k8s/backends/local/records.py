@@ -26,7 +26,7 @@ from parsers.job_records import (
 )
 from parsers.step_usage import StepUsage
 from sbatch_k8s import jobdb
-from sbatch_k8s.runtime.batch_host.step_log import read_step_log
+from sbatch_k8s.runtime.batch_host.step_log import batch_usage, read_step_log
 
 #: Slurm's priority of the first job (priority/basic: 2^32 - 2^16 - 1, one less per job).
 PRIORITY_BASE = 4294901759
@@ -216,13 +216,15 @@ def live_steps(record: JobRecord, job_dir: str, finished: bool) -> List[StepReco
     from parsers.values.hostlist import compress_hostlist
 
     start = record.start_time
+    log_path = os.path.join(job_dir, "node-0", "steps.jsonl")
     steps = [StepRecord("batch", "batch", RUNNING, start_time=start,
                         node_list=record.batch_host, node_count=1, ntasks=1,
-                        cpus=record.batch_cpus),
+                        cpus=record.batch_cpus,
+                        usage=StepUsage.from_json(batch_usage(log_path))),
              StepRecord("extern", "extern", RUNNING, start_time=start,
                         node_list=record.node_list, node_count=record.node_count,
                         ntasks=record.node_count, cpus=record.cpus)]
-    starts, ends = read_step_log(os.path.join(job_dir, "node-0", "steps.jsonl"))
+    starts, ends = read_step_log(log_path)
     for event in starts.values():
         ended = ends.get(event["step_id"])
         if ended is not None and not finished:

@@ -28,6 +28,8 @@ class TaskUsage:
         self.read_bytes = self.write_bytes = 0
         self.user_cpu = self.system_cpu = 0.0
         self.sampled_cpu = 0.0
+        #: The latest sample's RSS and GPU memory (what the task holds now; 0 once ended).
+        self.rss_now = self.gpu_mem_now = 0
         self.finished = False
 
     def add_sample(self, sample: ProcessSample, gpu_mem: int = 0) -> None:
@@ -40,11 +42,13 @@ class TaskUsage:
         self.read_bytes = max(self.read_bytes, sample.read_bytes)
         self.write_bytes = max(self.write_bytes, sample.write_bytes)
         self.sampled_cpu = max(self.sampled_cpu, sample.cpu_seconds)
+        self.rss_now, self.gpu_mem_now = sample.rss_bytes, gpu_mem
 
     def finish(self, user_s: float, system_s: float, maxrss_kib: int) -> None:
         """Close with the wait's rusage: exact CPU; ru_maxrss (KiB on Linux) as RSS floor."""
         self.user_cpu, self.system_cpu = user_s, system_s
         self.max_rss = max(self.max_rss, maxrss_kib * 1024)
+        self.rss_now = self.gpu_mem_now = 0
         self.finished = True
 
     @property
@@ -63,4 +67,5 @@ class TaskUsage:
                 "sys": round(system, 3), "cpu": round(self.total_cpu, 3),
                 "rss": self.max_rss, "vmem": self.max_vmsize, "pages": self.major_faults,
                 "read": self.read_bytes, "write": self.write_bytes,
-                "gpumem": self.max_gpu_mem}
+                "gpumem": self.max_gpu_mem, "rss_now": self.rss_now,
+                "gpu_now": self.gpu_mem_now}

@@ -169,6 +169,7 @@ async def run_node(settings: NodeSettings, environ: Mapping[str, str], desc: Dic
     if publisher is not None and steps is not None:
         steps.on_change = publisher.changed
         steps.on_usage = publisher.usage_changed
+        publisher.batch_usage = lambda: steps.batch_usage if steps is not None else None
     loop = asyncio.get_event_loop()
     batch.judge.ask_cluster = job_end.cluster_question(environ, desc)
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -252,7 +252,8 @@ class BatchHost:
         watchers = [asyncio.ensure_future(self._time_limit(loop.time())),
                     asyncio.ensure_future(self._watch_links()),
                     asyncio.ensure_future(sample_every(
-                        self.sampler, checked_interval(self.desc.get("acctg_freq"))))]
+                        self.sampler, checked_interval(self.desc.get("acctg_freq")),
+                        self._report_usage))]
         end = await reap(self.process)
         code = end.returncode
         self.sampler.end_task(0, end.rusage)
@@ -274,6 +275,12 @@ class BatchHost:
         for watcher in watchers:
             watcher.cancel()
         return self._result(code)
+
+    def _report_usage(self, figures: List[Dict[str, Any]]) -> None:
+        """The script's usage so far, to the step registry (``sstat -j JOB.batch``)."""
+        usage = StepUsage.from_tasks(figures)
+        if usage is not None and self.agent.steps is not None:
+            self.agent.steps.update_usage("batch", usage.to_json())
 
     def _result(self, code: int) -> JobResult:
         result = self._end(code)

@@ -31,15 +31,26 @@ NAME_LIMIT = 64
 KILLED = {"state": "CANCELLED", "exit_code": 0, "signal": 9}
 
 
+def _events(path: str) -> List[Dict[str, Any]]:
+    try:
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except OSError:
+        return []
+
+
+def batch_usage(path: str) -> Optional[Dict[str, Any]]:
+    """The batch script's latest usage in node 0's step log (None: not sampled yet)."""
+    found = [e.get("usage") for e in _events(path)
+             if e.get("event") == "usage" and e.get("step_id") == "batch"]
+    return found[-1] if found else None
+
+
 def read_step_log(path: str) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]]]:
     """Node 0's step log (``steps.jsonl``): the ``start`` and the ``end`` event of each step,
     by step id, in the order the steps started; a running step's latest ``usage`` event
     (its tasks' usage so far, for ``sstat``) is its start event's ``usage``."""
-    try:
-        with open(path) as f:
-            events = [json.loads(line) for line in f if line.strip()]
-    except OSError:
-        events = []
+    events = _events(path)
     starts = {e["step_id"]: e for e in events if e.get("event") == "start"}
     ends = {e["step_id"]: e for e in events if e.get("event") == "end"}
     for event in events:

@@ -17,6 +17,8 @@ import json
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+#: The batch script's id in the step log's usage events.
+BATCH = "batch"
 #: A step's holding on one node: ``[node_index, cpus]`` or ``[node_index, cpus, gpus]``.
 Hold = Sequence[int]
 
@@ -46,6 +48,8 @@ class StepRegistry:
         #: Told the running steps after a step's usage so far changed (for sstat; the
         #: publisher writes those no more often than the sampling interval).
         self.on_usage: Optional[Callable[[Dict[int, Dict[str, Any]]], None]] = None
+        #: The batch script's usage so far (``sstat -j JOB.batch``; None until sampled).
+        self.batch_usage: Optional[Dict[str, Any]] = None
 
     def _write(self, record: Dict[str, Any]) -> None:
         if self.log_path:
@@ -112,12 +116,17 @@ class StepRegistry:
         if self.on_change is not None:
             self.on_change(self.running)
 
-    def update_usage(self, step_id: int, usage: Any) -> None:
-        """A running step's usage so far (its srun's fold of the tasks' latest samples)."""
-        record = self.running.get(step_id)
-        if record is None or not isinstance(usage, dict):
+    def update_usage(self, step_id: Any, usage: Any) -> None:
+        """A running step's usage so far (its srun's fold of the tasks' latest samples), or
+        the batch script's (``step_id`` ``"batch"``)."""
+        if not isinstance(usage, dict):
             return
-        record["usage"] = usage
+        if step_id == BATCH:
+            self.batch_usage = usage
+        elif step_id in self.running:
+            self.running[step_id]["usage"] = usage
+        else:
+            return
         self._write({"step_id": step_id, "event": "usage", "usage": usage,
                      "time": int(time.time())})
         if self.on_usage is not None:

@@ -131,8 +131,10 @@ class EndedSteps:
         return events
 
 
-def document(running: Running, ended: Sequence[Entry] = ()) -> List[Entry]:
-    """The published entries in id order: ``running`` (no state) and ``ended`` (with their
+def document(running: Running, ended: Sequence[Entry] = (),
+             batch: Optional[Mapping[str, Any]] = None) -> List[Entry]:
+    """The published entries: the batch script's usage so far (``{"id": "batch", "usage"}``,
+    when sampled) first, then in id order ``running`` (no state) and ``ended`` (with their
     state), within :data:`DOCUMENT_LIMIT` bytes (module docstring)."""
     kept = list(ended)
     ended_ids = {e["id"] for e in kept}
@@ -143,12 +145,15 @@ def document(running: Running, ended: Sequence[Entry] = ()) -> List[Entry]:
     while total > room and (kept or shown):
         total -= sizes.pop(0)
         (kept or shown).pop(0)
-    return sorted(kept + shown, key=lambda e: int(e["id"]))
+    head = [{"id": "batch", "usage": dict(batch)}] if batch else []
+    return head + sorted(kept + shown, key=lambda e: int(e["id"]))
 
 
-def key_value(running: Running, ended: Sequence[Entry] = ()) -> Optional[str]:
-    """:data:`RUNNING_STEPS_KEY`'s value; None (the key removed) when no step ran."""
-    entries = document(running, ended)
+def key_value(running: Running, ended: Sequence[Entry] = (),
+              batch: Optional[Mapping[str, Any]] = None) -> Optional[str]:
+    """:data:`RUNNING_STEPS_KEY`'s value; None (the key removed) when no step ran and the
+    batch script was not sampled."""
+    entries = document(running, ended, batch)
     if not entries:
         return None
     return json.dumps(entries, sort_keys=True, separators=(",", ":"))
@@ -174,6 +179,8 @@ class StepPublisher:
         self._pending: Optional[Dict[int, Mapping[str, Any]]] = None
         self._usage_only = False
         self._last_patch = 0.0
+        #: The batch script's usage so far (the node sets it to its registry's).
+        self.batch_usage: Callable[[], Optional[Mapping[str, Any]]] = lambda: None
         self._closing = False
         self._written: Optional[str] = None
         self._failing = False
@@ -225,7 +232,7 @@ class StepPublisher:
             running = self._take()
             if running is None:
                 return
-            value = key_value(running, self.ended.read())
+            value = key_value(running, self.ended.read(), self.batch_usage())
             if value == self._written:
                 continue
             if self._write(value):

@@ -75,9 +75,11 @@ def step_from_entry(entry: Mapping[str, Any]) -> StepRecord:
     return build(StepRecord, **values)
 
 
-def _batch(job: JobRecord, final: bool, entry: Optional[Mapping[str, Any]]) -> StepRecord:
+def _batch(job: JobRecord, final: bool, entry: Optional[Mapping[str, Any]],
+           live: Optional[StepRecord] = None) -> StepRecord:
     """The batch step: node 0's entry with what only the login side knows filled in, else
-    made from the job."""
+    made from the job (while it runs, with the script's usage so far that node 0
+    published: ``live``)."""
     if entry is not None:
         step = step_from_entry(entry)
         return with_changes(
@@ -87,7 +89,7 @@ def _batch(job: JobRecord, final: bool, entry: Optional[Mapping[str, Any]]) -> S
     if not final:
         return build(StepRecord, step_id="batch", name="batch", state=RUNNING,
                      start_time=job.start_time, node_list=job.batch_host, node_count=1,
-                     ntasks=1, cpus=job.batch_cpus)
+                     ntasks=1, cpus=job.batch_cpus, usage=live.usage if live else None)
     return build(StepRecord, step_id="batch", name="batch", state=batch_step_state(job.state),
                  exit_code=job.exit_code, exit_signal=job.exit_signal,
                  start_time=job.start_time, end_time=job.end_time, node_list=job.batch_host,
@@ -109,7 +111,8 @@ def published_steps(text: str) -> Tuple[StepRecord, ...]:
         entries = json.loads(text)
         return tuple(with_changes(step_from_entry(e), state=str(e.get("state") or RUNNING))
                      for e in entries
-                     if isinstance(e, dict) and str(e.get("id", "")).isdigit())
+                     if isinstance(e, dict) and (str(e.get("id", "")).isdigit()
+                                                 or e.get("id") == "batch"))
     except (ValueError, TypeError, AttributeError):
         return ()
 
@@ -141,7 +144,8 @@ def job_steps(job: JobRecord, final: bool, report: Optional[Mapping[str, Any]],
         numbered.extend(s for s in _this_run(job, published)
                         if s.state != RUNNING and s.step_id not in reported)
     numbered.sort(key=lambda s: int(s.step_id) if s.step_id.isdigit() else -1)
-    return (_batch(job, final, batch), _extern(job, final)) + tuple(numbered)
+    live = next((s for s in published if s.step_id == "batch"), None)
+    return (_batch(job, final, batch, live), _extern(job, final)) + tuple(numbered)
 
 
 def cancelled_steps(steps: Sequence[StepRecord], now: int) -> Tuple[StepRecord, ...]:
