@@ -8,20 +8,24 @@ A negative width means left-justified. A value of None prints as an empty cell.
 Values follow ``src/sacct/print.c``: steps leave the job-level columns empty (Partition,
 User, Timelimit…), ``Submit``/``Eligible`` of a step are its start, a job never started has
 ``NodeList`` ``None assigned``, a cancelled job's state reads ``CANCELLED by <uid>``.
-Accounting data sbatch-k8s does not collect (memory, disk and energy usage, CPU times) print
-as Slurm prints them for a job without samples: empty, ``0`` or ``00:00:00``.
+The usage fields (``TotalCPU``, ``MaxRSS``, ``TRESUsageInMax``…) print a step's recorded usage
+(:mod:`parsers.formats.usage_values`) once the step has ended — sacct never samples, so a
+running step shows ``00:00:00`` and empty cells, as in Slurm; the job line has only the CPU
+times, summed over its ended steps. Energy is not measured (``0``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Optional, Tuple
+from dataclasses import dataclass, replace
+from typing import Callable, Dict, Optional, Tuple
 
 from parsers.formats import job_values as jv
 from parsers.formats.cells import DATE, NUMBER, STRING, convert_num_unit, format_timestamp
 from parsers.formats.squeue_fields import JobContext
 from parsers.formats.states import stored_state
-from parsers.job_records import CANCELLED, NODE_FAIL, TIMEOUT, JobRecord, StepRecord
+from parsers.formats.usage_values import STEP_USAGE, UsageStyle, cpu_time_text
+from parsers.job_records import CANCELLED, NODE_FAIL, RUNNING, TIMEOUT, JobRecord, StepRecord
+from parsers.step_usage import StepUsage
 from parsers.values.time import format_duration_hms, format_time_limit
 
 Getter = Callable[[JobRecord, Optional[StepRecord], JobContext], Optional[str]]
@@ -128,6 +132,37 @@ def _step_id(job_part: str, step: StepRecord) -> str:
     return f"{job_part}.{step.step_id}"
 
 
+def _ended_usage(step: StepRecord) -> Optional[StepUsage]:
+    """A step's usage as sacct shows it: recorded, and the step over."""
+    return step.usage if step.state != RUNNING else None
+
+
+def _usage(name: str) -> Getter:
+    """A step-only usage column (empty on job lines and for steps without usage)."""
+    text = STEP_USAGE[name]
+
+    def get(job: JobRecord, step: Optional[StepRecord], ctx: JobContext) -> Optional[str]:
+        usage = _ended_usage(step) if step is not None else None
+        return text(usage, UsageStyle(ctx.convert)) if usage is not None else None
+    return get
+
+
+#: The CPU time columns: a step's, or on the job line the sum over its ended steps.
+_CPU_PARTS: Dict[str, Callable[[StepUsage], float]] = {
+    "TotalCPU": lambda u: u.total_cpu, "UserCPU": lambda u: u.user_cpu,
+    "SystemCPU": lambda u: u.system_cpu,
+}
+
+
+def _cpu_time(name: str) -> Getter:
+    part = _CPU_PARTS[name]
+
+    def get(job: JobRecord, step: Optional[StepRecord], ctx: JobContext) -> str:
+        steps = job.steps if step is None else (step,)
+        return cpu_time_text(sum(part(u) for u in map(_ended_usage, steps) if u is not None))
+    return get
+
+
 _NONE = _const(None)
 _ZERO_TIME = _const("00:00:00")
 _S, _D, _N = STRING, DATE, NUMBER
@@ -223,10 +258,10 @@ SACCT_FIELDS: Tuple[SacctField, ...] = tuple(SacctField(*row) for row in (
                                  lambda s, c: s.submit_line or None)),
     ("Suspended", 10, _N, _ZERO_TIME),
     ("SystemComment", 15, _S, _job(lambda j, c: j.system_comment or None)),
-    ("SystemCPU", 10, _S, _ZERO_TIME),
+    ("SystemCPU", 10, _S, _cpu_time("SystemCPU")),
     ("Timelimit", 10, _S, _job(lambda j, c: _time_limit(j, raw=False))),
     ("TimelimitRaw", 10, _S, _job(lambda j, c: _time_limit(j, raw=True))),
-    ("TotalCPU", 10, _S, _ZERO_TIME),
+    ("TotalCPU", 10, _S, _cpu_time("TotalCPU")),
 ) + tuple((name, width, _S, _NONE) for name, width in (
     ("TRESUsageInAve", 14), ("TRESUsageInMax", 14), ("TRESUsageInMaxNode", 18),
     ("TRESUsageInMaxTask", 18), ("TRESUsageInMin", 14), ("TRESUsageInMinNode", 18),
@@ -236,8 +271,13 @@ SACCT_FIELDS: Tuple[SacctField, ...] = tuple(SacctField(*row) for row in (
     ("TRESUsageOutTot", 15))) + (
     ("UID", 6, _N, _job(lambda j, c: str(j.uid))),
     ("User", 9, _S, _job(lambda j, c: j.user)),
-    ("UserCPU", 10, _S, _ZERO_TIME),
+    ("UserCPU", 10, _S, _cpu_time("UserCPU")),
     ("WCKey", 10, _S, _NONE),
     ("WCKeyID", 10, _N, _NONE),
     ("WorkDir", 20, _S, _job(lambda j, c: j.work_dir or None)),
 ))
+#: Every usage column but the CPU times reads the step's usage (the table above keeps
+#: Slurm's order and widths; their values come from :data:`STEP_USAGE`).
+SACCT_FIELDS = tuple(replace(field, value=_usage(field.name))
+                     if field.name in STEP_USAGE and field.name not in _CPU_PARTS
+                     and field.name != "NTasks" else field for field in SACCT_FIELDS)

@@ -114,12 +114,14 @@ def format_sacct(
     allocations_only: bool = False,
     time_format: Optional[str] = None,
     only_steps: Optional[Mapping[int, Collection[str]]] = None,
+    convert: bool = True,
 ) -> str:
     """sacct's listing. ``parsable`` is None (columns), ``"p"`` (``-p``: every field followed
     by the delimiter) or ``"P"`` (``-P``: no delimiter after the last field). ``only_steps``:
     jobs (by id) of which ``-j`` named steps only — those steps are listed, not the job's
-    own line (unless ``allocations_only``, which lists just that line)."""
-    ctx = JobContext(now, time_format)
+    own line (unless ``allocations_only``, which lists just that line). ``convert`` False:
+    memory amounts in bytes (``--noconvert``)."""
+    ctx = JobContext(now, time_format, convert)
     lines: List[str] = []
     if header:
         lines.append("".join(

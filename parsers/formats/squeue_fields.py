@@ -27,6 +27,8 @@ class JobContext:
 
     now: int
     time_format: Optional[str] = None
+    #: Memory amounts converted to units (sacct/sstat ``--noconvert`` clears it).
+    convert: bool = True
 
 
 Getter = Callable[[JobRecord, JobContext], Optional[str]]

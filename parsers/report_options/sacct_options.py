@@ -105,8 +105,7 @@ DOCS = {
     "names": doc("name_list", "only jobs with these names"),
     "ncpus": doc("N[-M]", "only jobs with this many CPUs"),
     "nnodes": doc("N[-M]", "only jobs with this many nodes"),
-    "noconvert": doc("", "don't convert units",
-                     refused="memory sizes print in Slurm's default units only"),
+    "noconvert": doc("", "memory amounts in bytes, not converted to units"),
     "noheader": doc("", "no header"),
     "nodelist": doc("node_list", "only jobs that ran on these nodes"),
     "parsable": doc("", "delimiter after every field"),
@@ -147,6 +146,8 @@ class SacctQuery:
     delimiter: Optional[str] = None
     header: bool = True
     allocations_only: bool = False
+    #: ``--noconvert``: memory amounts print in bytes.
+    noconvert: bool = False
     jobs: Optional[Tuple[JobId, ...]] = None
     states: Optional[Tuple[str, ...]] = None
     users: Optional[Tuple[str, ...]] = None

@@ -31,6 +31,7 @@ class Probe(NamedTuple):
 
 JOB: Dict[str, Probe] = {
     "account": Probe("--account=physics"),
+    "acctg-freq": Probe("--acctg-freq=5"),
     "array": Probe("--array=0-3"),
     "begin": Probe("--begin=now+1hour"),
     "chdir": Probe("--chdir=/tmp"),
