@@ -115,3 +115,11 @@ def sinfo() -> None:
 
 def sattach() -> None:
     run("sattach")
+
+
+def sstat() -> None:
+    run("sstat")
+
+
+def seff() -> None:
+    run("seff")

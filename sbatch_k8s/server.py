@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from sbatch_k8s.backends.kubernetes.read.watch_journal import JournalReader
 
 IDLE_EXIT_S = 900.0
-COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sacct", "scontrol", "sinfo", "sattach")
+COMMANDS = ("sbatch", "srun", "squeue", "scancel", "sacct", "scontrol", "sinfo", "sattach",
+            "sstat", "seff")
 
 
 def preload() -> bool:

@@ -56,8 +56,9 @@ class FieldSpec:
 FIELDS_BY_NAME: Dict[str, SacctField] = {field.name: field for field in SACCT_FIELDS}
 
 
-def parse_format(text: str) -> List[FieldSpec]:
-    """The columns of a ``--format`` list (``jobid,jobname%20,state%-12``).
+def parse_format(text: str, table: Sequence[SacctField] = SACCT_FIELDS) -> List[FieldSpec]:
+    """The columns of a ``--format`` list (``jobid,jobname%20,state%-12``) among ``table``'s
+    fields (sacct's; sstat's share the rules).
 
     Raises :class:`SlurmInputError` with sacct's ``Invalid field requested: "x"`` (exit 1).
     """
@@ -69,13 +70,12 @@ def parse_format(text: str) -> List[FieldSpec]:
             break
         name, percent, width_text = item.partition("%")
         if "all".startswith(name.lower()):
-            for field in SACCT_FIELDS:
+            for field in table:
                 if percent:
                     widths[field.name] = atoi(width_text)
                 selected.append(FieldSpec(field.name, field.width))
             continue
-        match = next((f for f in SACCT_FIELDS if f.name.lower().startswith(name.lower())),
-                     None)
+        match = next((f for f in table if f.name.lower().startswith(name.lower())), None)
         if match is None:
             if name.lower() in REMOVED_FIELDS:
                 raise fatal(REMOVED_FIELDS[name.lower()])

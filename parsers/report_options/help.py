@@ -15,7 +15,7 @@ from parsers.report_options.argv import OptionDoc, ReportOption
 
 #: The reporting commands and the name of each one's option table.
 TABLES = {"scancel": "SCANCEL_OPTIONS", "squeue": "SQUEUE_OPTIONS", "sacct": "SACCT_OPTIONS",
-          "sinfo": "SINFO_OPTIONS", "scontrol": "SCONTROL_OPTIONS"}
+          "sinfo": "SINFO_OPTIONS", "scontrol": "SCONTROL_OPTIONS", "sstat": "SSTAT_OPTIONS"}
 
 
 def command_tables(command: str) -> Tuple[Sequence[ReportOption], Mapping[str, OptionDoc], str]:
