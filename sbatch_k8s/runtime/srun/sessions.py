@@ -91,9 +91,10 @@ class StepRun:
         self.abort_announced = False
         #: "task N: Out Of Memory" was said (once, as srun says it).
         self.oom_said = False
-        #: Each node's latest task figures (sampled while the step runs), and who hears the
-        #: step's usage so far (node 0's registry, for sstat).
-        self.live_usage: Dict[str, List[Dict[str, Any]]] = {}
+        #: Each task's latest figures by rank (sampled while it runs, final at its exit), and
+        #: who hears the step's usage so far once every task has some (node 0's registry,
+        #: for sstat).
+        self.live_usage: Dict[int, Dict[str, Any]] = {}
         self.on_usage: Optional[Callable[[List[Dict[str, Any]]], None]] = None
 
     def signal_all(self, signum: int) -> None:
@@ -114,9 +115,7 @@ class StepRun:
         if message["type"] == "exits":
             self._exited(session, message["results"])
         elif message["type"] == "usage":
-            self.live_usage[session.name] = list(message.get("tasks") or [])
-            if self.on_usage is not None:
-                self.on_usage([t for tasks in self.live_usage.values() for t in tasks])
+            self._figures(list(message.get("tasks") or []))
         elif message["type"] == "done":
             session.writer.close()
         elif message["type"] == "time_limit":
@@ -140,8 +139,20 @@ class StepRun:
             self._exited(session, [{"rank": r, "status": 0, "signal": signal.SIGKILL}
                                    for r in missing])
 
+    def _figures(self, figures: List[Dict[str, Any]]) -> None:
+        """Tasks' latest figures from a node; the step's fold to ``on_usage`` once every
+        task of the step has reported."""
+        for figure in figures:
+            self.live_usage[int(figure["task"])] = figure
+        wanted = sum(len(s.ranks) for s in self.sessions)
+        if self.on_usage is not None and len(self.live_usage) >= wanted:
+            self.on_usage(list(self.live_usage.values()))
+
     def _exited(self, session: NodeSession, results: List[Dict[str, Any]]) -> None:
         """Tasks of one node ended (together): flush their output, report failures."""
+        for result in results:
+            if isinstance(result.get("usage"), dict):
+                self.live_usage[int(result["rank"])] = result["usage"]
         for result in results:
             rank = int(result["rank"])
             session.exits[rank] = result

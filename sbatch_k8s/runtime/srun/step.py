@@ -8,6 +8,7 @@ where output goes, then hands over to :mod:`launch` to launch and stream.
 from __future__ import annotations
 
 from parsers.vocabulary import DESCRIPTION_KEY
+import asyncio
 import os
 import socket
 import sys
@@ -277,21 +278,34 @@ def _time_limit_s(request: Any, environ: Mapping[str, str]) -> Optional[float]:
 
 
 class UsageRelay:
-    """Passes the step's usage so far to node 0, at most about once a sampling interval
-    (every node reports each interval; one fold of them all is enough)."""
+    """Passes the step's usage so far to node 0, at most once per half sampling interval:
+    every node reports each interval, and a report that comes sooner than that after the
+    last one waits and goes with the next fold (the latest figures of every node)."""
 
     def __init__(self, registration: Registration, interval_s: float) -> None:
         self.registration = registration
         self.spacing_s = interval_s / 2
         self.last = float("-inf")
+        self.latest: List[Dict[str, Any]] = []
+        self.waiting = False
 
     def relay(self, figures: List[Dict[str, Any]]) -> None:
-        now = time.monotonic()
-        usage = StepUsage.from_tasks(figures)
-        if usage is None or now - self.last < self.spacing_s:
+        self.latest = figures
+        if self.waiting:
             return
-        self.last = now
-        self.registration.report_usage(usage.to_json())
+        delay = self.last + self.spacing_s - time.monotonic()
+        if delay > 0:
+            self.waiting = True
+            asyncio.get_event_loop().call_later(delay, self._send)
+        else:
+            self._send()
+
+    def _send(self) -> None:
+        self.waiting = False
+        self.last = time.monotonic()
+        usage = StepUsage.from_tasks(self.latest)
+        if usage is not None:
+            self.registration.report_usage(usage.to_json())
 
 
 def step_result(step: StepRun, code: int) -> Dict[str, Any]:
