@@ -53,6 +53,12 @@ def _seconds(text: str) -> float:
 
 
 def test_usage_live_in_sstat_then_in_sacct_and_seff(slurm: LocalSlurm) -> None:
+    usage_story(slurm)
+
+
+def usage_story(slurm: LocalSlurm) -> None:
+    """:data:`JOB`'s usage: in sstat while step 0 sleeps, in sacct and seff after the end
+    (the Kubernetes tier tells the same story: tests/kube/test_accounting.py)."""
     slurm.script("hold.py", HOLD_AND_BURN)
     slurm.script("job.sh", JOB)
     job = job_id_of(slurm.run("sbatch", "job.sh").stdout)
@@ -66,15 +72,16 @@ def test_usage_live_in_sstat_then_in_sacct_and_seff(slurm: LocalSlurm) -> None:
                    "-o", "JobID,NTasks,Nodelist,MaxRSS,MaxRSSNode,AveCPU,TRESUsageInMax")
     assert [row["JobID"] for row in live] == [f"{job}.batch", f"{job}.0"]
     step = live[1]
-    assert step["NTasks"] == "2" and step["Nodelist"] == "127.0.0.[2-3]"
-    assert step["MaxRSSNode"] in ("127.0.0.2", "127.0.0.3")
+    nodes = slurm.run("squeue", "-h", "-j", str(job), "-o", "%N").stdout.strip()
+    assert step["NTasks"] == "2" and step["Nodelist"] == nodes
+    assert step["MaxRSSNode"] in slurm.run("scontrol", "show", "hostnames", nodes).stdout
     assert step["TRESUsageInMax"].startswith("cpu=00:00:0")
     missing = slurm.run("sstat", "-j", f"{job}.7", "-o", "JobID")
     assert missing.returncode == 0
     assert missing.stderr == f"sstat: error: StepId={job}.7 not found running.\n"
 
-    slurm.wait_for(lambda: slurm.run("squeue", "-h", "-j", str(job)).stdout.strip() == "",
-                   timeout=90, interval=0.5)
+    slurm.wait_for(lambda: slurm.run("sacct", "-n", "-X", "-j", str(job), "-o", "State")
+                   .stdout.strip() == "COMPLETED", timeout=120, interval=0.5)
     rows = {row["JobID"]: row for row in _fields(
         slurm, "sacct", "-j", str(job), "-o",
         "JobID,TotalCPU,UserCPU,SystemCPU,MaxRSS,MaxRSSTask,AveRSS,NTasks,AveCPU")}
