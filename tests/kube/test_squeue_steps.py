@@ -146,3 +146,35 @@ def test_a_burst_of_step_starts_and_ends_becomes_few_patches(
     gone.close()
     assert gone.patches == 0 and len(logged) == 1
     assert logged[0].startswith("error: job 8: could not publish its running steps (squeue -s):")
+
+
+def test_usage_alone_is_published_at_most_once_an_interval(
+        request: pytest.FixtureRequest, tmp_path: Any) -> None:
+    """Twenty steps each reporting usage (sstat's figures) every 0.1 s for 2 s, with a 3 s
+    sampling interval: no patch for usage alone within the interval (patches are otherwise
+    a second apart at least), the last figures written when the job ends."""
+    import time
+
+    from sbatch_k8s.runtime.cluster.step_publisher import StepPublisher
+
+    api = _record_api(request.getfixturevalue("emulated"), tmp_path)
+    api.request("POST", "/api/v1/namespaces/default/configmaps", body={
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "sbatch-k8s-job-9"},
+        "data": {"record.json": "{}"}})
+    publisher = StepPublisher(api, "default", 9, [].append, usage_interval_s=3.0)
+    running = {i: {"step_id": i, "name": "work", "ntasks": 1, "nodes": ["pod-0"],
+                   "time": 1700000000} for i in range(20)}
+    publisher.changed(running)
+    time.sleep(0.7)                                   # the starts: one patch
+    started = publisher.patches
+    for tick in range(20):
+        for step_id in running:
+            running[step_id] = dict(running[step_id], usage={"n": 1, "u": tick, "s": 0})
+            publisher.usage_changed(running)
+        time.sleep(0.1)
+    publisher.close()
+    record = api.request("GET", "/api/v1/namespaces/default/configmaps/sbatch-k8s-job-9")
+    usage_patches = publisher.patches - started
+    assert started == 1 and usage_patches == 1       # at close only
+    entries = json.loads(record["data"]["running-steps.json"])
+    assert {e["usage"]["u"] for e in entries} == {19}   # the last figures went out at close
