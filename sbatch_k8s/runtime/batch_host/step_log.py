@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import zlib
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -39,23 +40,39 @@ def _events(path: str) -> List[Dict[str, Any]]:
         return []
 
 
+def usage_path(log_path: str) -> str:
+    """Where node 0 keeps its running steps' latest usage, beside the step log: one JSON
+    object ``{step id: usage}`` (``"batch"`` for the script), rewritten whole at each
+    change — an append per sample would grow the log every sampling interval."""
+    return os.path.join(os.path.dirname(log_path), "usage.json")
+
+
+def latest_usage(log_path: str) -> Dict[str, Any]:
+    """``{step id (text): usage}`` of the running steps (empty when none was sampled)."""
+    try:
+        with open(usage_path(log_path)) as f:
+            found = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def batch_usage(path: str) -> Optional[Dict[str, Any]]:
-    """The batch script's latest usage in node 0's step log (None: not sampled yet)."""
-    found = [e.get("usage") for e in _events(path)
-             if e.get("event") == "usage" and e.get("step_id") == "batch"]
-    return found[-1] if found else None
+    """The batch script's latest usage (None: not sampled yet)."""
+    return latest_usage(path).get("batch")
 
 
 def read_step_log(path: str) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]]]:
     """Node 0's step log (``steps.jsonl``): the ``start`` and the ``end`` event of each step,
-    by step id, in the order the steps started; a running step's latest ``usage`` event
-    (its tasks' usage so far, for ``sstat``) is its start event's ``usage``."""
+    by step id, in the order the steps started; a running step's latest usage (for
+    ``sstat``: :func:`latest_usage`) is its start event's ``usage``."""
     events = _events(path)
     starts = {e["step_id"]: e for e in events if e.get("event") == "start"}
     ends = {e["step_id"]: e for e in events if e.get("event") == "end"}
-    for event in events:
-        if event.get("event") == "usage" and event.get("step_id") in starts:
-            starts[event["step_id"]]["usage"] = event.get("usage")
+    usage = latest_usage(path) if starts else {}
+    for step_id, began in starts.items():
+        if str(step_id) in usage:
+            began["usage"] = usage[str(step_id)]
     return starts, ends
 
 

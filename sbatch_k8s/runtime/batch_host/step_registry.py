@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-#: The batch script's id in the step log's usage events.
+from sbatch_k8s.runtime.batch_host.step_log import usage_path
+
+#: The batch script's key among the running steps' usage (:func:`step_log.usage_path`).
 BATCH = "batch"
 #: A step's holding on one node: ``[node_index, cpus]`` or ``[node_index, cpus, gpus]``.
 Hold = Sequence[int]
@@ -127,10 +130,22 @@ class StepRegistry:
             self.running[step_id]["usage"] = usage
         else:
             return
-        self._write({"step_id": step_id, "event": "usage", "usage": usage,
-                     "time": int(time.time())})
+        self._write_usage()
         if self.on_usage is not None:
             self.on_usage(self.running)
+
+    def _write_usage(self) -> None:
+        """The running steps' (and the script's) latest usage, replacing the file whole."""
+        if not self.log_path:
+            return
+        latest = {str(step_id): record["usage"] for step_id, record in self.running.items()
+                  if "usage" in record}
+        if self.batch_usage is not None:
+            latest[BATCH] = self.batch_usage
+        path = usage_path(self.log_path)
+        with open(path + ".new", "w") as f:
+            json.dump(latest, f, separators=(",", ":"))
+        os.replace(path + ".new", path)
 
     def listing(self) -> List[Dict[str, Any]]:
         """The running steps (for ``squeue -s`` inside the job)."""
