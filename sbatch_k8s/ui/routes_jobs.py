@@ -30,10 +30,8 @@ KEEPALIVE_S = 15.0
 async def session(request: web.Request) -> web.Response:
     console = console_of(request)
     identity = await in_thread(console.source.identity)
-    from sbatch_k8s.ui.jobs_source import NOT_YET
-
     return json_response({"identity": to_json(identity), "columns": columns_json(),
-                          "interval_s": console.feed.interval_s, "not_yet": NOT_YET})
+                          "interval_s": console.feed.interval_s})
 
 
 def _checked_filters(request: web.Request) -> Tuple[list, list]:

@@ -75,8 +75,13 @@ def test_submit_watch_and_read_a_two_node_job(slurm: LocalSlurm,
     assert [e["source"] for e in events["events"] if e["reason"] == "NodeUp"] == ["runtime"] * 2
     assert "job_name: console-job" in console.get(f"/api/jobs/{job}/yaml")["text"]
     assert console.get(f"/api/jobs/{job}/script") == {"available": True, "text": script}
-    samples = console.get(f"/api/jobs/{job}/samples")
-    assert samples["available"] is False and "not recorded yet" in samples["why"]
+    samples = console.get(f"/api/jobs/{job}/samples")    # the steps' usage at their end
+    assert {s["node"] for s in samples["series"]} <= {"127.0.0.2", "127.0.0.3"}
+    assert "127.0.0.2" in {s["node"] for s in samples["series"]}      # the batch script's
+    point = samples["series"][0]["points"][0][1]
+    assert set(point) == {"cpu", "rss_mb", "gpu_mem_mb"} and point["cpu"] >= 0
+    assert samples["notes"] == ["GPU utilisation is not sampled (GPU memory is, where "
+                                "nvidia-smi runs)"]
     again = console.get(f"/api/jobs/{job}/resubmission")
     assert again["command"].endswith("sbatch --job-name=console-job --partition=debug "
                                      "--nodes=2 two.sh")

@@ -122,8 +122,10 @@ def test_a_user_s_session_in_the_browser(slurm: LocalSlurm, console: RunningCons
     assert "job_name: browser-job" in page.locator("#yaml").text_content()
     shoot(page, shots, "job-yaml", ["#yaml"])
     page.click("#tab-resources")
-    page.wait_for_selector("#tab-body .unavailable")
-    assert "not recorded yet" in page.inner_text("#tab-body")
+    page.wait_for_selector("#charts svg.chart[data-measure='cpu']")
+    assert page.locator("#charts svg.chart[data-measure='rss_mb']").count() == 1
+    assert "GPU utilisation is not sampled" in page.inner_text("#charts")
+    shoot(page, shots, "job-resources", ["#charts"])
     page.click("#tab-overview")
     page.wait_for_selector("#steps tr[data-step='batch']")
     shoot(page, shots, "job-completed", ["#steps", "#nodes", "#act-resubmit"])

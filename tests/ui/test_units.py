@@ -118,3 +118,38 @@ def test_a_job_s_page_lists_steps_and_dependencies() -> None:
     assert [(s["id"], s["cancellable"]) for s in shown["steps"]] == [("12.0", True)]
     assert shown["scontrol"].startswith("JobId=12 JobName=train")
     assert dependency_ids(record(dependency="")) == []
+
+
+def test_resource_points_per_node_from_the_steps_usage() -> None:
+    """CPU % over the time since a node's last point (the job's start for its first), memory
+    held now in MiB, one point per node only when its figures changed, a bounded history."""
+    from parsers.job_records import JobRecord, StepRecord
+    from parsers.step_usage import StepUsage
+    from sbatch_k8s.ui.samples import NO_GPU_UTILISATION, SampleHistory
+
+    def job(cpu0: float, cpu1: float, rss: int, end: object = None) -> JobRecord:
+        tasks = [{"node": "n0", "task": 0, "cpu": cpu0, "rss_now": rss},
+                 {"node": "n1", "task": 1, "cpu": cpu1, "rss_now": 2 * rss}]
+        step = StepRecord("0", "work", "RUNNING", usage=StepUsage.from_tasks(tasks))
+        return JobRecord(5, "j", "u", 1, "g", 1, "p", "RUNNING", start_time=100,
+                         end_time=end, steps=(step,))
+
+    history = SampleHistory(limit=3)
+    first = history.observe(job(5.0, 1.0, 100 << 20), now=110.0)
+    assert first is not None and first["notes"] == [NO_GPU_UTILISATION]
+    assert [s["node"] for s in first["series"]] == ["n0", "n1"]
+    assert first["series"][0]["points"] == [[110.0, {"rss_mb": 100.0, "gpu_mem_mb": 0.0,
+                                                     "cpu": 50.0}]]
+    same = history.observe(job(5.0, 1.0, 100 << 20), now=115.0)   # nothing new: no point
+    assert same is not None and len(same["series"][0]["points"]) == 1
+    later = history.observe(job(15.0, 1.0, 50 << 20), now=120.0)
+    assert later is not None
+    assert later["series"][0]["points"][-1] == [120.0, {"rss_mb": 50.0, "gpu_mem_mb": 0.0,
+                                                         "cpu": 100.0}]
+    assert len(later["series"][1]["points"]) == 2                  # n1's RSS changed
+    for tick in range(5):
+        history.observe(job(20.0 + tick, 1.0, 1 << 20), now=130.0 + tick)
+    assert len(history.observe(job(30.0, 1.0, 1 << 20), now=200.0)["series"][0]["points"]) == 3
+    unsampled = JobRecord(6, "j", "u", 1, "g", 1, "p", "RUNNING",
+                          steps=(StepRecord("0", "work", "RUNNING"),))
+    assert history.observe(unsampled, now=1.0) is None

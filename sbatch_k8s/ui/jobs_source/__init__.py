@@ -9,8 +9,7 @@ interface changes, this package and the inspection alone change with it.
 
 Selections are the commands' own: the job table's filters are squeue's options, read by
 squeue's parser and applied by squeue's selection; the history is sacct's, likewise. What
-the backends cannot tell yet is an :class:`~sbatch_k8s.inspection.values.Unavailable`; the
-methods still to be filled are named in :data:`NOT_YET`.
+the backends cannot tell is an :class:`~sbatch_k8s.inspection.values.Unavailable`.
 
 A backend is opened once per thread (the console's handlers run in a thread pool; a
 backend's connections are not shared between threads).
@@ -20,10 +19,12 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from parsers.job_records import JobRecord, StepRecord
 from sbatch_k8s.inspection.values import EventView, LogSource, NodeView, Unavailable
+from sbatch_k8s.ui.samples import SampleHistory
 from sbatch_k8s.ui.views import ActionResult, Identity, LintResult, Submission, SubmitResult
 
 if TYPE_CHECKING:
@@ -32,11 +33,9 @@ if TYPE_CHECKING:
     from sbatch_k8s.inspection.file_logs import LogHandle
     from sbatch_k8s.inspection.inspector import JobInspector
 
-#: What the backends do not record yet, and who is to (issue 19's command-line part).
-NOT_YET: Dict[str, str] = {
-    "samples": "resource samples are not recorded yet: the runtime's accounting "
-               "(sstat, seff, sacct TotalCPU/MaxRSS) is still to come",
-}
+#: Why a job has no resource charts.
+NO_SAMPLES = ("no resource samples for this job: its steps were not sampled yet (every "
+              "--acctg-freq seconds, 30 by default), or it ran with --acctg-freq=0")
 
 
 class JobsSource:
@@ -47,6 +46,7 @@ class JobsSource:
         self.work_dir = work_dir
         self._per_thread = threading.local()
         self._identity: Optional[Identity] = None
+        self._samples = SampleHistory()
 
     # -- the backend -------------------------------------------------------------------
 
@@ -214,9 +214,11 @@ class JobsSource:
         """The job's objects as the cluster has them; locally the job's description."""
         return self.inspector.yaml_text(record)
 
-    def samples(self, record: JobRecord) -> Unavailable:
-        """Resource samples over time per node: not recorded yet (issue 19's accounting)."""
-        return Unavailable(NOT_YET["samples"])
+    def samples(self, record: JobRecord) -> Union[Dict[str, object], Unavailable]:
+        """Resource use over time per node (:mod:`sbatch_k8s.ui.samples`), from the usage
+        the job's steps recorded."""
+        series = self._samples.observe(self.with_history(record), time.time())
+        return Unavailable(NO_SAMPLES) if series is None else series
 
     def jobs_on_nodes(self, now: int) -> Dict[str, List[str]]:
         """Node name (as :meth:`partitions` names nodes) → the running jobs on it."""

@@ -1,6 +1,7 @@
 // Resource charts as SVG, drawn here (no charting library): one chart per measure, one
-// line per node, time along the bottom. Input, as the console's /samples answers once the
-// runtime records samples: { series: [{ node, points: [[epoch, {cpu, rss_mb, gpu, gpu_mem_mb}]] }] }.
+// line per node, time along the bottom. Input, as the console's /samples answers:
+// { series: [{ node, points: [[epoch, {cpu, rss_mb, gpu_mem_mb}]] }], notes: [text] }
+// (sbatch_k8s/ui/samples.py; a measure no point has draws no chart).
 const SVG = "http://www.w3.org/2000/svg";
 const MEASURES = [
   ["cpu", "CPU (%)"], ["rss_mb", "Memory (MB)"], ["gpu", "GPU utilisation (%)"],
@@ -47,6 +48,12 @@ export function drawSamples(data) {
     if (chart) box.append(chart);
   }
   if (!box.children.length) box.textContent = "No samples yet.";
+  for (const note of data.notes || []) {
+    const line = document.createElement("p");
+    line.className = "muted";
+    line.textContent = note;
+    box.append(line);
+  }
   return box;
 }
 

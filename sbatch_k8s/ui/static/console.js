@@ -8,7 +8,7 @@ import * as submit from "./submit.js";
 import * as cluster from "./cluster.js";
 
 const TOKEN = document.querySelector('meta[name="console-token"]').content;
-export const session = { identity: null, columns: [], notYet: {} };
+export const session = { identity: null, columns: [] };
 
 export async function api(path, options = {}) {
   const init = { method: options.method || "GET", headers: { "X-Console-Token": TOKEN } };
@@ -108,7 +108,6 @@ async function start() {
   const data = await api("/api/session");
   session.identity = data.identity;
   session.columns = data.columns;
-  session.notYet = data.not_yet;
   const me = data.identity;
   document.getElementById("who").textContent =
     `${me.user}${me.operator ? " (operator)" : ""} · ${me.backend} · ${me.cluster}`;

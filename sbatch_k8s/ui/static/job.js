@@ -187,6 +187,12 @@ export async function show(main, [key, tab]) {
       const fresh = await api(`/api/jobs/${encodeURIComponent(key)}`);
       const changed = JSON.stringify(fresh) !== JSON.stringify(job);
       job = fresh;
+      if (current === "resources" || job.state === "RUNNING") {
+        // the console adds a point per node each time it looks: look while the page is open
+        const before = opened;
+        const shown = await resourcesTab(job);
+        if (current === "resources" && before === opened) body.replaceChildren(shown);
+      }
       if (changed) {
         header();
         if (current === "overview") {
