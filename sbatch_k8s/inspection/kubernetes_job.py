@@ -123,7 +123,8 @@ def log_sources(backend: Any, record: JobRecord) -> List[LogSource]:
     if files_streamed(backend.config, record):
         node0 = sources[0]
         return sources + [LogSource(s.key, s.title, s.kind, f"{node0.origin} (decoded)",
-                                    available=node0.available, why=node0.why)
+                                    available=node0.available, why=node0.why,
+                                    copy_of=s.origin)
                           for s in output_sources(record) if s.available]
     return sources + [s if not s.available or os.path.exists(s.origin) else
                       LogSource(s.key, s.title, s.kind, s.origin, False,

@@ -50,14 +50,17 @@ class LogSource:
     origin: str
     available: bool = True
     why: str = ""
+    #: The output file it is a copy of, when read from elsewhere (node 0's pod log).
+    copy_of: str = ""
 
     @property
     def file_name(self) -> str:
-        """The name a download of it takes."""
+        """The name a download of it takes: a node's ``node-N.log``, an output file's own
+        name (also when read from the pod log that carries it)."""
         if self.kind == NODE_LOG:
             return f"{self.key}.log"
-        return self.origin.rsplit("/", 1)[-1] if self.origin.startswith("/") else \
-            f"{self.key}.txt"
+        path = self.copy_of or self.origin
+        return path.rsplit("/", 1)[-1] if path.startswith("/") else f"{self.key}.txt"
 
 
 @dataclass(frozen=True)
