@@ -153,3 +153,15 @@ def test_resource_points_per_node_from_the_steps_usage() -> None:
     unsampled = JobRecord(6, "j", "u", 1, "g", 1, "p", "RUNNING",
                           steps=(StepRecord("0", "work", "RUNNING"),))
     assert history.observe(unsampled, now=1.0) is None
+
+
+def test_a_copied_output_file_downloads_under_its_own_name() -> None:
+    """Node 0's pod log carries the job's output file on a cluster: its download keeps the
+    file's name, as the local backend's (read in place) does."""
+    from sbatch_k8s.inspection.values import NODE_LOG, OUTPUT_FILE, LogSource
+
+    copied = LogSource("stdout", "Output (StdOut)", OUTPUT_FILE, "pod/job-12-0 (decoded)",
+                       copy_of="/home/u/slurm-12.out")
+    in_place = LogSource("stdout", "Output (StdOut)", OUTPUT_FILE, "/home/u/slurm-12.out")
+    assert copied.file_name == in_place.file_name == "slurm-12.out"
+    assert LogSource("node-1", "Node 1", NODE_LOG, "pod/job-12-1").file_name == "node-1.log"
