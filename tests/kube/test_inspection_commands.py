@@ -60,6 +60,7 @@ def _ended(kube: KubeSlurm, job: int) -> bool:
     return state not in ("", "PENDING", "RUNNING", "COMPLETING")
 
 
+@pytest.mark.unshared       # node 0 carries the output files in its log (real nodes too)
 def test_node_logs_followed_read_and_written(kube: KubeSlurm, kubelet: Any) -> None:
     kube.script("two.sh", node1_script(3))
     job = submit(kube, "two.sh")
