@@ -8,6 +8,7 @@ byte, the zip against every log, an action's refusal against Slurm's words.
 from __future__ import annotations
 
 import io
+import time
 import zipfile
 
 import pytest
@@ -91,6 +92,55 @@ def test_submit_watch_and_read_a_two_node_job(slurm: LocalSlurm,
     squeue = slurm.run("squeue", "-h", "-t", "all", "-n", "console-job", "-o", "%i %T %D")
     row = table["rows"][0]["cells"]
     assert squeue.stdout.split() in ([], [row["job"], row["state"], row["nodes"]])
+
+
+#: A batch script that holds ~100 MB and keeps one core busy for a few seconds.
+BURN = """#!/bin/sh
+python3 -c '
+import time
+held = b"x" * (100 << 20)
+end = time.time() + 6
+while time.time() < end:
+    pass
+'
+"""
+
+
+def test_resource_charts_follow_a_running_job(slurm: LocalSlurm,
+                                              console: RunningConsole) -> None:
+    """Sampled every second, a job burning a core while it holds 100 MB: the points the
+    console adds while it looks show node 0 busy and holding the memory; a job not sampled
+    (--acctg-freq=0) answers why it has no charts."""
+    slurm.script("burn.sh", BURN)
+    job = str(job_id_of(slurm.run("sbatch", "--acctg-freq=1", "burn.sh").stdout))
+    wait_for(lambda: _state(console, job) != "PENDING")
+    node0 = console.get(f"/api/jobs/{job}/nodes")[0]["name"]
+    busy = []
+    while _state(console, job) == "RUNNING":
+        samples = console.get(f"/api/jobs/{job}/samples")
+        if samples.get("available") is not False:
+            points = {s["node"]: s["points"] for s in samples["series"]}[node0]
+            busy = [v for _, v in points if v.get("cpu", 0) > 20 and v["rss_mb"] > 50]
+        time.sleep(0.5)
+    assert len(busy) >= 2, samples
+    times = [t for t, _ in points]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    assert samples["notes"] == ["GPU utilisation is not sampled (GPU memory is, where "
+                                "nvidia-smi runs)"]
+    slurm.script("quiet.sh", "#!/bin/sh\nsleep 300\n")
+    quiet = str(job_id_of(slurm.run("sbatch", "--acctg-freq=0", "quiet.sh").stdout))
+    wait_for(lambda: _state(console, quiet) == "RUNNING")
+    time.sleep(2)
+    assert console.get(f"/api/jobs/{quiet}/samples") == {
+        "available": False, "why": "no resource figures for this job yet: running steps are "
+                                   "sampled every --acctg-freq seconds (30 by default, never "
+                                   "with --acctg-freq=0), ended ones keep their totals"}
+    slurm.run("scancel", quiet)
+    wait_for(lambda: _state(console, quiet) == "CANCELLED")
+    ended = console.get(f"/api/jobs/{quiet}/samples")        # the ended script's totals
+    end = console.get(f"/api/jobs/{quiet}")["end_time"]
+    assert [p[0] for p in ended["series"][0]["points"]] == [end]
+
 
 
 def test_actions_on_a_held_job_and_a_running_one(slurm: LocalSlurm,
