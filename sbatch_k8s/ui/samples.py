@@ -7,9 +7,10 @@ figures changed, the console adds one point per node (kept in its memory: the la
 :data:`POINT_LIMIT` per node, for the last :data:`JOB_LIMIT` jobs looked at), summing the job's
 steps on that node (an ended step keeps its final CPU seconds): CPU as a percentage of one core
 over the time since the node's previous point (since the job's start for the first), memory
-and GPU memory in MiB. A point's time is when the console saw the change, or the job's end
-when it saw a finished job's figures first. GPU utilisation is not sampled (``nvidia-smi``
-gives memory per process only): the answer says so.
+and GPU memory in MiB (left out, and the answer says so, while no node showed any). A point's
+time is when the console saw the change, or the job's end when it saw a finished job's
+figures first. GPU utilisation is not sampled (``nvidia-smi`` gives memory per process only):
+the answer says so.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ JOB_LIMIT = 200
 MIB = 1 << 20
 #: Why there is no GPU utilisation chart.
 NO_GPU_UTILISATION = "GPU utilisation is not sampled (GPU memory is, where nvidia-smi runs)"
+#: Why there is no GPU memory chart.
+NO_GPU_MEMORY = "No GPU memory was seen on this job's nodes (no GPU in use, or no nvidia-smi)"
 Point = Tuple[float, Dict[str, float]]
 
 
@@ -52,8 +55,11 @@ class _JobPoints:
         before = self.last.get(node)
         if before is not None and before[1] == totals:
             return
-        since, cpu_before = ((before[0], before[1].cpu_s) if before is not None
-                             else (float(self.start_time or now), 0.0))
+        if before is not None:
+            since, cpu_before = before[0], before[1].cpu_s
+        else:       # the first point: since the job's start
+            since = now if self.start_time is None else float(self.start_time)
+            cpu_before = 0.0
         # A finished job's figures belong to its run: at its end, unless a point already
         # stands later (a record that lagged behind the end).
         at = end if end is not None and since < end < now else now
@@ -66,9 +72,15 @@ class _JobPoints:
         self.points.setdefault(node, deque(maxlen=self.limit)).append((at, value))
         self.last[node] = (at, totals)
 
-    def series(self) -> List[Dict[str, Any]]:
-        return [{"node": node, "points": [[t, v] for t, v in kept]}
-                for node, kept in sorted(self.points.items())]
+    def answer(self) -> Dict[str, Any]:
+        """The series per node, GPU memory left out when none was ever seen (a chart of
+        zeros would claim a measurement where no GPU or no ``nvidia-smi`` was), and notes."""
+        gpu_seen = any(v["gpu_mem_mb"] for kept in self.points.values() for _, v in kept)
+        series = [{"node": node, "points": [
+            [t, v if gpu_seen else {k: x for k, x in v.items() if k != "gpu_mem_mb"}]
+            for t, v in kept]} for node, kept in sorted(self.points.items())]
+        return {"series": series,
+                "notes": [NO_GPU_UTILISATION] + ([] if gpu_seen else [NO_GPU_MEMORY])}
 
 
 class SampleHistory:
@@ -97,8 +109,7 @@ class SampleHistory:
                 self._runs.popitem(last=False)
             for node, figures in sorted(totals.items()):
                 run.add(node, figures, now, end)
-            series = run.series()
-        return {"series": series, "notes": [NO_GPU_UTILISATION]}
+            return run.answer()
 
 
 def node_totals(record: JobRecord) -> Optional[Dict[str, NodeTotals]]:
