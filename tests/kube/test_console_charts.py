@@ -10,23 +10,14 @@ from typing import Any, Dict, List
 import pytest
 
 from tests.kube.harness import KubeSlurm, submit
-from tests.ui.harness import RunningConsole, wait_for
+from tests.ui.harness import RunningConsole, burn_script, wait_for
 # Fixtures of other modules (taken by name through ``request``):
 from tests.kube.test_dependencies import account_kube  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
 #: One task a node, each holding ~100 MB and burning a core for a few seconds.
-BURN = """#!/bin/sh
-#SBATCH -N2 --ntasks-per-node=1 --acctg-freq=1
-srun python3 -c '
-import time
-held = b"x" * (100 << 20)
-end = time.time() + 8
-while time.time() < end:
-    pass
-'
-"""
+BURN = burn_script(8, "#SBATCH -N2 --ntasks-per-node=1 --acctg-freq=1\n", "srun")
 
 
 def test_charts_of_a_two_node_job_from_its_published_usage(request: pytest.FixtureRequest,

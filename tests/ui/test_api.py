@@ -14,7 +14,7 @@ import zipfile
 import pytest
 
 from tests.local.harness import LocalSlurm, job_id_of
-from tests.ui.harness import RunningConsole, node1_script, wait_for
+from tests.ui.harness import RunningConsole, burn_script, node1_script, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -98,15 +98,7 @@ def test_submit_watch_and_read_a_two_node_job(slurm: LocalSlurm,
 
 
 #: A batch script that holds ~100 MB and keeps one core busy for a few seconds.
-BURN = """#!/bin/sh
-python3 -c '
-import time
-held = b"x" * (100 << 20)
-end = time.time() + 6
-while time.time() < end:
-    pass
-'
-"""
+BURN = burn_script(6)
 
 
 def test_resource_charts_follow_a_running_job(slurm: LocalSlurm,

@@ -18,7 +18,7 @@ import pytest
 
 from tests.local.harness import LocalSlurm, job_id_of
 from tests.ui.browser import WATCH_STATES, confirm, open_browser, shoot, wait_for_text
-from tests.ui.harness import RunningConsole, node1_script
+from tests.ui.harness import RunningConsole, burn_script, node1_script
 
 pytestmark = pytest.mark.slow
 
@@ -165,9 +165,7 @@ def test_a_running_job_s_resource_charts(slurm: LocalSlurm, console: RunningCons
     """A job burning a core with 100 MB, sampled every second: while it runs, its page's
     Resources tab draws a CPU and a memory line for node 0 that grow a point at a time, and
     says in one line that GPU utilisation is not sampled."""
-    from tests.ui.test_api import BURN
-
-    slurm.script("burn.sh", BURN)
+    slurm.script("burn.sh", burn_script(6))
     job = str(job_id_of(slurm.run("sbatch", "--acctg-freq=1", "burn.sh").stdout))
     page = browser.new_page()
     page.goto(console.url)
