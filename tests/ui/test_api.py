@@ -108,13 +108,15 @@ def test_resource_charts_follow_a_running_job(slurm: LocalSlurm,
     (--acctg-freq=0) answers why it has no charts."""
     slurm.script("burn.sh", BURN)
     job = str(job_id_of(slurm.run("sbatch", "--acctg-freq=1", "burn.sh").stdout))
-    wait_for(lambda: _state(console, job) != "PENDING")
+    wait_for(lambda: _state(console, job) == "RUNNING")
     node0 = console.get(f"/api/jobs/{job}/nodes")[0]["name"]
-    busy = []
+    samples: dict = {}
+    points: list = []
+    busy: list = []
     while _state(console, job) == "RUNNING":
         samples = console.get(f"/api/jobs/{job}/samples")
         if samples.get("available") is not False:
-            points = {s["node"]: s["points"] for s in samples["series"]}[node0]
+            points = {s["node"]: s["points"] for s in samples["series"]}.get(node0, [])
             busy = [v for _, v in points if v.get("cpu", 0) > 20 and v["rss_mb"] > 50]
         time.sleep(0.5)
     assert len(busy) >= 2, samples
@@ -131,7 +133,11 @@ def test_resource_charts_follow_a_running_job(slurm: LocalSlurm,
                                    "with --acctg-freq=0), ended ones keep their totals"}
     slurm.run("scancel", quiet)
     wait_for(lambda: _state(console, quiet) == "CANCELLED")
-    ended = console.get(f"/api/jobs/{quiet}/samples")        # the ended script's totals
+
+    def totals() -> object:         # the ended script's, once its end is recorded
+        answer = console.get(f"/api/jobs/{quiet}/samples")
+        return answer if "series" in answer else None
+    ended = wait_for(totals)
     end = console.get(f"/api/jobs/{quiet}")["end_time"]
     assert [p[0] for p in ended["series"][0]["points"]] == [end]
 
