@@ -11,7 +11,7 @@ an operator asks (another user's job is unknown here, as to sacct).
 ``GET  /api/jobs/{job}/events``      what happened, in time order
 ``GET  /api/jobs/{job}/yaml``        its objects (locally: its description)
 ``GET  /api/jobs/{job}/script``      the batch script as submitted
-``GET  /api/jobs/{job}/samples``     resource samples (not recorded yet: says so)
+``GET  /api/jobs/{job}/samples``     resource use over time, per node (or why none)
 ``GET  /api/jobs/{job}/resubmission``  what "submit again" runs
 ``POST /api/jobs/{job}/{action}``    cancel (``{"step": …}``), hold, release, requeue,
                                      resubmit

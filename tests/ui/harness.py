@@ -159,3 +159,21 @@ echo batch ends
 def node1_script(lines: int) -> str:
     """:data:`NODE1_LOG` writing ``lines`` lines."""
     return NODE1_LOG.replace("LINES", str(lines))
+
+
+#: Python that holds ~100 MB and keeps one core busy for SECONDS seconds.
+BURN_PY = """python3 -c '
+import time
+held = b"x" * (100 << 20)
+end = time.time() + SECONDS
+while time.time() < end:
+    pass
+'
+"""
+
+
+def burn_script(seconds: int, header: str = "", launcher: str = "") -> str:
+    """A batch script that runs :data:`BURN_PY` for ``seconds``: itself, or through
+    ``launcher`` (``srun``: a task a node), after ``#SBATCH`` lines in ``header``."""
+    body = BURN_PY.replace("SECONDS", str(seconds))
+    return f"#!/bin/sh\n{header}{launcher + ' ' if launcher else ''}{body}"

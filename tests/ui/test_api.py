@@ -8,14 +8,19 @@ byte, the zip against every log, an action's refusal against Slurm's words.
 from __future__ import annotations
 
 import io
+import time
 import zipfile
 
 import pytest
 
 from tests.local.harness import LocalSlurm, job_id_of
-from tests.ui.harness import RunningConsole, node1_script, wait_for
+from tests.ui.harness import RunningConsole, burn_script, node1_script, wait_for
 
 pytestmark = pytest.mark.slow
+
+#: What the resource charts say they leave out, on a machine with no GPU.
+NOTES = ["GPU utilisation is not sampled (GPU memory is, where nvidia-smi runs)",
+         "No GPU memory was seen on this job's nodes (no GPU in use, or no nvidia-smi)"]
 
 
 def _state(console: RunningConsole, job: str) -> str:
@@ -79,9 +84,8 @@ def test_submit_watch_and_read_a_two_node_job(slurm: LocalSlurm,
     assert {s["node"] for s in samples["series"]} <= {"127.0.0.2", "127.0.0.3"}
     assert "127.0.0.2" in {s["node"] for s in samples["series"]}      # the batch script's
     point = samples["series"][0]["points"][0][1]
-    assert set(point) == {"cpu", "rss_mb", "gpu_mem_mb"} and point["cpu"] >= 0
-    assert samples["notes"] == ["GPU utilisation is not sampled (GPU memory is, where "
-                                "nvidia-smi runs)"]
+    assert set(point) == {"cpu", "rss_mb"} and point["cpu"] >= 0     # no GPU here
+    assert samples["notes"] == NOTES
     again = console.get(f"/api/jobs/{job}/resubmission")
     assert again["command"].endswith("sbatch --job-name=console-job --partition=debug "
                                      "--nodes=2 two.sh")
@@ -91,6 +95,52 @@ def test_submit_watch_and_read_a_two_node_job(slurm: LocalSlurm,
     squeue = slurm.run("squeue", "-h", "-t", "all", "-n", "console-job", "-o", "%i %T %D")
     row = table["rows"][0]["cells"]
     assert squeue.stdout.split() in ([], [row["job"], row["state"], row["nodes"]])
+
+
+#: A batch script that holds ~100 MB and keeps one core busy for a few seconds.
+BURN = burn_script(6)
+
+
+def test_resource_charts_follow_a_running_job(slurm: LocalSlurm,
+                                              console: RunningConsole) -> None:
+    """Sampled every second, a job burning a core while it holds 100 MB: the points the
+    console adds while it looks show node 0 busy and holding the memory; a job not sampled
+    (--acctg-freq=0) answers why it has no charts."""
+    slurm.script("burn.sh", BURN)
+    job = str(job_id_of(slurm.run("sbatch", "--acctg-freq=1", "burn.sh").stdout))
+    wait_for(lambda: _state(console, job) == "RUNNING")
+    node0 = console.get(f"/api/jobs/{job}/nodes")[0]["name"]
+    samples: dict = {}
+    points: list = []
+    busy: list = []
+    while _state(console, job) == "RUNNING":
+        samples = console.get(f"/api/jobs/{job}/samples")
+        if samples.get("available") is not False:
+            points = {s["node"]: s["points"] for s in samples["series"]}.get(node0, [])
+            busy = [v for _, v in points if v.get("cpu", 0) > 20 and v["rss_mb"] > 50]
+        time.sleep(0.5)
+    assert len(busy) >= 2, samples
+    times = [t for t, _ in points]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    assert samples["notes"] == NOTES
+    slurm.script("quiet.sh", "#!/bin/sh\nsleep 300\n")
+    quiet = str(job_id_of(slurm.run("sbatch", "--acctg-freq=0", "quiet.sh").stdout))
+    wait_for(lambda: _state(console, quiet) == "RUNNING")
+    time.sleep(2)
+    assert console.get(f"/api/jobs/{quiet}/samples") == {
+        "available": False, "why": "no resource figures for this job yet: running steps are "
+                                   "sampled every --acctg-freq seconds (30 by default, never "
+                                   "with --acctg-freq=0), ended ones keep their totals"}
+    slurm.run("scancel", quiet)
+    wait_for(lambda: _state(console, quiet) == "CANCELLED")
+
+    def totals() -> object:         # the ended script's, once its end is recorded
+        answer = console.get(f"/api/jobs/{quiet}/samples")
+        return answer if "series" in answer else None
+    ended = wait_for(totals)
+    end = console.get(f"/api/jobs/{quiet}")["end_time"]
+    assert [p[0] for p in ended["series"][0]["points"]] == [end]
+
 
 
 def test_actions_on_a_held_job_and_a_running_one(slurm: LocalSlurm,

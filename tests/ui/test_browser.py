@@ -18,7 +18,7 @@ import pytest
 
 from tests.local.harness import LocalSlurm, job_id_of
 from tests.ui.browser import WATCH_STATES, confirm, open_browser, shoot, wait_for_text
-from tests.ui.harness import RunningConsole, node1_script
+from tests.ui.harness import RunningConsole, burn_script, node1_script
 
 pytestmark = pytest.mark.slow
 
@@ -158,3 +158,25 @@ def test_cancel_after_a_confirmation_and_the_cluster(slurm: LocalSlurm,
     sacct = slurm.run("sacct", "-j", job, "-X", "-n", "-P", "-o", "State").stdout
     assert sacct.startswith("CANCELLED by "), sacct
     shoot(page, shots, "job-cancelled", ["#job-title", "#act-resubmit"])
+
+
+def test_a_running_job_s_resource_charts(slurm: LocalSlurm, console: RunningConsole,
+                                         browser: Any, tmp_path: Path) -> None:
+    """A job burning a core with 100 MB, sampled every second: while it runs, its page's
+    Resources tab draws a CPU and a memory line for node 0 that grow a point at a time, and
+    says in one line that GPU utilisation is not sampled."""
+    slurm.script("burn.sh", burn_script(6))
+    job = str(job_id_of(slurm.run("sbatch", "--acctg-freq=1", "burn.sh").stdout))
+    page = browser.new_page()
+    page.goto(console.url)
+    page.goto(console.url.split("?")[0] + f"#/job/{job}/resources")
+    line = "#charts svg.chart[data-measure='cpu'] path[data-node='127.0.0.2']"
+    page.wait_for_function("line => (document.querySelector(line)?.getAttribute('d') ?? '')"
+                           ".split('L').length >= 3", arg=line)       # three points or more
+    assert "RUNNING" in page.inner_text("#job-title")
+    assert page.locator("#charts svg.chart[data-measure='rss_mb']").count() == 1
+    assert page.locator("#charts svg.chart[data-measure^='gpu']").count() == 0   # no GPU
+    assert "GPU utilisation is not sampled" in page.inner_text("#charts")
+    assert "No GPU memory was seen" in page.inner_text("#charts")
+    assert page.inner_text("#chart-nodes").split() == ["\u2014", "127.0.0.2"]
+    shoot(page, tmp_path / "screenshots", "job-resources-running", [line, "#chart-nodes"])

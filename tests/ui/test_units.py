@@ -125,7 +125,7 @@ def test_resource_points_per_node_from_the_steps_usage() -> None:
     held now in MiB, one point per node only when its figures changed, a bounded history."""
     from parsers.job_records import JobRecord, StepRecord
     from parsers.step_usage import StepUsage
-    from sbatch_k8s.ui.samples import NO_GPU_UTILISATION, SampleHistory
+    from sbatch_k8s.ui.samples import NO_GPU_MEMORY, NO_GPU_UTILISATION, SampleHistory
 
     def job(cpu0: float, cpu1: float, rss: int, end: object = None) -> JobRecord:
         tasks = [{"node": "n0", "task": 0, "cpu": cpu0, "rss_now": rss},
@@ -136,15 +136,15 @@ def test_resource_points_per_node_from_the_steps_usage() -> None:
 
     history = SampleHistory(limit=3)
     first = history.observe(job(5.0, 1.0, 100 << 20), now=110.0)
-    assert first is not None and first["notes"] == [NO_GPU_UTILISATION]
+    assert first is not None and first["notes"] == [NO_GPU_UTILISATION, NO_GPU_MEMORY]
     assert [s["node"] for s in first["series"]] == ["n0", "n1"]
-    assert first["series"][0]["points"] == [[110.0, {"rss_mb": 100.0, "gpu_mem_mb": 0.0,
+    assert first["series"][0]["points"] == [[110.0, {"rss_mb": 100.0,
                                                      "cpu": 50.0}]]
     same = history.observe(job(5.0, 1.0, 100 << 20), now=115.0)   # nothing new: no point
     assert same is not None and len(same["series"][0]["points"]) == 1
     later = history.observe(job(15.0, 1.0, 50 << 20), now=120.0)
     assert later is not None
-    assert later["series"][0]["points"][-1] == [120.0, {"rss_mb": 50.0, "gpu_mem_mb": 0.0,
+    assert later["series"][0]["points"][-1] == [120.0, {"rss_mb": 50.0,
                                                          "cpu": 100.0}]
     assert len(later["series"][1]["points"]) == 2                  # n1's RSS changed
     for tick in range(5):
@@ -153,6 +153,90 @@ def test_resource_points_per_node_from_the_steps_usage() -> None:
     unsampled = JobRecord(6, "j", "u", 1, "g", 1, "p", "RUNNING",
                           steps=(StepRecord("0", "work", "RUNNING"),))
     assert history.observe(unsampled, now=1.0) is None
+
+
+def test_resource_points_sum_the_steps_and_follow_nodes_runs_and_ends() -> None:
+    """An ended step keeps its final CPU in the node's sum; a node first seen in a later step
+    starts from the job's start; a finished job's first point stands at its end, a later one
+    never before the node's previous point; a requeued run starts a new chart; only the
+    jobs looked at last are kept."""
+    from parsers.job_records import JobRecord, StepRecord
+    from parsers.step_usage import StepUsage
+    from sbatch_k8s.ui.samples import SampleHistory
+
+    def step(step_id: str, state: str, *tasks: tuple) -> StepRecord:
+        figures = [{"node": node, "task": i, "cpu": cpu, "rss_now": rss}
+                   for i, (node, cpu, rss) in enumerate(tasks)]
+        return StepRecord(step_id, "s", state, usage=StepUsage.from_tasks(figures))
+
+    def job(*steps: StepRecord, job_id: int = 7, start: int = 1000,
+            end: object = None) -> JobRecord:
+        return JobRecord(job_id, "j", "u", 1, "g", 1, "p", "RUNNING" if end is None else
+                         "COMPLETED", start_time=start, end_time=end, steps=steps)
+
+    def points(answer: object, node: str) -> list:
+        assert isinstance(answer, dict)
+        return next(s["points"] for s in answer["series"] if s["node"] == node)
+
+    history = SampleHistory()
+    batch = step("batch", "RUNNING", ("a", 2.0, 10 << 20))
+    first = history.observe(job(batch, step("0", "RUNNING", ("a", 4.0, 30 << 20))), 1010.0)
+    assert points(first, "a") == [[1010.0, {"rss_mb": 40.0, "cpu": 60.0}]]
+    assert [s["node"] for s in first["series"]] == ["a"]
+    # step 0 ended (its memory freed, its CPU kept); step 1 runs on a and on a new node b
+    second = history.observe(job(
+        step("batch", "RUNNING", ("a", 3.0, 10 << 20)),
+        step("0", "COMPLETED", ("a", 5.0, 0)),
+        step("1", "RUNNING", ("a", 1.0, 5 << 20), ("b", 3.0, 1 << 20))), 1020.0)
+    assert points(second, "a")[-1] == [1020.0, {"rss_mb": 15.0,
+                                                "cpu": 30.0}]      # (3+5+1 - 6) / 10 s
+    assert points(second, "b") == [[1020.0, {"rss_mb": 1.0,
+                                             "cpu": 15.0}]]         # 3 / 20 s since start
+    # ended at 1025, seen at 1100: the point stands at the end, over 1020..1025
+    done = history.observe(job(step("batch", "COMPLETED", ("a", 13.0, 0)),
+                               step("0", "COMPLETED", ("a", 5.0, 0)),
+                               step("1", "COMPLETED", ("a", 1.0, 0), ("b", 3.0, 0)),
+                               end=1025), 1100.0)
+    assert points(done, "a")[-1] == [1025.0, {"rss_mb": 0.0, "cpu": 200.0}]
+    assert points(done, "b")[-1][0] == 1025.0 and "cpu" in points(done, "b")[-1][1]
+    # a record that lagged: its last running figures were seen after the end
+    lagged = SampleHistory()
+    lagged.observe(job(step("batch", "RUNNING", ("a", 1.0, 1 << 20)), job_id=8), 1030.0)
+    late = lagged.observe(job(step("batch", "COMPLETED", ("a", 4.0, 0)), job_id=8,
+                              end=1025), 1040.0)
+    assert [p[0] for p in points(late, "a")] == [1030.0, 1040.0]
+    # requeued: a new start time, a new chart
+    again = history.observe(job(step("batch", "RUNNING", ("a", 1.0, 1 << 20)), start=2000),
+                            2010.0)
+    assert points(again, "a") == [[2010.0, {"rss_mb": 1.0, "cpu": 10.0}]]
+    # the job looked at least recently is forgotten first
+    few = SampleHistory(jobs=2)
+    for job_id in (1, 2, 1, 3):
+        few.observe(job(batch, job_id=job_id), 1010.0 + job_id)
+    busier = step("batch", "RUNNING", ("a", 9.0, 10 << 20))
+    assert len(points(few.observe(job(busier, job_id=1), 1020.0), "a")) == 2
+    assert len(points(few.observe(job(busier, job_id=2), 1020.0), "a")) == 1   # forgotten
+
+
+def test_gpu_memory_is_charted_once_a_node_shows_some() -> None:
+    """No GPU memory seen: the points leave it out and a note says so; once a node shows
+    some, every point carries it (0 before) and the note goes."""
+    from parsers.job_records import JobRecord, StepRecord
+    from parsers.step_usage import StepUsage
+    from sbatch_k8s.ui.samples import NO_GPU_UTILISATION, SampleHistory
+
+    def job(gpu_bytes: int) -> JobRecord:
+        tasks = [{"node": "g", "task": 0, "cpu": 1.0 + gpu_bytes, "gpu_now": gpu_bytes}]
+        step = StepRecord("0", "train", "RUNNING", usage=StepUsage.from_tasks(tasks))
+        return JobRecord(9, "j", "u", 1, "g", 1, "p", "RUNNING", start_time=0, steps=(step,))
+
+    history = SampleHistory()
+    before = history.observe(job(0), 10.0)
+    assert before is not None and set(before["series"][0]["points"][0][1]) == {"cpu",
+                                                                                "rss_mb"}
+    after = history.observe(job(512 << 20), 20.0)
+    assert after is not None and after["notes"] == [NO_GPU_UTILISATION]
+    assert [v["gpu_mem_mb"] for _, v in after["series"][0]["points"]] == [0.0, 512.0]
 
 
 def test_a_copied_output_file_downloads_under_its_own_name() -> None:

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from sbatch_k8s.inspection.inspector import JobInspector
 
 #: Why a job has no resource charts.
-NO_SAMPLES = ("no resource samples for this job: its steps were not sampled yet (every "
-              "--acctg-freq seconds, 30 by default), or it ran with --acctg-freq=0")
+NO_SAMPLES = ("no resource figures for this job yet: running steps are sampled every "
+              "--acctg-freq seconds (30 by default, never with --acctg-freq=0), ended ones "
+              "keep their totals")
 
 
 class JobsSource:

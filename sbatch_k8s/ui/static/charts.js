@@ -16,12 +16,19 @@ function node(tag, attrs = {}) {
   return made;
 }
 
-// One measure's chart, or null when no node has a value for it.
+function clock(epoch) {
+  const d = new Date(epoch * 1000);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
+}
+
+// One measure's chart, or null when no node has a value for it. A node keeps its colour
+// (its place in `series`) in every chart and in the legend.
 export function lineChart(title, series, measure) {
-  const lines = series.map((s) => s.points.filter(([, v]) => v[measure] !== undefined && v[measure] !== null)
-    .map(([t, v]) => [t, v[measure]])).filter((points) => points.length);
+  const lines = series.map((s, i) => ({ node: s.node, colour: COLOURS[i % COLOURS.length],
+    points: s.points.filter(([, v]) => v[measure] !== undefined && v[measure] !== null)
+      .map(([t, v]) => [t, v[measure]]) })).filter((line) => line.points.length);
   if (!lines.length) return null;
-  const all = lines.flat();
+  const all = lines.flatMap((line) => line.points);
   const t0 = Math.min(...all.map((p) => p[0])), t1 = Math.max(...all.map((p) => p[0]));
   const top = Math.max(1, ...all.map((p) => p[1]));
   const x = (t) => PAD + (t1 === t0 ? 0 : (t - t0) / (t1 - t0)) * (WIDTH - 2 * PAD);
@@ -32,22 +39,46 @@ export function lineChart(title, series, measure) {
   label.textContent = `${title} (max ${top})`;
   svg.append(label, node("line", { x1: PAD, y1: HEIGHT - PAD / 2, x2: WIDTH - PAD,
     y2: HEIGHT - PAD / 2, stroke: "#d9dde3" }));
-  lines.forEach((points, i) => {
-    const path = points.map(([t, v], j) => `${j ? "L" : "M"}${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
-    svg.append(node("path", { d: path, fill: "none", stroke: COLOURS[i % COLOURS.length],
-      "stroke-width": 1.5, "data-node": series[i].node }));
-  });
+  const times = t1 === t0 ? [[t0, "start"]] : [[t0, "start"], [t1, "end"]];
+  for (const [t, anchor] of times) {
+    const tick = node("text", { x: x(t), y: HEIGHT - 3, "text-anchor": anchor });
+    tick.textContent = clock(t);
+    svg.append(tick);
+  }
+  for (const line of lines) {
+    const path = line.points.map(([t, v], j) => `${j ? "L" : "M"}${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+    svg.append(node("path", { d: path, fill: "none", stroke: line.colour,
+      "stroke-width": 1.5, "data-node": line.node }));
+    if (line.points.length === 1) {       // a lone point has no line: a dot shows it
+      const [[t, v]] = line.points;
+      svg.append(node("circle", { cx: x(t).toFixed(1), cy: y(v).toFixed(1), r: 2.5,
+        fill: line.colour, "data-node": line.node }));
+    }
+  }
   return svg;
 }
 
 export function drawSamples(data) {
   const box = document.createElement("div");
   box.id = "charts";
+  const series = data.series || [];
   for (const [measure, title] of MEASURES) {
-    const chart = lineChart(title, data.series || [], measure);
+    const chart = lineChart(title, series, measure);
     if (chart) box.append(chart);
   }
   if (!box.children.length) box.textContent = "No samples yet.";
+  else {
+    const legend = document.createElement("p");
+    legend.id = "chart-nodes";
+    series.forEach((s, i) => {
+      const item = document.createElement("span");
+      item.dataset.node = s.node;
+      item.style.color = COLOURS[i % COLOURS.length];
+      item.textContent = `\u2014 ${s.node}  `;
+      legend.append(item);
+    });
+    box.append(legend);
+  }
   for (const note of data.notes || []) {
     const line = document.createElement("p");
     line.className = "muted";

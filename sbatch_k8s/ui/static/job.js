@@ -118,10 +118,12 @@ async function eventsTab(job) {
   el("tbody", {}, rows)));
 }
 
+// Each look at a job's samples lets the console add a point per node with new figures.
+const samplesOf = (job) => api(`/api/jobs/${encodeURIComponent(job.key)}/samples`);
+const samplesView = (data) => (data.available === false ? unavailable(data) : drawSamples(data));
+
 async function resourcesTab(job) {
-  const data = await api(`/api/jobs/${encodeURIComponent(job.key)}/samples`);
-  if (data.available === false) return unavailable(data);
-  return drawSamples(data);
+  return samplesView(await samplesOf(job));
 }
 
 const TABS = [
@@ -188,10 +190,10 @@ export async function show(main, [key, tab]) {
       const changed = JSON.stringify(fresh) !== JSON.stringify(job);
       job = fresh;
       if (current === "resources" || job.state === "RUNNING") {
-        // the console adds a point per node each time it looks: look while the page is open
+        // look while the page is open, on any tab: the charts then have the whole time
         const before = opened;
-        const shown = await resourcesTab(job);
-        if (current === "resources" && before === opened) body.replaceChildren(shown);
+        const data = await samplesOf(job);
+        if (current === "resources" && before === opened) body.replaceChildren(samplesView(data));
       }
       if (changed) {
         header();
