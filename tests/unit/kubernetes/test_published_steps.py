@@ -144,6 +144,10 @@ def test_published_steps_tolerates_any_text_and_dropped_steps_counts_gaps() -> N
     assert [(s.step_id, s.state) for s in published_steps(
         '[{"id": "0", "state": "FAILED"}, {"id": "1"}, {"id": "batch"}, 7]')] == [
         ("0", "FAILED"), ("1", "RUNNING")]
+    usage = '{"n": 1, "u": 1.5, "s": 0.5}'
+    batch = [s for s in published_steps(f'[{{"id": "batch", "usage": {usage}}}, {{"id": "0"}}]')
+             if s.step_id == "batch"]
+    assert batch[0].usage is not None and batch[0].usage.total_cpu == 2.0
     steps = [build(StepRecord, step_id=i, name="", state="COMPLETED")
              for i in ("batch", "0", "1", "5", "6")]
     assert missing_steps(steps) == 3 and missing_steps(steps[:1]) == 0

@@ -105,14 +105,14 @@ def _extern(job: JobRecord, final: bool) -> StepRecord:
 
 def published_steps(text: str) -> Tuple[StepRecord, ...]:
     """The steps node 0 published (a JSON list of compact entries): an entry without a state
-    runs; none when the text is not such a list (a record must stay readable whatever that
-    key holds)."""
+    runs; a ``batch`` entry is the script's usage so far (kept only with one); none when the
+    text is not such a list (a record must stay readable whatever that key holds)."""
     try:
         entries = json.loads(text)
         return tuple(with_changes(step_from_entry(e), state=str(e.get("state") or RUNNING))
                      for e in entries
-                     if isinstance(e, dict) and (str(e.get("id", "")).isdigit()
-                                                 or e.get("id") == "batch"))
+                     if isinstance(e, dict) and (str(e.get("id", "")).isdigit() or (
+                         e.get("id") == "batch" and isinstance(e.get("usage"), dict))))
     except (ValueError, TypeError, AttributeError):
         return ()
 
