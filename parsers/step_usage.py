@@ -37,11 +37,13 @@ class MetricUsage(NamedTuple):
 
 class NodeUsage(NamedTuple):
     """A step's tasks on one node, summed: CPU seconds so far, and the RSS and GPU memory they
-    held at the last sample (what the console charts over time)."""
+    held at the last sample; with the mean utilisation (%) of the GPUs its tasks see (None:
+    no GPU measured) — what the console charts over time."""
 
     cpu: float
     rss_now: int
     gpu_mem_now: int
+    gpu_util: Optional[float] = None
 
 
 class StepUsage(NamedTuple):
@@ -69,11 +71,17 @@ class StepUsage(NamedTuple):
             metrics[name] = MetricUsage(Extreme(*high), Extreme(*low),
                                         sum(v[0] for v in values))
         nodes: Dict[str, NodeUsage] = {}
+        utils: Dict[str, List[float]] = {}
         for t in tasks:
-            had = nodes.get(str(t["node"]), NodeUsage(0.0, 0, 0))
-            nodes[str(t["node"])] = NodeUsage(had.cpu + float(t.get("cpu") or 0),
-                                              had.rss_now + int(t.get("rss_now") or 0),
-                                              had.gpu_mem_now + int(t.get("gpu_now") or 0))
+            node = str(t["node"])
+            had = nodes.get(node, NodeUsage(0.0, 0, 0))
+            nodes[node] = NodeUsage(had.cpu + float(t.get("cpu") or 0),
+                                    had.rss_now + int(t.get("rss_now") or 0),
+                                    had.gpu_mem_now + int(t.get("gpu_now") or 0))
+            if t.get("gpu_util") is not None:
+                utils.setdefault(node, []).append(float(t["gpu_util"]))
+        for node, values in utils.items():
+            nodes[node] = nodes[node]._replace(gpu_util=round(sum(values) / len(values), 1))
         return cls(len(tasks), sum(float(t.get("user") or 0) for t in tasks),
                    sum(float(t.get("sys") or 0) for t in tasks), metrics, nodes)
 
@@ -88,16 +96,18 @@ class StepUsage(NamedTuple):
 
     def to_json(self) -> Dict[str, Any]:
         """The compact document: ``{"n", "u", "s", <metric>: [max, node, task, min, node,
-        task, total], "by_node": {node: [cpu, rss_now, gpu_now]}}``, numbers rounded (CPU to
-        ms, amounts to whole bytes)."""
+        task, total], "by_node": {node: [cpu, rss_now, gpu_now(, gpu_util)]}}``, numbers
+        rounded (CPU to ms, amounts to whole bytes)."""
         document: Dict[str, Any] = {"n": self.tasks, "u": round(self.user_cpu, 3),
                                     "s": round(self.system_cpu, 3)}
         for name, usage in self.metrics.items():
             document[name] = [_number(usage.max.value), usage.max.node, usage.max.task,
                               _number(usage.min.value), usage.min.node, usage.min.task,
                               _number(usage.total)]
-        document["by_node"] = {name: [_number(round(n.cpu, 3)), n.rss_now, n.gpu_mem_now]
-                               for name, n in self.nodes.items()}
+        document["by_node"] = {
+            name: [_number(round(n.cpu, 3)), n.rss_now, n.gpu_mem_now] + (
+                [n.gpu_util] if n.gpu_util is not None else [])
+            for name, n in self.nodes.items()}
         return document
 
     @classmethod
@@ -113,7 +123,8 @@ class StepUsage(NamedTuple):
                 metrics[name] = MetricUsage(Extreme(float(row[0]), str(row[1]), int(row[2])),
                                             Extreme(float(row[3]), str(row[4]), int(row[5])),
                                             float(row[6]))
-            nodes = {str(name): NodeUsage(float(row[0]), int(row[1]), int(row[2]))
+            nodes = {str(name): NodeUsage(float(row[0]), int(row[1]), int(row[2]),
+                                          float(row[3]) if len(row) > 3 else None)
                      for name, row in dict(document.get("by_node") or {}).items()}
             return cls(int(document["n"]), float(document["u"]), float(document["s"]),
                        metrics, nodes)

@@ -9,8 +9,8 @@ steps on that node (an ended step keeps its final CPU seconds): CPU as a percent
 over the time since the node's previous point (since the job's start for the first), memory
 and GPU memory in MiB (left out, and the answer says so, while no node showed any). A point's
 time is when the console saw the change, or the job's end when it saw a finished job's
-figures first. GPU utilisation is not sampled (``nvidia-smi`` gives memory per process only):
-the answer says so.
+figures first. GPU utilisation (% of the GPUs the node's tasks see, from ``nvidia-smi``) is
+charted where it was measured; where it never was, the answer says so.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ POINT_LIMIT = 720
 JOB_LIMIT = 200
 MIB = 1 << 20
 #: Why there is no GPU utilisation chart.
-NO_GPU_UTILISATION = "GPU utilisation is not sampled (GPU memory is, where nvidia-smi runs)"
+NO_GPU_UTILISATION = ("No GPU utilisation was measured on this job's nodes (no GPU in use, "
+                      "or no nvidia-smi)")
 #: Why there is no GPU memory chart.
 NO_GPU_MEMORY = "No GPU memory was seen on this job's nodes (no GPU in use, or no nvidia-smi)"
 Point = Tuple[float, Dict[str, float]]
@@ -39,6 +40,8 @@ class NodeTotals(NamedTuple):
     cpu_s: float
     rss_bytes: int
     gpu_mem_bytes: int
+    #: The busiest step's GPU utilisation there (%; None: none measured).
+    gpu_util: Optional[float] = None
 
 
 class _JobPoints:
@@ -67,6 +70,8 @@ class _JobPoints:
             return      # another look at the same instant already placed this node's point
         value = {"rss_mb": round(totals.rss_bytes / MIB, 1),
                  "gpu_mem_mb": round(totals.gpu_mem_bytes / MIB, 1)}
+        if totals.gpu_util is not None:
+            value["gpu"] = totals.gpu_util
         if at > since:
             value["cpu"] = round(max(totals.cpu_s - cpu_before, 0.0) / (at - since) * 100, 1)
         self.points.setdefault(node, deque(maxlen=self.limit)).append((at, value))
@@ -76,11 +81,13 @@ class _JobPoints:
         """The series per node, GPU memory left out when none was ever seen (a chart of
         zeros would claim a measurement where no GPU or no ``nvidia-smi`` was), and notes."""
         gpu_seen = any(v["gpu_mem_mb"] for kept in self.points.values() for _, v in kept)
+        util_seen = any("gpu" in v for kept in self.points.values() for _, v in kept)
         series = [{"node": node, "points": [
             [t, v if gpu_seen else {k: x for k, x in v.items() if k != "gpu_mem_mb"}]
             for t, v in kept]} for node, kept in sorted(self.points.items())]
         return {"series": series,
-                "notes": [NO_GPU_UTILISATION] + ([] if gpu_seen else [NO_GPU_MEMORY])}
+                "notes": ([] if util_seen else [NO_GPU_UTILISATION]) +
+                         ([] if gpu_seen else [NO_GPU_MEMORY])}
 
 
 class SampleHistory:
@@ -116,6 +123,7 @@ def node_totals(record: JobRecord) -> Optional[Dict[str, NodeTotals]]:
     """Per node: CPU seconds of all the job's steps so far, RSS and GPU memory held now;
     None when no step carries usage."""
     sums: Dict[str, List[float]] = {}
+    utils: Dict[str, float] = {}
     sampled = False
     for step in record.steps:
         if step.usage is None:
@@ -126,6 +134,9 @@ def node_totals(record: JobRecord) -> Optional[Dict[str, NodeTotals]]:
             into[0] += usage.cpu
             into[1] += usage.rss_now
             into[2] += usage.gpu_mem_now
+            if usage.gpu_util is not None and step.state == "RUNNING":
+                utils[node] = max(utils.get(node, 0.0), usage.gpu_util)
     if not sampled:
         return None
-    return {node: NodeTotals(round(v[0], 3), int(v[1]), int(v[2])) for node, v in sums.items()}
+    return {node: NodeTotals(round(v[0], 3), int(v[1]), int(v[2]), utils.get(node))
+            for node, v in sums.items()}

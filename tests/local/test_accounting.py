@@ -130,3 +130,41 @@ def test_sstat_and_seff_errors(slurm: LocalSlurm) -> None:
     assert (absent.returncode, absent.stderr) == (2, "Job not found.\n")
     usage = slurm.run("seff")
     assert usage.returncode == 1 and usage.stdout.startswith("Usage: seff [Options] <Jobid>")
+
+
+#: A stand-in for nvidia-smi on this GPU-less machine (a real program the runtime runs as it
+#: runs the real one): two GPUs at 40 % and 60 %, no process on them.
+FAKE_NVIDIA_SMI = """#!/bin/sh
+case "$*" in
+  *--query-gpu=index,utilization.gpu*) printf '0, 40\\n1, 60\\n' ;;
+  *--query-compute-apps*) printf 'pid, used_memory [MiB]\\n' ;;
+  *) exit 9 ;;
+esac
+"""
+
+
+def test_gpu_utilisation_reaches_the_console_charts(gpu_slurm: LocalSlurm) -> None:
+    """A step on 2 (pretend) GPUs per node, sampled every second with nvidia-smi answering:
+    the node's GPU utilisation — the mean of the GPUs its tasks see — is a point of the
+    console's charts while the step runs."""
+    import os
+
+    from sbatch_k8s.ui.jobs_source import JobsSource
+
+    tools = gpu_slurm.root / "tools"
+    tools.mkdir()
+    (tools / "nvidia-smi").write_text(FAKE_NVIDIA_SMI)
+    (tools / "nvidia-smi").chmod(0o755)
+    path = f"{tools}{os.pathsep}{gpu_slurm.env['PATH']}"
+    gpu_slurm.script("gpu.sh", "#!/bin/sh\n#SBATCH --gpus-per-node=2 --acctg-freq=1\n"
+                               "srun sleep 8\n")
+    job = job_id_of(gpu_slurm.run("sbatch", "gpu.sh", env={"PATH": path}).stdout)
+    source = JobsSource(dict(gpu_slurm.env, PATH=path), str(gpu_slurm.work))
+
+    def measured() -> bool:
+        record = source.find(str(job))
+        answer = source.samples(record) if record is not None else None
+        series = answer["series"] if isinstance(answer, dict) else []
+        return any(v.get("gpu") == 50.0 for s in series for _, v in s["points"])
+
+    gpu_slurm.wait_for(measured, timeout=60, interval=0.5)

@@ -117,3 +117,29 @@ def test_step_usage_folds_tasks_and_round_trips() -> None:
     assert StepUsage.from_json(usage.to_json()) == usage
     assert StepUsage.from_json({"n": "x"}) is None and StepUsage.from_json(None) is None
     assert StepUsage.from_tasks([]) is None
+
+
+def test_gpu_utilisation_of_the_gpus_a_task_sees() -> None:
+    """nvidia-smi's per-GPU utilisation, averaged over the GPUs each task sees
+    (CUDA_VISIBLE_DEVICES), per task and per node; a task seeing none reports none."""
+    from sbatch_k8s.runtime.accounting.gpu import parse_utilisation, visible_gpus
+
+    assert parse_utilisation("0, 40\n1, 60\n2, [N/A]\nbad\n") == {0: 40.0, 1: 60.0}
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": "0,1"}) == (0, 1)
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": "GPU-1234"}) == ()
+    assert visible_gpus({}) == ()
+    sampler = StepSampler("g0", gpu_reader=dict, util_reader=lambda: {0: 40.0, 1: 60.0})
+    procs = [subprocess.Popen(["sleep", "5"]) for _ in range(3)]
+    try:
+        for task, (proc, gpus) in enumerate(zip(procs, [(0, 1), (1,), ()])):
+            sampler.add_task(task, proc.pid, gpus)
+        sampler.sample_now()
+        figures = sampler.figures()
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    assert [f.get("gpu_util") for f in figures] == [50.0, 60.0, None]
+    usage = StepUsage.from_tasks(figures)
+    assert usage is not None and usage.nodes["g0"].gpu_util == 55.0
+    assert StepUsage.from_json(usage.to_json()) == usage

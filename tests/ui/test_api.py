@@ -19,7 +19,7 @@ from tests.ui.harness import RunningConsole, burn_script, node1_script, wait_for
 pytestmark = pytest.mark.slow
 
 #: What the resource charts say they leave out, on a machine with no GPU.
-NOTES = ["GPU utilisation is not sampled (GPU memory is, where nvidia-smi runs)",
+NOTES = ["No GPU utilisation was measured on this job's nodes (no GPU in use, or no nvidia-smi)",
          "No GPU memory was seen on this job's nodes (no GPU in use, or no nvidia-smi)"]
 
 

@@ -124,7 +124,7 @@ def test_a_user_s_session_in_the_browser(slurm: LocalSlurm, console: RunningCons
     page.click("#tab-resources")
     page.wait_for_selector("#charts svg.chart[data-measure='cpu']")
     assert page.locator("#charts svg.chart[data-measure='rss_mb']").count() == 1
-    assert "GPU utilisation is not sampled" in page.inner_text("#charts")
+    assert "No GPU utilisation was measured" in page.inner_text("#charts")
     shoot(page, shots, "job-resources", ["#charts"])
     page.click("#tab-overview")
     page.wait_for_selector("#steps tr[data-step='batch']")
@@ -164,7 +164,7 @@ def test_a_running_job_s_resource_charts(slurm: LocalSlurm, console: RunningCons
                                          browser: Any, tmp_path: Path) -> None:
     """A job burning a core with 100 MB, sampled every second: while it runs, its page's
     Resources tab draws a CPU and a memory line for node 0 that grow a point at a time, and
-    says in one line that GPU utilisation is not sampled."""
+    says in one line that no GPU utilisation was measured."""
     slurm.script("burn.sh", burn_script(6))
     job = str(job_id_of(slurm.run("sbatch", "--acctg-freq=1", "burn.sh").stdout))
     page = browser.new_page()
@@ -176,7 +176,7 @@ def test_a_running_job_s_resource_charts(slurm: LocalSlurm, console: RunningCons
     assert "RUNNING" in page.inner_text("#job-title")
     assert page.locator("#charts svg.chart[data-measure='rss_mb']").count() == 1
     assert page.locator("#charts svg.chart[data-measure^='gpu']").count() == 0   # no GPU
-    assert "GPU utilisation is not sampled" in page.inner_text("#charts")
+    assert "No GPU utilisation was measured" in page.inner_text("#charts")
     assert "No GPU memory was seen" in page.inner_text("#charts")
     assert page.inner_text("#chart-nodes").split() == ["\u2014", "127.0.0.2"]
     shoot(page, tmp_path / "screenshots", "job-resources-running", [line, "#chart-nodes"])

@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from sbatch_k8s.runtime.accounting.gpu import gpu_memory_by_pid
+from sbatch_k8s.runtime.accounting.gpu import gpu_memory_by_pid, gpu_utilisation_by_index
 from sbatch_k8s.runtime.accounting.proc_sample import parent_map, sample_tree
 from sbatch_k8s.runtime.accounting.usage import TaskUsage
 
 GpuReader = Callable[[], Dict[int, int]]
+UtilReader = Callable[[], Dict[int, float]]
 Figures = List[Dict[str, Any]]
 
 
@@ -27,18 +28,23 @@ class StepSampler:
     """Samples the process trees of a node's tasks (``{task id: leader pid}``)."""
 
     def __init__(self, node: str, proc: str = "/proc",
-                 gpu_reader: GpuReader = gpu_memory_by_pid) -> None:
+                 gpu_reader: GpuReader = gpu_memory_by_pid,
+                 util_reader: UtilReader = gpu_utilisation_by_index) -> None:
         self.node = node
         self.proc = proc
         self.gpu_reader = gpu_reader
+        self.util_reader = util_reader
         self.leaders: Dict[int, int] = {}
+        #: The GPU indices each task sees (its utilisation is theirs, averaged).
+        self.gpus: Dict[int, Sequence[int]] = {}
         self.usage: Dict[int, TaskUsage] = {}
         self._lock = threading.Lock()
 
-    def add_task(self, task: int, pid: int) -> TaskUsage:
-        """Start following task ``task`` whose leader is ``pid``."""
+    def add_task(self, task: int, pid: int, gpus: Sequence[int] = ()) -> TaskUsage:
+        """Start following task ``task`` whose leader is ``pid`` (seeing GPUs ``gpus``)."""
         with self._lock:
             self.leaders[task] = pid
+            self.gpus[task] = tuple(gpus)
             self.usage[task] = TaskUsage(self.node, task)
             return self.usage[task]
 
@@ -50,14 +56,17 @@ class StepSampler:
             return
         parents = parent_map(self.proc)
         gpu = self.gpu_reader()
+        util = self.util_reader() if any(self.gpus.get(t) for t in leaders) else {}
         for task, pid in leaders.items():
             sample = sample_tree(pid, self.proc, parents)
             if sample is None:
                 continue
             gpu_mem = sum(gpu.get(member, 0) for member in sample.pids)
+            seen = [util[i] for i in self.gpus.get(task, ()) if i in util]
             with self._lock:
                 if task in self.leaders:
-                    self.usage[task].add_sample(sample, gpu_mem)
+                    self.usage[task].add_sample(sample, gpu_mem,
+                                                sum(seen) / len(seen) if seen else None)
 
     def end_task(self, task: int, rusage: "Optional[os.struct_rusage]") -> TaskUsage:
         """Stop following ``task`` and close it with its wait's rusage (None: another

@@ -11,7 +11,7 @@ mean of the tasks' peaks, as slurmstepd's aggregation makes it).
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from sbatch_k8s.runtime.accounting.proc_sample import ProcessSample
 
@@ -28,12 +28,16 @@ class TaskUsage:
         self.read_bytes = self.write_bytes = 0
         self.user_cpu = self.system_cpu = 0.0
         self.sampled_cpu = 0.0
-        #: The latest sample's RSS and GPU memory (what the task holds now; 0 once ended).
+        #: The latest sample's RSS and GPU memory (what the task holds now; 0 once ended),
+        #: and the utilisation of the GPUs it sees (None: it sees none, or none measured).
         self.rss_now = self.gpu_mem_now = 0
+        self.gpu_util_now: Optional[float] = None
         self.finished = False
 
-    def add_sample(self, sample: ProcessSample, gpu_mem: int = 0) -> None:
-        """Fold one /proc sample (and the tree's GPU memory) into the figures."""
+    def add_sample(self, sample: ProcessSample, gpu_mem: int = 0,
+                   gpu_util: Optional[float] = None) -> None:
+        """Fold one /proc sample (and the tree's GPU memory, its GPUs' utilisation) into
+        the figures."""
         self.samples += 1
         self.max_rss = max(self.max_rss, sample.rss_bytes)
         self.max_vmsize = max(self.max_vmsize, sample.vmsize_bytes)
@@ -43,12 +47,14 @@ class TaskUsage:
         self.write_bytes = max(self.write_bytes, sample.write_bytes)
         self.sampled_cpu = max(self.sampled_cpu, sample.cpu_seconds)
         self.rss_now, self.gpu_mem_now = sample.rss_bytes, gpu_mem
+        self.gpu_util_now = gpu_util
 
     def finish(self, user_s: float, system_s: float, maxrss_kib: int) -> None:
         """Close with the wait's rusage: exact CPU; ru_maxrss (KiB on Linux) as RSS floor."""
         self.user_cpu, self.system_cpu = user_s, system_s
         self.max_rss = max(self.max_rss, maxrss_kib * 1024)
         self.rss_now = self.gpu_mem_now = 0
+        self.gpu_util_now = None
         self.finished = True
 
     @property
@@ -63,9 +69,12 @@ class TaskUsage:
         running task's CPU split is unknown until its end: all of it counts as user)."""
         user, system = ((self.user_cpu, self.system_cpu) if self.finished
                         else (self.sampled_cpu, 0.0))
-        return {"node": self.node, "task": self.task, "user": round(user, 3),
-                "sys": round(system, 3), "cpu": round(self.total_cpu, 3),
-                "rss": self.max_rss, "vmem": self.max_vmsize, "pages": self.major_faults,
-                "read": self.read_bytes, "write": self.write_bytes,
-                "gpumem": self.max_gpu_mem, "rss_now": self.rss_now,
-                "gpu_now": self.gpu_mem_now}
+        figures: Dict[str, Any] = {
+            "node": self.node, "task": self.task, "user": round(user, 3),
+            "sys": round(system, 3), "cpu": round(self.total_cpu, 3),
+            "rss": self.max_rss, "vmem": self.max_vmsize, "pages": self.major_faults,
+            "read": self.read_bytes, "write": self.write_bytes,
+            "gpumem": self.max_gpu_mem, "rss_now": self.rss_now, "gpu_now": self.gpu_mem_now}
+        if self.gpu_util_now is not None:
+            figures["gpu_util"] = round(self.gpu_util_now, 1)
+        return figures

@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from parsers.step_usage import StepUsage
 from parsers.values.acctg_freq import checked_interval
+from sbatch_k8s.runtime.accounting.gpu import visible_gpus
 from sbatch_k8s.runtime.accounting.sampler import StepSampler, sample_every
 from sbatch_k8s.runtime.agent.service import Agent, log
 from sbatch_k8s.runtime.stepd.child_process import reap
@@ -248,7 +249,7 @@ class BatchHost:
             for fd in set(fds):
                 os.close(fd)
         loop = asyncio.get_event_loop()
-        self.sampler.add_task(0, self.process.pid)
+        self.sampler.add_task(0, self.process.pid, visible_gpus(env))
         watchers = [asyncio.ensure_future(self._time_limit(loop.time())),
                     asyncio.ensure_future(self._watch_links()),
                     asyncio.ensure_future(sample_every(

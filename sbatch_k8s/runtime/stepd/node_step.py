@@ -28,6 +28,7 @@ from sbatch_k8s.runtime.protocol import (
     read_frame,
     write_frame,
 )
+from sbatch_k8s.runtime.accounting.gpu import visible_gpus
 from sbatch_k8s.runtime.accounting.sampler import Figures, StepSampler, sample_every
 from sbatch_k8s.runtime.stepd.oom import OomLedger, detected_line
 from sbatch_k8s.runtime.stepd.tasks import (
@@ -182,7 +183,8 @@ class NodeStep:
                     stdin_piped=bool(spec.get("stdin")), stdout_fd=out, stderr_fd=err,
                     stdin_file=resolve(stdin_file, cwd) if stdin_file else None,
                     notes=notes))
-                self.sampler.add_task(self.tasks[-1].rank, self.tasks[-1].pid)
+                self.sampler.add_task(self.tasks[-1].rank, self.tasks[-1].pid,
+                                      visible_gpus(spec["env"]))
         except OSError as e:
             await terminate(self.tasks, ORPHAN_GRACE_S)
             await self.send({"type": "launch_failed", "error": str(e)})

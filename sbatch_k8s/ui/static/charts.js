@@ -1,6 +1,6 @@
 // Resource charts as SVG, drawn here (no charting library): one chart per measure, one
 // line per node, time along the bottom. Input, as the console's /samples answers:
-// { series: [{ node, points: [[epoch, {cpu, rss_mb, gpu_mem_mb}]] }], notes: [text] }
+// { series: [{ node, points: [[epoch, {cpu, rss_mb, gpu, gpu_mem_mb}]] }], notes: [text] }
 // (sbatch_k8s/ui/samples.py; a measure no point has draws no chart).
 const SVG = "http://www.w3.org/2000/svg";
 const MEASURES = [
