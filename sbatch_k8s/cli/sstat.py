@@ -3,7 +3,7 @@
 Slurm's sstat asks each step's slurmstepd for a fresh sample. Here the usage comes from the
 job's record, where node 0 keeps every running step's (and the batch script's) latest
 sample: it is as fresh as the sampling interval (``--acctg-freq``, 30 s by default), and a
-step not sampled yet shows an empty line. Which steps, and the errors, are sstat's: ``-j JOB``
+step not sampled yet is not listed. Which steps, and the errors, are sstat's: ``-j JOB``
 is the job's first running numbered step, ``-a`` every running one with the batch script's
 first (the extern step has no processes here, so it is not listed); errors go to stderr after
 the header, and sstat still exits 0.
