@@ -55,6 +55,9 @@ class StepUsage(NamedTuple):
     system_cpu: float
     metrics: Dict[str, MetricUsage]
     nodes: Dict[str, NodeUsage] = {}
+    #: Whether any task was sampled: a step none of whose tasks lived until a sample has
+    #: its CPU times only (its memory, I/O and the like were never measured).
+    sampled: bool = True
 
     @classmethod
     def from_tasks(cls, tasks: Sequence[Mapping[str, Any]]) -> Optional["StepUsage"]:
@@ -83,7 +86,8 @@ class StepUsage(NamedTuple):
         for node, values in utils.items():
             nodes[node] = nodes[node]._replace(gpu_util=round(sum(values) / len(values), 1))
         return cls(len(tasks), sum(float(t.get("user") or 0) for t in tasks),
-                   sum(float(t.get("sys") or 0) for t in tasks), metrics, nodes)
+                   sum(float(t.get("sys") or 0) for t in tasks), metrics, nodes,
+                   any(t.get("sampled", True) for t in tasks))
 
     def average(self, metric: str) -> float:
         """The metric's sum over the tasks divided by their count."""
@@ -100,6 +104,8 @@ class StepUsage(NamedTuple):
         rounded (CPU to ms, amounts to whole bytes)."""
         document: Dict[str, Any] = {"n": self.tasks, "u": round(self.user_cpu, 3),
                                     "s": round(self.system_cpu, 3)}
+        if not self.sampled:
+            document["unsampled"] = 1
         for name, usage in self.metrics.items():
             document[name] = [_number(usage.max.value), usage.max.node, usage.max.task,
                               _number(usage.min.value), usage.min.node, usage.min.task,
@@ -127,7 +133,7 @@ class StepUsage(NamedTuple):
                                           float(row[3]) if len(row) > 3 else None)
                      for name, row in dict(document.get("by_node") or {}).items()}
             return cls(int(document["n"]), float(document["u"]), float(document["s"]),
-                       metrics, nodes)
+                       metrics, nodes, not document.get("unsampled"))
         except (KeyError, IndexError, TypeError, ValueError):
             return None
 

@@ -14,6 +14,8 @@ Captured on a real Slurm 22.05.8 (``jobacct_gather/linux``):
 - TRES strings: ``cpu=HH:MM:SS,energy=0,fs/disk=BYTES,mem=…,pages=N,vmem=…`` in (read) and
   ``energy=0,fs/disk=BYTES`` out (written); their ``…Node`` forms name a node per TRES, their
   ``…Task`` forms a task (without ``energy``).
+- A step none of whose tasks was sampled (too short for the interval) shows its CPU times and
+  ``energy=0`` in four TRES strings; the rest is empty.
 """
 
 from __future__ import annotations
@@ -173,3 +175,18 @@ STEP_USAGE: Dict[str, UsageText] = {
     "TRESUsageOutMinNode": lambda u, s: _where_out(u, "min", 1),
     "TRESUsageOutMinTask": lambda u, s: _where_out(u, "min", 2),
 }
+#: What a step never sampled still shows (its CPU times and task count; these four TRES
+#: strings as ``energy=0``, as Slurm prints them); every other usage field is empty.
+UNSAMPLED_KEPT = ("TotalCPU", "UserCPU", "SystemCPU", "NTasks")
+UNSAMPLED_ENERGY = ("TRESUsageInAve", "TRESUsageInTot", "TRESUsageOutAve", "TRESUsageOutTot")
+
+
+def _when_sampled(name: str, text: UsageText) -> UsageText:
+    if name in UNSAMPLED_KEPT:
+        return text
+    if name in UNSAMPLED_ENERGY:
+        return lambda u, s: text(u, s) if u.sampled else "energy=0"
+    return lambda u, s: text(u, s) if u.sampled else None
+
+
+STEP_USAGE = {name: _when_sampled(name, text) for name, text in STEP_USAGE.items()}

@@ -90,8 +90,9 @@ def usage_story(slurm: LocalSlurm) -> None:
     assert _seconds(first["TotalCPU"]) >= 1.9            # two tasks, a second each
     assert _bytes(first["MaxRSS"]) > 75 * MIB and first["MaxRSSTask"] in ("0", "1")
     assert _bytes(first["AveRSS"]) > 75 * MIB and first["AveCPU"] == "00:00:01"
-    # ``true`` ended before any sample: its rusage still gives CPU and peak RSS.
-    assert short["MaxRSS"] != "" and short["NTasks"] == "1"
+    # ``true`` ended before any sample: its CPU times only (its rusage), as in Slurm.
+    assert short["MaxRSS"] == "" == short["AveCPU"] and short["NTasks"] == "1"
+    assert short["TotalCPU"] != ""
     total = sum(_seconds(rows[key]["TotalCPU"]) for key in rows if key != str(job))
     assert _seconds(rows[str(job)]["TotalCPU"]) == pytest.approx(total, abs=0.01)
     assert rows[str(job)]["MaxRSS"] == ""                 # the job line: CPU times only

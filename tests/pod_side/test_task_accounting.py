@@ -97,9 +97,10 @@ def test_true_task_unsampled_still_closed_by_rusage() -> None:
     proc = subprocess.Popen(["true"])
     sampler.add_task(3, proc.pid)
     usage = sampler.end_task(3, _reaped(proc))
-    assert usage.samples == 0 and usage.total_cpu < 0.5 and usage.max_rss > 0
+    assert usage.samples == 0 and usage.finished and usage.total_cpu < 0.5
     step = StepUsage.from_tasks([usage.figures()])
-    assert step is not None and step.metrics["rss"].max.task == 3
+    assert step is not None and not step.sampled and step.metrics["rss"].max.value == 0
+    assert StepUsage.from_json(step.to_json()) == step
 
 
 def test_step_usage_folds_tasks_and_round_trips() -> None:

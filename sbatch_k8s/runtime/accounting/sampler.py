@@ -75,7 +75,7 @@ class StepSampler:
             self.leaders.pop(task, None)
             usage = self.usage[task]
         if rusage is not None:
-            usage.finish(rusage.ru_utime, rusage.ru_stime, rusage.ru_maxrss)
+            usage.finish(rusage.ru_utime, rusage.ru_stime)
         return usage
 
     def figures(self) -> Figures:

@@ -2,11 +2,13 @@
 
 RSS, virtual memory and GPU memory keep their peak over the samples; CPU, major page faults
 and I/O are cumulative counters, so their latest value is the total. At the task's end the
-wait's rusage gives the exact user/system CPU (the task and its reaped children) and
-``ru_maxrss`` is a floor for the peak RSS, so a task too short to be sampled still shows its
-CPU and memory. :meth:`TaskUsage.figures` is what the task reports; the step folds its tasks'
-figures with :meth:`parsers.step_usage.StepUsage.from_tasks` (whose ``Ave…`` of memory is the
-mean of the tasks' peaks, as slurmstepd's aggregation makes it).
+wait's rusage gives the exact user/system CPU (the task and its reaped children), so a task
+too short to be sampled still shows its CPU; its memory is unknown, as in Slurm (the
+rusage's ``ru_maxrss`` is no measure of it: it keeps the high-water mark of the process the
+task was forked from, a Python runtime of some 30 MB, across the exec).
+:meth:`TaskUsage.figures` is what the task reports; the step folds its tasks' figures with
+:meth:`parsers.step_usage.StepUsage.from_tasks` (whose ``Ave…`` of memory is the mean of the
+tasks' peaks, as slurmstepd's aggregation makes it).
 """
 
 from __future__ import annotations
@@ -49,10 +51,9 @@ class TaskUsage:
         self.rss_now, self.gpu_mem_now = sample.rss_bytes, gpu_mem
         self.gpu_util_now = gpu_util
 
-    def finish(self, user_s: float, system_s: float, maxrss_kib: int) -> None:
-        """Close with the wait's rusage: exact CPU; ru_maxrss (KiB on Linux) as RSS floor."""
+    def finish(self, user_s: float, system_s: float) -> None:
+        """Close with the wait's rusage: the exact CPU."""
         self.user_cpu, self.system_cpu = user_s, system_s
-        self.max_rss = max(self.max_rss, maxrss_kib * 1024)
         self.rss_now = self.gpu_mem_now = 0
         self.gpu_util_now = None
         self.finished = True
@@ -74,7 +75,8 @@ class TaskUsage:
             "sys": round(system, 3), "cpu": round(self.total_cpu, 3),
             "rss": self.max_rss, "vmem": self.max_vmsize, "pages": self.major_faults,
             "read": self.read_bytes, "write": self.write_bytes,
-            "gpumem": self.max_gpu_mem, "rss_now": self.rss_now, "gpu_now": self.gpu_mem_now}
+            "gpumem": self.max_gpu_mem, "rss_now": self.rss_now, "gpu_now": self.gpu_mem_now,
+            "sampled": self.samples > 0}
         if self.gpu_util_now is not None:
             figures["gpu_util"] = round(self.gpu_util_now, 1)
         return figures
