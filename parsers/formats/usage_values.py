@@ -135,8 +135,8 @@ def _seconds(value: float, style: UsageStyle) -> str:
     return whole_cpu_text(value)
 
 
-#: The usage fields of a step line (sacct and sstat), by Slurm's field name.
-STEP_USAGE: Dict[str, UsageText] = {
+#: The usage fields of a sampled step's line (sacct and sstat), by Slurm's field name.
+_MEASURED: Dict[str, UsageText] = {
     "TotalCPU": lambda u, s: cpu_time_text(u.total_cpu),
     "UserCPU": lambda u, s: cpu_time_text(u.user_cpu),
     "SystemCPU": lambda u, s: cpu_time_text(u.system_cpu),
@@ -189,4 +189,6 @@ def _when_sampled(name: str, text: UsageText) -> UsageText:
     return lambda u, s: text(u, s) if u.sampled else None
 
 
-STEP_USAGE = {name: _when_sampled(name, text) for name, text in STEP_USAGE.items()}
+#: The usage fields of a step line (sacct and sstat), by Slurm's field name.
+STEP_USAGE: Dict[str, UsageText] = {name: _when_sampled(name, text)
+                                    for name, text in _MEASURED.items()}

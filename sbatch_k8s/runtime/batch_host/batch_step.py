@@ -34,6 +34,7 @@ from sbatch_k8s.runtime.log_stream.frames import STDERR_KEY, STDOUT_KEY
 from sbatch_k8s.runtime.log_stream.tee import OutputTee
 from sbatch_k8s.runtime.stepd.task_files import output_flags
 from sbatch_k8s.runtime.batch_host.node_links import NodeLink
+from sbatch_k8s.runtime.batch_host.step_log import BATCH
 from sbatch_k8s.runtime.stepd.oom import OOM_EXIT_SIGNAL, OOM_REASON, OUT_OF_MEMORY, OomLedger, \
     detected_line
 from sbatch_k8s.runtime.stepd.node_step import cancel_line
@@ -281,7 +282,7 @@ class BatchHost:
         """The script's usage so far, to the step registry (``sstat -j JOB.batch``)."""
         usage = StepUsage.from_tasks(figures)
         if usage is not None and self.agent.steps is not None:
-            self.agent.steps.update_usage("batch", usage.to_json())
+            self.agent.steps.update_usage(BATCH, usage.to_json())
 
     def _result(self, code: int) -> JobResult:
         result = self._end(code)

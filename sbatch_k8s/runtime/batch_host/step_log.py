@@ -28,6 +28,8 @@ from sbatch_k8s.runtime.stepd.oom import OUT_OF_MEMORY
 TERMINATION_LIMIT = 4096
 #: Longest step name kept in the message (srun's command name).
 NAME_LIMIT = 64
+#: The batch script's key among the running steps' usage (:func:`usage_path`).
+BATCH = "batch"
 #: A step still running when the job ended was killed with it.
 KILLED = {"state": "CANCELLED", "exit_code": 0, "signal": 9}
 
@@ -59,7 +61,7 @@ def latest_usage(log_path: str) -> Dict[str, Any]:
 
 def batch_usage(path: str) -> Optional[Dict[str, Any]]:
     """The batch script's latest usage (None: not sampled yet)."""
-    return latest_usage(path).get("batch")
+    return latest_usage(path).get(BATCH)
 
 
 def read_step_log(path: str) -> Tuple[Dict[int, Dict[str, Any]], Dict[int, Dict[str, Any]]]:

@@ -18,10 +18,8 @@ import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from sbatch_k8s.runtime.batch_host.step_log import usage_path
+from sbatch_k8s.runtime.batch_host.step_log import BATCH, usage_path
 
-#: The batch script's key among the running steps' usage (:func:`step_log.usage_path`).
-BATCH = "batch"
 #: A step's holding on one node: ``[node_index, cpus]`` or ``[node_index, cpus, gpus]``.
 Hold = Sequence[int]
 
