@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, Iterable, List, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Tuple
 
 import click
 
@@ -111,16 +111,21 @@ def _stdout(chunk: bytes) -> None:
 
 
 def _available_source(inspector: "JobInspector", record: "JobRecord", index: int,
-                      wait: bool, ended: Callable[[], bool]) -> "LogSource":
-    """Node ``index``'s log source, once available (``wait``: until the job ends)."""
+                      wait: bool, ended: Callable[[], bool],
+                      current: Callable[[], "JobRecord"]) -> Tuple["JobRecord", "LogSource"]:
+    """The job's record and node ``index``'s log source, once available (``wait``: until
+    the job ends; a pending job has no nodes yet, so its record is read again each time)."""
     while True:
-        source = _node_sources(inspector, record)[index]
-        if source.available:
-            return source
+        sources = _node_sources(inspector, record)
+        source = sources[index] if index < len(sources) else None
+        if source is not None and source.available:
+            return record, source
         if not wait or ended():
-            raise CommandError(f"{source.title} of job {record.job_id_text} has no log: "
-                               f"{source.why}")
+            why = source.why if source is not None else "the job has no nodes (yet)"
+            title = source.title if source is not None else f"Node {index}"
+            raise CommandError(f"{title} of job {record.job_id_text} has no log: {why}")
         time.sleep(WAIT_S)
+        record = current()
 
 
 def _open(inspector: "JobInspector", record: "JobRecord", source: "LogSource",
@@ -195,10 +200,15 @@ def _logs(job: str, node: Optional[str], follow: bool, since_text: Optional[str]
         return has_ended(backend, record)
     if output_dir is not None:
         return _write_all(inspector, record, output_dir, index, ended, since)
-    source = _available_source(inspector, record, index or 0, follow, ended)
-    handle = _open(inspector, record, source, ended, since)
     if follow:
-        return _follow(handle, source.title)
+        try:
+            record, source = _available_source(inspector, record, index or 0, True, ended,
+                                               lambda: find_record(backend, wanted.job))
+        except KeyboardInterrupt:
+            return INTERRUPTED
+        return _follow(_open(inspector, record, source, ended, since), source.title)
+    _, source = _available_source(inspector, record, index or 0, False, ended, lambda: record)
+    handle = _open(inspector, record, source, ended, since)
     try:
         _write(_stdout, handle.chunks())
     except BrokenPipeError:

@@ -80,6 +80,24 @@ def test_follow_stops_cleanly_on_ctrl_c(slurm: LocalSlurm) -> None:
     slurm.run("scancel", str(job))
 
 
+def test_pending_job_followed_until_ctrl_c_and_read_in_one_line(slurm: LocalSlurm) -> None:
+    """A job with no nodes yet (held here; under load, any job just submitted): ``-f`` waits
+    for node 0, Ctrl-C stops it; a plain read says in one line that there is no log yet."""
+    job = _submit(slurm, "--hold", "--wrap", "true")
+    read = run_tool(slurm, "logs", str(job))
+    assert read.returncode == 1 and read.stderr.decode() == (
+        f"sbatch-k8s logs: error: Node 0 of job {job} has no log: "
+        "the job has no nodes (yet)\n"), read.stderr
+    following = subprocess.Popen(tool_argv("logs", "-f", str(job)), cwd=slurm.work,
+                                 env=tool_env(slurm), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+    time.sleep(2)
+    following.send_signal(signal.SIGINT)
+    out, err = following.communicate(timeout=30)
+    assert (following.returncode, out, err) == (130, b"", b"")
+    slurm.run("scancel", str(job))
+
+
 @pytest.mark.parametrize("args, line", [
     (["logs", "0"], "sbatch-k8s logs: error: Invalid job id specified"),
     (["logs", "x.1"], "sbatch-k8s logs: error: Invalid job id specified"),
