@@ -150,7 +150,7 @@ def test_a_burst_of_step_starts_and_ends_becomes_few_patches(
 
 def test_usage_alone_is_published_at_most_once_an_interval(
         request: pytest.FixtureRequest, tmp_path: Any) -> None:
-    """Twenty steps each reporting usage (sstat's figures) every 0.1 s for 2 s, with a 3 s
+    """Twenty steps each reporting usage (sstat's figures) every 0.1 s for 2 s, with a 30 s
     sampling interval: no patch for usage alone within the interval (patches are otherwise
     a second apart at least), the last figures written when the job ends."""
     import time
@@ -161,11 +161,13 @@ def test_usage_alone_is_published_at_most_once_an_interval(
     api.request("POST", "/api/v1/namespaces/default/configmaps", body={
         "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "sbatch-k8s-job-9"},
         "data": {"record.json": "{}"}})
-    publisher = StepPublisher(api, "default", 9, [].append, usage_interval_s=3.0)
+    publisher = StepPublisher(api, "default", 9, [].append, usage_interval_s=30.0)
     running = {i: {"step_id": i, "name": "work", "ntasks": 1, "nodes": ["pod-0"],
                    "time": 1700000000} for i in range(20)}
     publisher.changed(running)
-    time.sleep(0.7)                                   # the starts: one patch
+    deadline = time.monotonic() + 20
+    while publisher.patches == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)                              # the starts: one patch
     started = publisher.patches
     for tick in range(20):
         for step_id in running:
