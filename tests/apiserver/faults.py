@@ -1,6 +1,7 @@
 """Fault injection: make matching requests fail, stall or lose their connection.
 
-A fault matches on HTTP method and a regular expression searched in the URL path, fires
+A fault matches on HTTP method, a regular expression searched in the URL path and, when
+given, one searched in its decoded query (``labelSelector=…``), fires
 ``times`` times (None: forever) and then does one of: answer ``status`` with a Status body
 (429 adds ``Retry-After``), sleep ``delay_s`` first (to trip client timeouts; with no status
 the request then proceeds normally), or ``reset`` the TCP connection without an answer.
@@ -28,12 +29,14 @@ class Fault:
     delay_s: float
     reset: bool
     retry_after_s: int
+    query: str = ""
     hits: int = 0
 
-    def matches(self, method: str, path: str) -> bool:
+    def matches(self, method: str, path: str, query: str = "") -> bool:
         """True when the fault applies to this request and has firings left."""
         return ((self.method is None or self.method.upper() == method)
                 and re.search(self.path, path) is not None
+                and (not self.query or re.search(self.query, query) is not None)
                 and (self.times is None or self.hits < self.times))
 
     def error(self) -> Optional[errors.ApiError]:
@@ -53,11 +56,12 @@ class Faults:
 
     def add(self, method: Optional[str] = None, path: str = "", status: Optional[int] = 500,
             times: Optional[int] = 1, body_message: str = "", delay_s: float = 0.0,
-            reset: bool = False, retry_after_s: int = 1) -> Fault:
+            reset: bool = False, retry_after_s: int = 1, query: str = "") -> Fault:
         """Inject a fault (see the module docstring); returns it for inspection."""
         if reset:
             status = None
-        fault = Fault(method, path, status, times, body_message, delay_s, reset, retry_after_s)
+        fault = Fault(method, path, status, times, body_message, delay_s, reset, retry_after_s,
+                      query)
         with self._lock:
             self._faults.append(fault)
         return fault
@@ -67,11 +71,12 @@ class Faults:
         with self._lock:
             self._faults.clear()
 
-    def take(self, method: str, path: str) -> Optional[Fault]:
-        """The first matching fault, counted as fired; None when none matches."""
+    def take(self, method: str, path: str, query: str = "") -> Optional[Fault]:
+        """The first matching fault, counted as fired; None when none matches (``query``:
+        the request's, decoded)."""
         with self._lock:
             for fault in self._faults:
-                if fault.matches(method, path):
+                if fault.matches(method, path, query):
                     fault.hits += 1
                     return fault
         return None

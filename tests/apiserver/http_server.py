@@ -116,7 +116,8 @@ class Handler(BaseHTTPRequestHandler):
         self.backend.requests.append(Request(method, url.path, query,
                                              self.headers.get("User-Agent") or ""))
         try:
-            fault = self.backend.faults.take(method, url.path)
+            fault = self.backend.faults.take(method, url.path,
+                                             urllib.parse.unquote_plus(url.query))
             if fault is not None:
                 if fault.delay_s:
                     time.sleep(fault.delay_s)

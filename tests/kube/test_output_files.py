@@ -174,6 +174,30 @@ def test_sbatch_wait_writes_unshared_files_byte_exact(kube: KubeSlurm, hiding: A
     assert f"warning: job {job_id}:" not in done.stderr      # nothing lost or incomplete
 
 
+@pytest.mark.unshared
+def test_sbatch_wait_reads_a_node0_pod_the_api_server_did_not_list_in_time(
+        kube: KubeSlurm, cluster: Any, hiding: Any) -> None:
+    """The job's pods cannot be listed by job (503, as an API server under load) while it
+    runs and for 3 s after its end: sbatch --wait, which never saw node 0's container
+    running, asks again and writes the files whole instead of calling the pod gone."""
+    if getattr(cluster, "faults", None) is None:
+        pytest.skip("needs the emulated API server's faults")
+    unlisted = cluster.faults.add(method="GET", path="/pods$", status=503, times=None,
+                                  query=r"labelSelector=sbatch-k8s\.io/job-id=\d+")
+    kube.script("bytes.sh", _unshared_script())
+    waiting = kube.start("sbatch", "--wait", "bytes.sh")
+    assert waiting.stdout is not None
+    job_id = submitted_id(waiting.stdout.readline())
+    wait_until(lambda: kube.run("squeue", "-h", "-t", "all", "-o", "%i %T").stdout.count(
+        f"{job_id} COMPLETED") == 1, 120, "the job's end")
+    threading.Timer(3.0, cluster.faults.clear).start()
+    _, stderr = waiting.communicate(timeout=120)
+    assert unlisted.hits > 0
+    assert waiting.returncode == 0, stderr
+    assert (kube.work / f"slurm-{job_id}.out").read_bytes() == STDOUT_BYTES
+    assert f"warning: job {job_id}:" not in stderr, stderr
+
+
 def _sattach(kube: KubeSlurm, *args: str) -> "subprocess.Popen[bytes]":
     return subprocess.Popen([sys.executable, str(BIN / "sattach"), *args], cwd=kube.work,
                             env=kube.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -70,8 +70,9 @@ class OutputFetcher:
         #: The node-0 pod each output follows (a requeued job's next run has another).
         self.pods: Dict[int, str] = {}
 
-    def follow(self, records: Sequence[JobRecord]) -> None:
-        """Start following node 0 of every streamed job that has started."""
+    def follow(self, records: Sequence[JobRecord]) -> Dict[int, str]:
+        """Start following node 0 of every streamed job that has started; job id → why its
+        node 0 pod could not be read (the API server did not answer), for those."""
         from sbatch_k8s.backends.kubernetes.output.rebuilt_files import (
             FileSink,
             JobOutput,
@@ -80,12 +81,14 @@ class OutputFetcher:
             node0_pod,
         )
 
+        unread: Dict[int, str] = {}
         for record in records:
             if record.state == PENDING or not files_streamed(self.config, record):
                 continue
             try:
                 pod = node0_pod(self.client, self.namespace, record)
-            except KubeError:
+            except KubeError as e:
+                unread[record.job_id] = str(e)
                 continue
             if pod is None or not container_started(pod):
                 continue
@@ -103,12 +106,25 @@ class OutputFetcher:
             output.start(pod)
             self.outputs[record.job_id] = output
             self.pods[record.job_id] = uid
+        return unread
+
+    def _follow_ended(self, records: Sequence[JobRecord], deadline: float) -> Dict[int, str]:
+        """Follow the jobs that ended between two looks; an API server that does not answer
+        (under load) is asked again until ``deadline``, so a pod still there is not taken
+        for gone. Job id → why node 0's pod could not be read, for those never read."""
+        missing = list(records)
+        while True:
+            unread = self.follow(missing)
+            missing = [r for r in missing if r.job_id in unread and r.job_id not in self.outputs]
+            if not missing or time.monotonic() >= deadline:
+                return {r.job_id: unread[r.job_id] for r in missing}
+            time.sleep(FIRST_INTERVAL_S)
 
     def finish(self, records: Sequence[JobRecord]) -> bool:
         """Wait for the rest of every log; one warning per job whose files are not whole;
         whether all are."""
-        self.follow(records)        # a job that ended between two looks
         deadline = time.monotonic() + DRAIN_S
+        unread = self._follow_ended(records, deadline)
         whole = True
         for record in records:
             if record.system_comment:   # why its batch step never started, in one line
@@ -116,8 +132,9 @@ class OutputFetcher:
             output = self.outputs.get(record.job_id)
             if output is None:
                 if files_streamed(self.config, record) and record.start_time:
-                    _warn(record.job_id, "its output files could not be read: node 0's pod "
-                                         "is gone")
+                    why = (f"node 0's pod could not be read: {unread[record.job_id]}"
+                           if record.job_id in unread else "node 0's pod is gone")
+                    _warn(record.job_id, f"its output files could not be read: {why}")
                     whole = False
                 continue
             complete, why = output.finish(max(1.0, deadline - time.monotonic()))
