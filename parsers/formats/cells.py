@@ -133,20 +133,28 @@ def ctime_line(now: int) -> str:
 
 
 def convert_num_unit(number: float, unit: str = "M", exact: bool = True,
-                     divisor: int = 1024) -> str:
+                     divisor: int = 1024, convert: bool = True,
+                     spec: Optional[str] = None) -> str:
     """``convert_num_unit``: ``256`` MiB → ``256M``, ``1024`` → ``1G``, ``0`` → ``0``.
 
-    ``exact`` (``CONVERT_NUM_UNIT_EXACT``, what squeue and scontrol use) scales only while no
-    precision is lost (halves count as exact: 1536M → ``1.50G``); otherwise (sacct) the value
-    is scaled as far as it goes.
+    ``exact`` (``CONVERT_NUM_UNIT_EXACT``, what squeue, scontrol and sacct use) scales only
+    while no precision is lost (halves count as exact: 1536M → ``1.50G``); otherwise the value
+    is scaled as far as it goes. ``convert`` False (``--noconvert``) keeps ``unit``; ``spec``
+    (sacct ``--units``: one of ``KMGTP``) scales to that unit whatever the rest says
+    (6976 bytes at ``K`` → ``6.81K``).
     """
     if int(number) == 0:
         return "0"
     index = UNIT_LETTERS.index(unit)
     value = float(number)
-    while value >= divisor and (not exact or int(value) % (divisor // 2) == 0):
-        value /= divisor
-        index += 1
+    if spec is not None:
+        target = UNIT_LETTERS.index(spec)
+        value = value * float(divisor) ** (index - target)
+        index = target
+    elif convert:
+        while value >= divisor and (not exact or int(value) % (divisor // 2) == 0):
+            value /= divisor
+            index += 1
     letter = UNIT_LETTERS[index] if index < len(UNIT_LETTERS) else "?"
     if value == int(value):
         return f"{int(value)}{letter}"

@@ -16,11 +16,20 @@ times, summed over its ended steps. Energy is not measured (``0``).
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, Optional, Tuple
 
 from parsers.formats import job_values as jv
-from parsers.formats.cells import DATE, NUMBER, STRING, convert_num_unit, format_timestamp
+from parsers.formats.cells import (
+    DATE,
+    NUMBER,
+    STRING,
+    UNIT_LETTERS,
+    convert_num_unit,
+    format_timestamp,
+)
 from parsers.formats.squeue_fields import JobContext
 from parsers.formats.states import stored_state
 from parsers.formats.usage_values import STEP_USAGE, UsageStyle, cpu_time_text
@@ -74,9 +83,25 @@ def _stamp(epoch: Optional[int], ctx: JobContext) -> str:
     return format_timestamp(epoch, ctx.time_format, ctx.now)
 
 
-def sacct_tres(tres: str) -> str:
-    """A TRES string as the database returns it: items sorted by name."""
-    return ",".join(sorted(item for item in tres.split(",") if item))
+def sacct_tres(tres: str, ctx: Optional[JobContext] = None) -> str:
+    """A TRES string as the database returns it: items sorted by name, its ``mem=`` as
+    ``--noconvert``/``--units`` ask."""
+    items = sorted(item for item in tres.split(",") if item)
+    if ctx is not None and (ctx.units or not ctx.convert):
+        items = [f"mem={_memory_mb(item[4:], ctx)}" if item.startswith("mem=") else item
+                 for item in items]
+    return ",".join(items)
+
+
+def _memory_mb(text: str, ctx: JobContext) -> str:
+    """A TRES memory amount as printed (``1.50G``, ``2048M``) again, as ``--noconvert``/
+    ``--units`` print it."""
+    found = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGTP]?)", text)
+    if found is None:
+        return text
+    letter = found.group(2) or "M"
+    amount = float(found.group(1)) * 1024.0 ** (UNIT_LETTERS.index(letter) - 2)
+    return convert_num_unit(amount, "M", convert=ctx.convert, spec=ctx.units)
 
 
 def _state(job: JobRecord, step: Optional[StepRecord], ctx: JobContext) -> str:
@@ -143,7 +168,8 @@ def _usage(name: str) -> Getter:
 
     def get(job: JobRecord, step: Optional[StepRecord], ctx: JobContext) -> Optional[str]:
         usage = _ended_usage(step) if step is not None else None
-        return text(usage, UsageStyle(ctx.convert)) if usage is not None else None
+        return text(usage, UsageStyle(ctx.convert, units=ctx.units)) if usage is not None \
+            else None
     return get
 
 
@@ -174,8 +200,8 @@ SACCT_FIELDS: Tuple[SacctField, ...] = tuple(SacctField(*row) for row in (
     ("AllocNodes", 10, _S, _both(lambda j, c: str(j.node_count if j.start_time else 0),
                                  lambda s, c: str(s.node_count))),
     ("AllocTRES", 10, _S,
-     _both(lambda j, c: sacct_tres(jv.tres_text(j)) if j.start_time else None,
-           lambda s, c: sacct_tres(s.tres) or None)),
+     _both(lambda j, c: sacct_tres(jv.tres_text(j), c) if j.start_time else None,
+           lambda s, c: sacct_tres(s.tres, c) or None)),
     ("AssocID", 7, _N, _NONE),
     ("AveCPU", 10, _S, _NONE), ("AveCPUFreq", 10, _S, _NONE),
     ("AveDiskRead", 14, _S, _NONE), ("AveDiskWrite", 14, _S, _NONE),
@@ -236,10 +262,10 @@ SACCT_FIELDS: Tuple[SacctField, ...] = tuple(SacctField(*row) for row in (
     ("ReqCPUFreqMin", 13, _S, _both(lambda j, c: "Unknown", lambda s, c: "0")),
     ("ReqCPUS", 8, _N, _both(lambda j, c: str(j.cpus), lambda s, c: str(s.cpus))),
     ("ReqMem", 10, _S, _job(lambda j, c: convert_num_unit(jv.total_memory_mb(j), "M",
-                                                         exact=False))),
+                                                         convert=c.convert, spec=c.units))),
     ("ReqNodes", 8, _S,
      _both(lambda j, c: str(j.node_count), lambda s, c: str(s.node_count))),
-    ("ReqTRES", 10, _S, _job(lambda j, c: sacct_tres(jv.tres_text(j)))),
+    ("ReqTRES", 10, _S, _job(lambda j, c: sacct_tres(jv.tres_text(j), c))),
     ("Reservation", 20, _S, _NONE),
     ("ReservationId", 8, _N, _NONE),
     ("Reserved", 10, _N, _job(lambda j, c: format_duration_hms(_reserved_s(j, c.now)))),

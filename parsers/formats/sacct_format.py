@@ -115,13 +115,14 @@ def format_sacct(
     time_format: Optional[str] = None,
     only_steps: Optional[Mapping[int, Collection[str]]] = None,
     convert: bool = True,
+    units: Optional[str] = None,
 ) -> str:
     """sacct's listing. ``parsable`` is None (columns), ``"p"`` (``-p``: every field followed
     by the delimiter) or ``"P"`` (``-P``: no delimiter after the last field). ``only_steps``:
     jobs (by id) of which ``-j`` named steps only — those steps are listed, not the job's
     own line (unless ``allocations_only``, which lists just that line). ``convert`` False:
-    memory amounts in bytes (``--noconvert``)."""
-    ctx = JobContext(now, time_format, convert)
+    memory amounts in bytes (``--noconvert``); ``units``: all in that unit (``--units``)."""
+    ctx = JobContext(now, time_format, convert, units)
     lines: List[str] = []
     if header:
         lines.append("".join(

@@ -29,6 +29,8 @@ class JobContext:
     time_format: Optional[str] = None
     #: Memory amounts converted to units (sacct/sstat ``--noconvert`` clears it).
     convert: bool = True
+    #: sacct ``--units``: the one unit (``KMGTP``) every memory amount prints in.
+    units: Optional[str] = None
 
 
 Getter = Callable[[JobRecord, JobContext], Optional[str]]

@@ -30,12 +30,14 @@ UsageText = Callable[[StepUsage, "UsageStyle"], Optional[str]]
 
 
 class UsageStyle:
-    """How amounts print: converted to units (default) or as bytes (``--noconvert``), and
-    disk amounts as sacct's MiB or sstat's bytes."""
+    """How amounts print: converted to units (default), as bytes (``--noconvert``) or in one
+    unit (sacct ``--units``, which wins), and disk amounts as sacct's MiB or sstat's bytes."""
 
-    def __init__(self, convert: bool = True, disk_bytes: bool = False) -> None:
+    def __init__(self, convert: bool = True, disk_bytes: bool = False,
+                 units: Optional[str] = None) -> None:
         self.convert = convert
         self.disk_bytes = disk_bytes
+        self.units = units
 
 
 def cpu_time_text(seconds: float) -> str:
@@ -61,10 +63,9 @@ def whole_cpu_text(seconds: float) -> str:
 
 
 def memory_text(amount: float, style: UsageStyle) -> str:
-    """A memory amount in bytes (MaxRSS, AveVMSize, ``mem=`` in TRES strings)."""
-    if not style.convert:
-        return str(int(amount))
-    return convert_num_unit(int(amount), "", exact=True)
+    """An amount in bytes, or a count (MaxRSS, AveVMSize, MaxPages, ``mem=``, ``fs/disk=``
+    and ``pages=`` in TRES strings)."""
+    return convert_num_unit(int(amount), "", convert=style.convert, spec=style.units)
 
 
 def disk_text(amount: float, style: UsageStyle) -> str:
@@ -72,18 +73,20 @@ def disk_text(amount: float, style: UsageStyle) -> str:
     ``50.04M``), sstat the bytes themselves (``52475587``; one byte reads ``1.00M``)."""
     value, unit = (float(amount), "") if style.disk_bytes else (amount / (1 << 20), "M")
     if value > 1:
-        return convert_num_unit(value if value != int(value) else int(value), unit, exact=True)
+        return convert_num_unit(value if value != int(value) else int(value), unit,
+                                convert=style.convert, spec=style.units)
     return "%.2fM" % value if value > 0 else "0"
 
 
 def _tres_in(usage: StepUsage, pick: Callable[[str], float], style: UsageStyle) -> str:
-    return "cpu=%s,energy=0,fs/disk=%d,mem=%s,pages=%d,vmem=%s" % (
-        whole_cpu_text(pick("cpu")), int(pick("read")), memory_text(pick("rss"), style),
-        int(pick("pages")), memory_text(pick("vmem"), style))
+    return "cpu=%s,energy=0,fs/disk=%s,mem=%s,pages=%s,vmem=%s" % (
+        whole_cpu_text(pick("cpu")), memory_text(pick("read"), style),
+        memory_text(pick("rss"), style), memory_text(pick("pages"), style),
+        memory_text(pick("vmem"), style))
 
 
-def _tres_out(pick: Callable[[str], float]) -> str:
-    return "energy=0,fs/disk=%d" % int(pick("write"))
+def _tres_out(pick: Callable[[str], float], style: UsageStyle) -> str:
+    return "energy=0,fs/disk=%s" % memory_text(pick("write"), style)
 
 
 def _where_in(usage: StepUsage, side: str, part: int) -> str:
@@ -127,10 +130,6 @@ def _where(name: str, side: str, part: int) -> UsageText:
     return lambda u, s: str(getattr(u.metrics[name], side)[part])
 
 
-def _count(value: float, style: UsageStyle) -> str:
-    return convert_num_unit(int(value), "", exact=True)
-
-
 def _seconds(value: float, style: UsageStyle) -> str:
     return whole_cpu_text(value)
 
@@ -148,7 +147,8 @@ _MEASURED: Dict[str, UsageText] = {
     "MaxVMSize": _metric("vmem", "max", memory_text),
     "AveVMSize": _metric("vmem", "ave", memory_text),
     "MaxVMSizeNode": _where("vmem", "max", 1), "MaxVMSizeTask": _where("vmem", "max", 2),
-    "MaxPages": _metric("pages", "max", _count), "AvePages": _metric("pages", "ave", _count),
+    "MaxPages": _metric("pages", "max", memory_text),
+    "AvePages": _metric("pages", "ave", memory_text),
     "MaxPagesNode": _where("pages", "max", 1), "MaxPagesTask": _where("pages", "max", 2),
     "MaxDiskRead": _metric("read", "max", disk_text),
     "AveDiskRead": _metric("read", "ave", disk_text),
@@ -166,10 +166,10 @@ _MEASURED: Dict[str, UsageText] = {
     "TRESUsageInMaxTask": lambda u, s: _where_in(u, "max", 2),
     "TRESUsageInMinNode": lambda u, s: _where_in(u, "min", 1),
     "TRESUsageInMinTask": lambda u, s: _where_in(u, "min", 2),
-    "TRESUsageOutMax": lambda u, s: _tres_out(_max(u)),
-    "TRESUsageOutMin": lambda u, s: _tres_out(_min(u)),
-    "TRESUsageOutAve": lambda u, s: _tres_out(_ave(u)),
-    "TRESUsageOutTot": lambda u, s: _tres_out(_tot(u)),
+    "TRESUsageOutMax": lambda u, s: _tres_out(_max(u), s),
+    "TRESUsageOutMin": lambda u, s: _tres_out(_min(u), s),
+    "TRESUsageOutAve": lambda u, s: _tres_out(_ave(u), s),
+    "TRESUsageOutTot": lambda u, s: _tres_out(_tot(u), s),
     "TRESUsageOutMaxNode": lambda u, s: _where_out(u, "max", 1),
     "TRESUsageOutMaxTask": lambda u, s: _where_out(u, "max", 2),
     "TRESUsageOutMinNode": lambda u, s: _where_out(u, "min", 1),

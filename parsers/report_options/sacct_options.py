@@ -119,8 +119,7 @@ DOCS = {
     "timelimit_max": doc("time", "only jobs with at most this time limit"),
     "timelimit_min": doc("time", "only jobs with at least this time limit"),
     "truncate": doc("", "truncate times to the window"),
-    "units": doc("[KMGTP]", "units of memory sizes",
-                 refused="memory sizes print in Slurm's default units only"),
+    "units": doc("[KMGTP]", "every memory and disk amount in this unit (over --noconvert)"),
     "usage": doc("", "brief usage"),
     "use_local_uid": doc("", "look uids up locally (always)"),
     "users": doc("user_list", "only jobs of these users"),
@@ -148,6 +147,8 @@ class SacctQuery:
     allocations_only: bool = False
     #: ``--noconvert``: memory amounts print in bytes.
     noconvert: bool = False
+    #: ``--units``: the unit (``KMGTP``) every amount prints in, over ``noconvert``.
+    units: Optional[str] = None
     jobs: Optional[Tuple[JobId, ...]] = None
     states: Optional[Tuple[str, ...]] = None
     users: Optional[Tuple[str, ...]] = None
@@ -297,13 +298,24 @@ def parse_sacct_args(argv: Sequence[str], environ: Mapping[str, str], now: int) 
         elif g.key == "whole_hetjob" and value.lower() not in ("", "yes", "y", "no", "n"):
             raise SlurmInputError(f'Invalid --whole-hetjob value "{value}". '
                                   "Valid values: [yes|no].", exit_code=EXIT_SUBMIT_ERROR)
-        elif g.key == "units" and value[:1].upper() not in UNIT_LETTERS:
-            raise fatal("Invalid unit type")
+        elif g.key == "units":
+            q["units"] = _unit(value)
         else:
             q[{"allocations": "allocations_only", "array": "expand_arrays",
                "script": "batch_script", "env": "env_vars"}.get(g.key, g.key)] = (
                 g.value if g.key == "delimiter" else True)
     return _finish(q, fields_text, operands, environ, now, verbose)
+
+
+def _unit(value: str) -> str:
+    """``--units``' letter (its first, either case), or Slurm's two lines on a bad one (an
+    empty value's NUL ends the first)."""
+    letter = value[:1].upper()
+    if letter not in UNIT_LETTERS:
+        shown = f"{value[:1]}'. Possible options are 'KMGTP'" if value else ""
+        raise SlurmInputError("Invalid unit type", exit_code=EXIT_SUBMIT_ERROR, fatal=True,
+                              earlier=(f"sacct: error: Invalid unit type '{shown}",))
+    return letter
 
 
 def _finish(q: Dict[str, object], fields_text: str, operands: List[str],

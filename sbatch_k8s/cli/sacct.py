@@ -72,7 +72,8 @@ def _main(argv: List[str]) -> int:
                   for steps in [named_steps(r, query.jobs)] if steps is not None}
     sys.stdout.write(format_sacct(chosen, query.fields, now, query.parsable, query.header,
                                   query.delimiter or "|", query.allocations_only,
-                                  only_steps=only_steps, convert=not query.noconvert))
+                                  only_steps=only_steps, convert=not query.noconvert,
+                                  units=query.units))
     if not query.allocations_only:
         sys.stdout.flush()
         for note in unrecorded_steps_notes(chosen):

@@ -64,3 +64,63 @@ def test_step_fields_as_sacct_prints_them() -> None:
     assert text["TRESUsageInMaxTask"] == "cpu=3,fs/disk=0,mem=2,pages=0,vmem=0"
     assert text["TRESUsageOutMaxTask"] == "fs/disk=0"
     assert text["NTasks"] == "4"
+
+
+def _one_task(rss: int, vmem: int, read: int, write: int) -> StepUsage:
+    usage = StepUsage.from_tasks([{"node": "n1", "task": 0, "user": 1.0, "sys": 1.0,
+                                   "cpu": 2.0, "rss": rss, "vmem": vmem, "pages": 0,
+                                   "read": read, "write": write}])
+    assert usage is not None
+    return usage
+
+
+#: Job 382 of a real Slurm 22.05.8 (one task of 216 MiB reading 4.6 MB and writing 3 MB; its
+#: extern step), as ``sacct -P --units=X`` printed MaxRSS, MaxVMSize, MaxDiskRead,
+#: MaxDiskWrite, TRESUsageInMax and TRESUsageOutMax.
+UNITS_382 = {
+    "K": [("221160K", "224516K", "4718.34K", "3073.67K",
+           "cpu=00:00:02,energy=0,fs/disk=4718.34K,mem=221160K,pages=0,vmem=224516K",
+           "energy=0,fs/disk=3073.67K"),
+          ("1232K", "2500K", "0.01M", "0.00M",
+           "cpu=00:00:02,energy=0,fs/disk=6.81K,mem=1232K,pages=0,vmem=2500K",
+           "energy=0,fs/disk=0.00K")],
+    "M": [("215.98M", "219.25M", "4.61M", "3.00M",
+           "cpu=00:00:02,energy=0,fs/disk=4.61M,mem=215.98M,pages=0,vmem=219.25M",
+           "energy=0,fs/disk=3.00M"),
+          ("1.20M", "2.44M", "0.01M", "0.00M",
+           "cpu=00:00:02,energy=0,fs/disk=0.01M,mem=1.20M,pages=0,vmem=2.44M",
+           "energy=0,fs/disk=0.00M")],
+    "G": [("0.21G", "0.21G", "0.00G", "0.00G",
+           "cpu=00:00:02,energy=0,fs/disk=0.00G,mem=0.21G,pages=0,vmem=0.21G",
+           "energy=0,fs/disk=0.00G"),
+          ("0.00G", "0.00G", "0.01M", "0.00M",
+           "cpu=00:00:02,energy=0,fs/disk=0.00G,mem=0.00G,pages=0,vmem=0.00G",
+           "energy=0,fs/disk=0.00G")],
+    "P": [("0.00P", "0.00P", "0.00P", "0.00P",
+           "cpu=00:00:02,energy=0,fs/disk=0.00P,mem=0.00P,pages=0,vmem=0.00P",
+           "energy=0,fs/disk=0.00P"),
+          ("0.00P", "0.00P", "0.01M", "0.00M",
+           "cpu=00:00:02,energy=0,fs/disk=0.00P,mem=0.00P,pages=0,vmem=0.00P",
+           "energy=0,fs/disk=0.00P")],
+}
+FIELDS_382 = ("MaxRSS", "MaxVMSize", "MaxDiskRead", "MaxDiskWrite", "TRESUsageInMax",
+              "TRESUsageOutMax")
+
+
+def test_units_win_over_noconvert_in_every_amount() -> None:
+    steps = [_one_task(226467840, 229904384, 4831580, 3147439),
+             _one_task(1261568, 2560000, 6976, 1)]
+    for unit, lines in UNITS_382.items():
+        for convert in (True, False):
+            style = UsageStyle(convert=convert, units=unit)
+            shown = [tuple(STEP_USAGE[f](usage, style) for f in FIELDS_382) for usage in steps]
+            assert shown == lines, (unit, convert)
+    plain = [tuple(STEP_USAGE[f](usage, NOCONVERT) for f in FIELDS_382) for usage in steps]
+    assert plain[1] == ("1261568", "2560000", "0.01M", "0.00M",
+                        "cpu=00:00:02,energy=0,fs/disk=6976,mem=1261568,pages=0,vmem=2560000",
+                        "energy=0,fs/disk=1")
+
+
+def test_disk_counts_in_tres_strings_convert_while_exact() -> None:
+    text = STEP_USAGE["TRESUsageInMax"](_one_task(1 << 20, 1 << 21, 8192, 0), SACCT)
+    assert text == "cpu=00:00:02,energy=0,fs/disk=8K,mem=1M,pages=0,vmem=2M"

@@ -177,3 +177,38 @@ def test_parse_format_errors(text: str, message: str) -> None:
     with pytest.raises(SlurmInputError) as e:
         parse_format(text)
     assert e.value.render("sacct") == message and e.value.exit_code == 1
+
+
+@pytest.mark.parametrize("argv, req_mem, alloc_tres", [
+    # jobs 382 (--mem=1500M) and 383 (--mem=2048M) of a real Slurm 22.05.8
+    ([], ("1500M", "2G"), "billing=1,cpu=1,mem=2G,node=1"),
+    (["--noconvert"], ("1500M", "2048M"), "billing=1,cpu=1,mem=2048M,node=1"),
+    (["--units=K"], ("1536000K", "2097152K"), "billing=1,cpu=1,mem=2097152K,node=1"),
+    (["--units=g"], ("1.46G", "2G"), "billing=1,cpu=1,mem=2G,node=1"),
+    (["--noconvert", "--units=M"], ("1500M", "2048M"), "billing=1,cpu=1,mem=2048M,node=1"),
+    (["--units=P"], ("0.00P", "0.00P"), "billing=1,cpu=1,mem=0.00P,node=1"),
+])
+def test_memory_amounts_follow_noconvert_and_units(argv: list, req_mem: tuple,
+                                                   alloc_tres: str) -> None:
+    query = parse_sacct_args(argv + ["-X", "-P", "-n", "-o", "ReqMem,AllocTRES"], {},
+                             SACCT_NOW)
+    records = [job(job_id, "m", "COMPLETED", cpus=1, node_count=1, node_list="n1",
+                   min_memory_mb=mem, memory_per_cpu=False, start_time=T0, end_time=T0 + 3)
+               for job_id, mem in ((382, 1500), (383, 2048))]
+    shown = format_sacct(records, query.fields, SACCT_NOW, parsable="P", header=False,
+                         allocations_only=True, convert=not query.noconvert,
+                         units=query.units).splitlines()
+    assert [line.split("|")[0] for line in shown] == list(req_mem)
+    assert shown[1].split("|")[1] == alloc_tres
+
+
+@pytest.mark.parametrize("value, first", [
+    ("x", "sacct: error: Invalid unit type 'x'. Possible options are 'KMGTP'"),
+    ("", "sacct: error: Invalid unit type '"),
+])
+def test_bad_units_in_slurms_two_lines(value: str, first: str) -> None:
+    with pytest.raises(SlurmInputError) as raised:
+        parse_sacct_args([f"--units={value}"], {}, SACCT_NOW)
+    assert raised.value.render("sacct") == f"{first}\nsacct: fatal: Invalid unit type\n"
+    assert raised.value.exit_code == 1
+    assert parse_sacct_args(["--units=KB"], {}, SACCT_NOW).units == "K"
