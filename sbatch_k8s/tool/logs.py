@@ -143,9 +143,13 @@ def _write_all(inspector: "JobInspector", record: "JobRecord", directory: str,
     """``-o DIR``: each node's log to a file; the exit status (1 after any log missing)."""
     from sbatch_k8s.user_messages import print_error
 
+    sources = _node_sources(inspector, record)
+    if not sources:
+        raise CommandError(f"job {record.job_id_text} has no node logs: the job has no nodes "
+                           "(yet)")
     os.makedirs(directory, exist_ok=True)
     code = 0
-    for index, source in enumerate(_node_sources(inspector, record)):
+    for index, source in enumerate(sources):
         if only is not None and index != only:
             continue
         if not source.available:

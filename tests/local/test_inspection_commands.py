@@ -88,6 +88,11 @@ def test_pending_job_followed_until_ctrl_c_and_read_in_one_line(slurm: LocalSlur
     assert read.returncode == 1 and read.stderr.decode() == (
         f"sbatch-k8s logs: error: Node 0 of job {job} has no log: "
         "the job has no nodes (yet)\n"), read.stderr
+    written = run_tool(slurm, "logs", str(job), "-o", "logs")
+    assert (written.returncode, written.stderr.decode()) == (
+        1, f"sbatch-k8s logs: error: job {job} has no node logs: the job has no nodes "
+           "(yet)\n")
+    assert not (slurm.work / "logs").exists()
     following = subprocess.Popen(tool_argv("logs", "-f", str(job)), cwd=slurm.work,
                                  env=tool_env(slurm), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE)
