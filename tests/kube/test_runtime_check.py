@@ -59,9 +59,14 @@ def test_a_runtime_with_other_bytes_never_runs(kube: KubeSlurm, kubelet: Any) ->
     shown = kube.run("scontrol", "show", "job", str(job_id)).stdout
     assert "JobState=FAILED Reason=JobLaunchFailure" in shown, shown
     assert f"SystemComment={line}" in shown, shown
-    detailed = kube.run("scontrol", "-d", "show", "job", str(job_id)).stdout
-    assert f"SystemComment={line}" in detailed, detailed
-    node = next(n for n in detailed.splitlines() if n.startswith(f"     Node=checked-{job_id}-0 "))
-    assert " Phase=Failed " in node and re.search(r" LastEvent=\S+ Error: container \S+ "
-                                                  r"ended: exit code [1-9]", node), detailed
+
+    def node0() -> str:
+        """node 0's detail line; a real kubelet writes its pod's Failed phase only once the
+        pod is torn down (until then: Pending, its container already ended)."""
+        detailed = kube.run("scontrol", "-d", "show", "job", str(job_id)).stdout
+        assert f"SystemComment={line}" in detailed, detailed
+        return next(n for n in detailed.splitlines()
+                    if n.startswith(f"     Node=checked-{job_id}-0 "))
+    wait_until(lambda: " Phase=Failed " in node0(), 60, "node 0's pod Failed")
+    assert re.search(r" LastEvent=\S+ Error: container \S+ ended: exit code [1-9]", node0())
     assert not marker.exists()
