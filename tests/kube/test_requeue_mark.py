@@ -124,3 +124,18 @@ def test_a_requeue_that_fails_removes_its_mark(api: Tuple[KubeClient, str]) -> N
         requeue_on_cluster(client, stored, ref, JOB, namespace, delay_s=0)
     assert REQUEUEING_ANNOTATION not in (
         _record(client, namespace)["metadata"].get("annotations") or {})
+
+
+def test_an_end_derived_from_an_older_read_never_overwrites_a_recorded_one(
+        api: Tuple[KubeClient, str]) -> None:
+    """A look read the record while the job ran; scancel then wrote CANCELLED; the look, which
+    derived another end from its older read (the workload gone), gets a conflict, reads the
+    record again and shows the cancel instead of writing its own end over it."""
+    client, namespace = api
+    read_before = _record(client, namespace)
+    client.merge_patch(CONFIG_MAP, NAME, namespace, final_patch(_cancelled(read_before)))
+    stored, _ = record_from_config_map(read_before)
+    derived = with_changes(stored, state="NODE_FAIL", end_time=int(time.time()))
+    shown = write_end(client, read_before, derived, final_patch(derived))
+    assert shown.state == "CANCELLED"
+    assert _state(_record(client, namespace)) == ("CANCELLED", "CANCELLED")

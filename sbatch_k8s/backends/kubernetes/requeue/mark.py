@@ -88,7 +88,9 @@ def write_end(client: KubeClient, config_map: Mapping[str, Any], record: JobReco
     """Write the ended ``record`` (its merge ``patch``) into the record ``config_map`` at the
     resourceVersion it was read at; what the job is then: ``record``, or
     :func:`being_requeued` when a requeue's mark is there (then or once read again after a
-    conflict). A write that fails otherwise is left for the next look (``record`` shown)."""
+    conflict), or the end another writer recorded meanwhile (scancel's, node 0's: the first
+    end written is the job's, never overwritten by one derived from an older read). A write
+    that fails otherwise is left for the next look (``record`` shown)."""
     meta = config_map.get("metadata") or {}
     name, namespace = meta.get("name", ""), meta.get("namespace")
     current: Optional[Mapping[str, Any]] = config_map
@@ -100,6 +102,8 @@ def write_end(client: KubeClient, config_map: Mapping[str, Any], record: JobReco
                 return record
             if current is None:
                 return record
+            if not requeueing(current) and _settled(current):
+                return _recorded(current, record)
         if requeueing(current):
             return being_requeued(record)
         body = dict(patch, metadata=dict(patch.get("metadata") or {}, resourceVersion=(
@@ -117,3 +121,21 @@ def write_end(client: KubeClient, config_map: Mapping[str, Any], record: JobReco
 def _job(name: str) -> str:
     number = name.rsplit("-", 1)[-1]
     return f"job {number}" if number.isdigit() else name
+
+
+def _settled(config_map: Mapping[str, Any]) -> bool:
+    """Whether the record holds an end already (its state label is no longer active)."""
+    from parsers.vocabulary import ACTIVE, STATE
+
+    labels = (config_map.get("metadata") or {}).get("labels") or {}
+    return labels.get(STATE, ACTIVE) != ACTIVE
+
+
+def _recorded(config_map: Mapping[str, Any], derived: JobRecord) -> JobRecord:
+    """The end the record holds (``derived`` when it cannot be read)."""
+    from sbatch_k8s.backends.kubernetes.history.records import record_from_config_map
+
+    try:
+        return record_from_config_map(config_map)[0]
+    except ValueError:
+        return derived
