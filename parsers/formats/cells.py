@@ -132,16 +132,13 @@ def ctime_line(now: int) -> str:
     return time.asctime(time.localtime(now))
 
 
-def convert_num_unit(number: float, unit: str = "M", exact: bool = True,
-                     divisor: int = 1024, convert: bool = True,
-                     spec: Optional[str] = None) -> str:
-    """``convert_num_unit``: ``256`` MiB → ``256M``, ``1024`` → ``1G``, ``0`` → ``0``.
-
-    ``exact`` (``CONVERT_NUM_UNIT_EXACT``, what squeue, scontrol and sacct use) scales only
-    while no precision is lost (halves count as exact: 1536M → ``1.50G``); otherwise the value
-    is scaled as far as it goes. ``convert`` False (``--noconvert``) keeps ``unit``; ``spec``
-    (sacct ``--units``: one of ``KMGTP``) scales to that unit whatever the rest says
-    (6976 bytes at ``K`` → ``6.81K``).
+def convert_num_unit(number: float, unit: str = "M", divisor: int = 1024,
+                     convert: bool = True, spec: Optional[str] = None) -> str:
+    """``convert_num_unit`` with ``CONVERT_NUM_UNIT_EXACT`` (what squeue, scontrol, sinfo and
+    sacct use): ``256`` MiB → ``256M``, ``1024`` → ``1G``, ``0`` → ``0``, scaled only while no
+    precision is lost (halves count as exact: 1536M → ``1.50G``). ``convert`` False
+    (``--noconvert``) keeps ``unit``; ``spec`` (sacct ``--units``: one of ``KMGTP``) scales to
+    that unit whatever the rest says (6976 bytes at ``K`` → ``6.81K``).
     """
     if int(number) == 0:
         return "0"
@@ -152,7 +149,7 @@ def convert_num_unit(number: float, unit: str = "M", exact: bool = True,
         value = value * float(divisor) ** (index - target)
         index = target
     elif convert:
-        while value >= divisor and (not exact or int(value) % (divisor // 2) == 0):
+        while value >= divisor and int(value) % (divisor // 2) == 0:
             value /= divisor
             index += 1
     letter = UNIT_LETTERS[index] if index < len(UNIT_LETTERS) else "?"

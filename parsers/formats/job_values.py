@@ -92,7 +92,7 @@ def total_memory_mb(job: JobRecord) -> int:
 
 def memory_text(mem_mb: int) -> str:
     """MiB as Slurm prints them exactly (``256M``, ``1G``, ``1.50G``)."""
-    return convert_num_unit(mem_mb, "M", exact=True)
+    return convert_num_unit(mem_mb, "M")
 
 
 def tres_text(job: JobRecord) -> str:

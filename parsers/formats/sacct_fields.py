@@ -17,7 +17,6 @@ times, summed over its ended steps. Energy is not measured (``0``).
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, Optional, Tuple
 
@@ -88,12 +87,12 @@ def sacct_tres(tres: str, ctx: Optional[JobContext] = None) -> str:
     ``--noconvert``/``--units`` ask."""
     items = sorted(item for item in tres.split(",") if item)
     if ctx is not None and (ctx.units or not ctx.convert):
-        items = [f"mem={_memory_mb(item[4:], ctx)}" if item.startswith("mem=") else item
+        items = [f"mem={_tres_memory(item[4:], ctx)}" if item.startswith("mem=") else item
                  for item in items]
     return ",".join(items)
 
 
-def _memory_mb(text: str, ctx: JobContext) -> str:
+def _tres_memory(text: str, ctx: JobContext) -> str:
     """A TRES memory amount as printed (``1.50G``, ``2048M``) again, as ``--noconvert``/
     ``--units`` print it."""
     found = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGTP]?)", text)

@@ -45,7 +45,7 @@ class SinfoField:
 def _min_max(values: Sequence[int], suffix: bool = True) -> str:
     """``_build_min_max_32_string``: ``4``, or ``4+`` when the nodes differ."""
     low, high = min(values), max(values)
-    text = convert_num_unit(low, "", exact=True) if suffix else str(low)
+    text = convert_num_unit(low, "") if suffix else str(low)
     return text if low == high else f"{text}+"
 
 

@@ -188,7 +188,7 @@ JOB_FIELDS: Tuple[FieldDef, ...] = (
     _row("mem-per-tres", "", "MEM_PER_TRES", _NA),
     _row("MCSLabel", "", "MCSLABEL", _NULL),
     _row("MinCPUs", "c", "MIN_CPUS",
-         lambda j, c: convert_num_unit(jv.min_cpus_per_node(j), "", exact=True)),
+         lambda j, c: convert_num_unit(jv.min_cpus_per_node(j), "")),
     _row("MinMemory", "m", "MIN_MEMORY", lambda j, c: jv.memory_text(j.min_memory_mb or 0)),
     _row("MinTime", "", "TIME_MIN", _const("0:00")),
     _row("MinTmpDisk", "d", "MIN_TMP_DISK", _ZERO),

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import time
+from typing import Tuple
 
 import pytest
 
@@ -68,15 +69,21 @@ def test_node_one_log_read_followed_and_written_byte_exact(slurm: LocalSlurm) ->
     assert batch.returncode == 0 and batch.stdout == _node_log(slurm, job, 0)
 
 
-def test_follow_stops_cleanly_on_ctrl_c(slurm: LocalSlurm) -> None:
-    job = _submit(slurm, "--wrap", "sleep 60")
+def _followed_then_interrupted(slurm: LocalSlurm, job: int) -> Tuple[int, bytes, bytes]:
+    """``logs -f JOB`` for 2 s, then Ctrl-C: its exit status, stdout and stderr."""
     following = subprocess.Popen(tool_argv("logs", "-f", str(job)), cwd=slurm.work,
                                  env=tool_env(slurm), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE)
     time.sleep(2)
     following.send_signal(signal.SIGINT)
     out, err = following.communicate(timeout=30)
-    assert following.returncode == 130 and b"Traceback" not in err, err
+    return following.returncode, out, err
+
+
+def test_follow_stops_cleanly_on_ctrl_c(slurm: LocalSlurm) -> None:
+    job = _submit(slurm, "--wrap", "sleep 60")
+    code, _, err = _followed_then_interrupted(slurm, job)
+    assert code == 130 and b"Traceback" not in err, err
     slurm.run("scancel", str(job))
 
 
@@ -93,13 +100,7 @@ def test_pending_job_followed_until_ctrl_c_and_read_in_one_line(slurm: LocalSlur
         1, f"sbatch-k8s logs: error: job {job} has no node logs: the job has no nodes "
            "(yet)\n")
     assert not (slurm.work / "logs").exists()
-    following = subprocess.Popen(tool_argv("logs", "-f", str(job)), cwd=slurm.work,
-                                 env=tool_env(slurm), stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE)
-    time.sleep(2)
-    following.send_signal(signal.SIGINT)
-    out, err = following.communicate(timeout=30)
-    assert (following.returncode, out, err) == (130, b"", b"")
+    assert _followed_then_interrupted(slurm, job) == (130, b"", b"")
     slurm.run("scancel", str(job))
 
 
