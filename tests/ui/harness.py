@@ -161,19 +161,22 @@ def node1_script(lines: int) -> str:
     return NODE1_LOG.replace("LINES", str(lines))
 
 
-#: Python that holds ~100 MB and keeps one core busy for SECONDS seconds.
+#: Python that holds ~100 MB and keeps one core busy until the file STOP exists (at most
+#: SECONDS seconds): a test stops it once it saw what it looks for, however slow the machine.
 BURN_PY = """python3 -c '
-import time
+import os, time
 held = b"x" * (100 << 20)
 end = time.time() + SECONDS
-while time.time() < end:
-    pass
+while time.time() < end and not os.path.exists("STOP"):
+    for _ in range(100000):
+        pass
 '
 """
 
 
-def burn_script(seconds: int, header: str = "", launcher: str = "") -> str:
-    """A batch script that runs :data:`BURN_PY` for ``seconds``: itself, or through
-    ``launcher`` (``srun``: a task a node), after ``#SBATCH`` lines in ``header``."""
-    body = BURN_PY.replace("SECONDS", str(seconds))
+def burn_script(stop: Path, seconds: int = 120, header: str = "", launcher: str = "") -> str:
+    """A batch script that runs :data:`BURN_PY` until ``stop`` exists (at most ``seconds``):
+    itself, or through ``launcher`` (``srun``: a task a node), after ``#SBATCH`` lines in
+    ``header``."""
+    body = BURN_PY.replace("SECONDS", str(seconds)).replace("STOP", str(stop))
     return f"#!/bin/sh\n{header}{launcher + ' ' if launcher else ''}{body}"

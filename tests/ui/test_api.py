@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import time
 import zipfile
+from typing import Optional, Tuple
 
 import pytest
 
@@ -97,29 +98,29 @@ def test_submit_watch_and_read_a_two_node_job(slurm: LocalSlurm,
     assert squeue.stdout.split() in ([], [row["job"], row["state"], row["nodes"]])
 
 
-#: A batch script that holds ~100 MB and keeps one core busy for a few seconds.
-BURN = burn_script(6)
-
-
 def test_resource_charts_follow_a_running_job(slurm: LocalSlurm,
                                               console: RunningConsole) -> None:
     """Sampled every second, a job burning a core while it holds 100 MB: the points the
     console adds while it looks show node 0 busy and holding the memory; a job not sampled
     (--acctg-freq=0) answers why it has no charts."""
-    slurm.script("burn.sh", BURN)
+    stop = slurm.work / "burn.stop"
+    slurm.script("burn.sh", burn_script(stop))
     job = str(job_id_of(slurm.run("sbatch", "--acctg-freq=1", "burn.sh").stdout))
     wait_for(lambda: _state(console, job) == "RUNNING")
     node0 = console.get(f"/api/jobs/{job}/nodes")[0]["name"]
-    samples: dict = {}
-    points: list = []
-    busy: list = []
-    while _state(console, job) == "RUNNING":
+
+    def busy_points() -> Optional[Tuple[dict, list]]:
         samples = console.get(f"/api/jobs/{job}/samples")
-        if samples.get("available") is not False:
-            points = {s["node"]: s["points"] for s in samples["series"]}.get(node0, [])
-            busy = [v for _, v in points if v.get("cpu", 0) > 20 and v["rss_mb"] > 50]
-        time.sleep(0.5)
-    assert len(busy) >= 2, samples
+        if samples.get("available") is False:
+            return None
+        points = {s["node"]: s["points"] for s in samples["series"]}.get(node0, [])
+        busy = [v for _, v in points if v.get("cpu", 0) > 20 and v["rss_mb"] > 50]
+        return (samples, points) if len(busy) >= 2 else None
+    try:        # it burns until told to stop
+        samples, points = wait_for(busy_points, timeout=120, interval=0.5)
+        assert _state(console, job) == "RUNNING"
+    finally:
+        stop.touch()
     times = [t for t, _ in points]
     assert times == sorted(times) and len(set(times)) == len(times)
     assert samples["notes"] == NOTES

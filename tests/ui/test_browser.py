@@ -165,18 +165,50 @@ def test_a_running_job_s_resource_charts(slurm: LocalSlurm, console: RunningCons
     """A job burning a core with 100 MB, sampled every second: while it runs, its page's
     Resources tab draws a CPU and a memory line for node 0 that grow a point at a time, and
     says in one line that no GPU utilisation was measured."""
-    slurm.script("burn.sh", burn_script(6))
-    job = str(job_id_of(slurm.run("sbatch", "--acctg-freq=1", "burn.sh").stdout))
+    stop = slurm.work / "burn.stop"
+    slurm.script("burn.sh", burn_script(stop))
+    try:        # it burns until told to stop
+        job = str(job_id_of(slurm.run("sbatch", "--acctg-freq=1", "burn.sh").stdout))
+        page = browser.new_page()
+        page.goto(console.url)
+        page.goto(console.url.split("?")[0] + f"#/job/{job}/resources")
+        line = "#charts svg.chart[data-measure='cpu'] path[data-node='127.0.0.2']"
+        page.wait_for_function("line => (document.querySelector(line)?.getAttribute('d') ?? '')"
+                               ".split('L').length >= 3", arg=line)       # three points or more
+        assert "RUNNING" in page.inner_text("#job-title")
+        assert page.locator("#charts svg.chart[data-measure='rss_mb']").count() == 1
+        assert page.locator("#charts svg.chart[data-measure^='gpu']").count() == 0   # no GPU
+        assert "No GPU utilisation was measured" in page.inner_text("#charts")
+        assert "No GPU memory was seen" in page.inner_text("#charts")
+        assert page.inner_text("#chart-nodes").split() == ["\u2014", "127.0.0.2"]
+        shoot(page, tmp_path / "screenshots", "job-resources-running", [line, "#chart-nodes"])
+    finally:
+        stop.touch()
+
+
+def test_a_page_left_while_it_loads_never_shows(slurm: LocalSlurm, console: RunningConsole,
+                                                browser: Any) -> None:
+    """Job A's page still waiting for A's record when the user opens job B's: B's page
+    alone shows, A's never appears beside it once its record arrives (the jobs list's
+    page and a quick second hash change raced the same way: two pages, doubled charts)."""
+    slurm.script("held.sh", "#!/bin/sh\ntrue\n")
+    first, second = (str(job_id_of(slurm.run("sbatch", "--hold", "held.sh").stdout))
+                     for _ in range(2))
     page = browser.new_page()
+    held: list = []
+    page.route(f"**/api/jobs/{first}", lambda route: held.append(route))   # A waits
+    base = console.url.split("?")[0]
     page.goto(console.url)
-    page.goto(console.url.split("?")[0] + f"#/job/{job}/resources")
-    line = "#charts svg.chart[data-measure='cpu'] path[data-node='127.0.0.2']"
-    page.wait_for_function("line => (document.querySelector(line)?.getAttribute('d') ?? '')"
-                           ".split('L').length >= 3", arg=line)       # three points or more
-    assert "RUNNING" in page.inner_text("#job-title")
-    assert page.locator("#charts svg.chart[data-measure='rss_mb']").count() == 1
-    assert page.locator("#charts svg.chart[data-measure^='gpu']").count() == 0   # no GPU
-    assert "No GPU utilisation was measured" in page.inner_text("#charts")
-    assert "No GPU memory was seen" in page.inner_text("#charts")
-    assert page.inner_text("#chart-nodes").split() == ["\u2014", "127.0.0.2"]
-    shoot(page, tmp_path / "screenshots", "job-resources-running", [line, "#chart-nodes"])
+    with page.expect_request(f"**/api/jobs/{first}"):
+        page.goto(f"{base}#/job/{first}")
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    page.goto(f"{base}#/job/{second}")
+    wait_for_text(page, "#job-title", f"Job {second} ")
+    with page.expect_request(f"**/api/jobs/{first}/nodes"):    # A's page went on loading
+        held[0].continue_()
+    assert page.locator("#job-title").count() == 1
+    assert page.inner_text("#job-title").startswith(f"Job {second} ")
+    slurm.run("scancel", first, second)

@@ -86,22 +86,30 @@ export function toast(message, bad = false) {
 
 const PAGES = { jobs, job, submit, cluster };
 let stopPage = null;
+let routed = 0;             // which route() is the latest
 
+// Show the page the location's hash names. Each page gets a fresh container: a hash that
+// changes again while a page is still loading (a hashchange while start() routes, a quick
+// click) leaves the earlier page detached, and it is stopped as soon as it has loaded.
 async function route() {
   if (stopPage) { stopPage(); stopPage = null; }
+  const mine = ++routed;
   const [name, ...rest] = (location.hash.replace(/^#\/?/, "") || "jobs").split("/");
   const page = PAGES[name] || jobs;
   for (const link of document.querySelectorAll("header nav a")) {
     link.classList.toggle("active", link.dataset.page === name ||
       (name === "job" && link.dataset.page === "jobs"));
   }
-  const main = document.getElementById("page");
-  main.replaceChildren();
+  const view = el("div");
+  document.getElementById("page").replaceChildren(view);
+  let stop = null;
   try {
-    stopPage = await page.show(main, rest.map(decodeURIComponent)) || null;
+    stop = await page.show(view, rest.map(decodeURIComponent)) || null;
   } catch (e) {
-    main.append(el("p", { class: "error", text: e.message }));
+    view.append(el("p", { class: "error", text: e.message }));
   }
+  if (mine === routed) stopPage = stop;
+  else if (stop) stop();
 }
 
 async function start() {
