@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, TypeVar
 T = TypeVar("T")
 
 
-def wait_until(probe: Callable[[], Optional[T]], timeout_s: float = 5.0,
+def wait_until(probe: Callable[[], Optional[T]], timeout_s: float = 60.0,
                what: str = "condition") -> T:
     """Poll ``probe`` until it returns something truthy; AssertionError after the timeout."""
     deadline = time.monotonic() + timeout_s

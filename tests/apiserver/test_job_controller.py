@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
+
+from kubernetes import watch
 
 from tests.apiserver import EmulatedCluster
 from tests.apiserver.support import finish, run, wait_until
@@ -190,14 +192,33 @@ def test_suspend_and_resume(core: Any, batch: Any) -> None:
     assert not batch.read_namespaced_job_status("held", "default").status.failed
 
 
+def pod_history(core: Any, name: str, since: str) -> List[Tuple[str, str]]:
+    """The changes to the pods of ``name`` after revision ``since`` (a watch from it replays
+    them), up to the deletion of two of them."""
+    stream = watch.Watch()
+    seen: List[Tuple[str, str]] = []
+    for event in stream.stream(core.list_namespaced_pod, "default", timeout_seconds=60,
+                               label_selector=f"job-name={name}", resource_version=since):
+        seen.append((event["type"], event["object"].metadata.name))
+        if [kind for kind, _ in seen].count("DELETED") == 2:
+            stream.stop()
+    return seen
+
+
 def test_active_deadline(core: Any, batch: Any) -> None:
+    since = core.list_namespaced_pod("default").metadata.resource_version
     batch.create_namespaced_job("default", job("slow", activeDeadlineSeconds=1))
-    live_pods(core, "slow", 2)
-    failed = wait_until(lambda: condition(batch, "slow", "Failed"), timeout_s=5,
-                        what="DeadlineExceeded")
+    failed = wait_until(lambda: condition(batch, "slow", "Failed"), what="DeadlineExceeded")
     assert (failed.reason, failed.message) == ("DeadlineExceeded",
                                                "Job was active longer than specified deadline")
     wait_until(lambda: not pods_of(core, "slow"), what="pods deleted")
+    # Both pods were up before the deadline ended them: read from the history, as a look at
+    # the live pods may come after the 1 s deadline on a loaded machine.
+    history = pod_history(core, "slow", since)
+    added = [pod for kind, pod in history if kind == "ADDED"]
+    assert len(added) == len(set(added)) == 2
+    assert [kind for kind, _ in history[:2]] == ["ADDED", "ADDED"]     # both, then the rest
+    assert sorted(pod for kind, pod in history if kind == "DELETED") == sorted(added)
 
 
 def test_non_indexed_job(core: Any, batch: Any) -> None:

@@ -18,12 +18,16 @@ from sbatch_k8s.backends.kubernetes.api import kinds
 from sbatch_k8s.backends.kubernetes.api.client import KubeError
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submit
-from tests.local.harness import REPO
+from tests.local.harness import REPO, until_exists
 
 pytestmark = pytest.mark.slow
 
 #: The test partition with the job ServiceAccount: node 0 may write its record and release.
 WITH_ACCOUNT = CONFIG + 'service_account = "sbatch-k8s-job"\n'
+#: How far ahead ``--begin=now+N`` puts a job: after the slow commands that look at it
+#: pending, on a loaded machine too.
+BEGIN_S = 20
+
 
 
 def apply_job_account(kube: KubeSlurm) -> None:
@@ -214,12 +218,19 @@ def test_chain_released_by_commands_that_look(kube: KubeSlurm, kubelet: Any) -> 
 
 def test_singleton_waits_for_the_earlier_job_of_its_name(account_kube: KubeSlurm,
                                                         kubelet: Any) -> None:
+    """The second job of the name waits while the first runs (until the test has seen it
+    pending), then runs after it."""
     kube = account_kube
-    kube.script("one.sh", "#!/bin/sh\n#SBATCH -J solo\nsleep 3\necho first > solo.txt\n")
+    go = kube.work / "go"
+    kube.script("one.sh", f"#!/bin/sh\n#SBATCH -J solo\n{until_exists(go)}\n"
+                "echo first > solo.txt\n")
     kube.script("two.sh", "#!/bin/sh\n#SBATCH -J solo\necho second >> solo.txt\n")
     first = submit(kube, "one.sh")
-    second = submit(kube, "--dependency=singleton", "two.sh")
-    assert _squeue(kube)[second] == "PENDING Dependency"
+    try:
+        second = submit(kube, "--dependency=singleton", "two.sh")
+        assert _squeue(kube)[second] == "PENDING Dependency"
+    finally:
+        go.touch()
     wait_until(lambda: _record_state(kube, second) == "COMPLETED", 120, "second completed")
     assert kube.read("solo.txt") == "first\nsecond\n"
     assert _record_state(kube, first) == "COMPLETED"
@@ -256,7 +267,7 @@ def test_kill_on_invalid_dep_cancels_the_dependent(kube: KubeSlurm, kubelet: Any
 def test_begin_time_holds_the_job_until_then(kube: KubeSlurm, kubelet: Any) -> None:
     kube.script("later.sh", "#!/bin/sh\n#SBATCH -J later\ndate +%s > started.txt\n")
     submitted = time.time()
-    job_id = submit(kube, "--begin=now+5", "later.sh")
+    job_id = submit(kube, f"--begin=now+{BEGIN_S}", "later.sh")
     assert _squeue(kube)[job_id] == "PENDING BeginTime"
     assert _workload(kube, "later", job_id)["spec"]["suspend"] is True
 
@@ -265,20 +276,26 @@ def test_begin_time_holds_the_job_until_then(kube: KubeSlurm, kubelet: Any) -> N
         return kube.read("started.txt") if (kube.work / "started.txt").exists() else ""
 
     began = int(wait_until(started, 120, "the job started").strip())
-    assert began >= int(submitted) + 5
+    assert began >= int(submitted) + BEGIN_S
 
 
 def test_hold_and_dependency_combine(kube: KubeSlurm, kubelet: Any) -> None:
-    kube.script("long.sh", "#!/bin/sh\n#SBATCH -J up\nsleep 5\n")
+    """Released, a held dependent waits for its upstream; held again, it stays held after
+    the upstream ends (which it does once the test has looked at both reasons)."""
+    go = kube.work / "go"
+    kube.script("long.sh", f"#!/bin/sh\n#SBATCH -J up\n{until_exists(go)}\n")
     kube.script("after.sh", "#!/bin/sh\n#SBATCH -J held\necho ran > held.txt\n")
     upstream = submit(kube, "long.sh")
-    dependent = submit(kube, "--hold", f"--dependency=afterok:{upstream}", "after.sh")
-    assert _squeue(kube)[dependent] == "PENDING JobHeldUser"
-    assert kube.run("scontrol", "release", str(dependent)).returncode == 0
-    assert _squeue(kube)[dependent] == "PENDING Dependency"
-    assert kube.run("scontrol", "hold", str(dependent)).returncode == 0
-    held = _squeue(kube)[dependent]  # JobHeldAdmin when root holds it, as in Slurm
-    assert held in ("PENDING JobHeldUser", "PENDING JobHeldAdmin")
+    try:
+        dependent = submit(kube, "--hold", f"--dependency=afterok:{upstream}", "after.sh")
+        assert _squeue(kube)[dependent] == "PENDING JobHeldUser"
+        assert kube.run("scontrol", "release", str(dependent)).returncode == 0
+        assert _squeue(kube)[dependent] == "PENDING Dependency"
+        assert kube.run("scontrol", "hold", str(dependent)).returncode == 0
+        held = _squeue(kube)[dependent]  # JobHeldAdmin when root holds it, as in Slurm
+        assert held in ("PENDING JobHeldUser", "PENDING JobHeldAdmin")
+    finally:
+        go.touch()
 
     def upstream_done() -> str:
         shown = _squeue(kube)

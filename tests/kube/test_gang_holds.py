@@ -21,6 +21,7 @@ from sbatch_k8s.backends.kubernetes.api import kinds
 from tests.apiserver.support import wait_until
 from tests.kube.real_nodes import skip_on_real_nodes
 from tests.kube.harness import CONFIG, KubeSlurm, submit
+from tests.local.harness import until_exists
 
 pytestmark = pytest.mark.slow
 
@@ -28,6 +29,10 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 RELEASE_LABELS = "sbatch-k8s.io/release-labels"
 KUEUE = CONFIG + 'queue = "team"\n'
 VOLCANO = CONFIG + 'gang = "volcano"\n'
+#: How far ahead ``--begin=now+N`` puts a job: after the slow commands that look at it
+#: pending, on a loaded machine too.
+BEGIN_S = 20
+
 
 
 class KueueAdmission:
@@ -155,22 +160,27 @@ def test_scontrol_hold_takes_a_queued_job_back_from_kueue(kueue_kube: KubeSlurm,
 
 def test_dependency_and_begin_on_kueue(kueue_kube: KubeSlurm, kubelet: Any) -> None:
     """The dependent job and the --begin job are queued only once eligible; the dependent
-    reads what its upstream wrote."""
+    reads what its upstream wrote (the upstream ends once the test has seen both wait)."""
     kube = kueue_kube
-    kube.script("up.sh", "#!/bin/sh\n#SBATCH -J up\nsleep 3\necho up > up.txt\n")
+    go = kube.work / "go"
+    kube.script("up.sh", f"#!/bin/sh\n#SBATCH -J up\n{until_exists(go)}\n"
+                "echo up > up.txt\n")
     kube.script("down.sh", "#!/bin/sh\n#SBATCH -J down\ncat up.txt > down.txt\n")
     kube.script("later.sh", "#!/bin/sh\n#SBATCH -J later\necho later > later.txt\n")
     with KueueAdmission(kube) as kueue:
         kueue.open.set()
         upstream = submit(kube, "up.sh")
-        dependent = submit(kube, f"--dependency=afterok:{upstream}", "down.sh")
-        later = submit(kube, "--begin=now+4", "later.sh")
-        kueue.wait_passes()
-        assert _reason(kube, dependent) == "PENDING Dependency"
-        assert _reason(kube, later) == "PENDING BeginTime"
-        for name in (f"down-{dependent}", f"later-{later}"):
-            _out_of_kueue(_workload(kube, name))
-            assert name not in kueue.seen
+        try:
+            dependent = submit(kube, f"--dependency=afterok:{upstream}", "down.sh")
+            later = submit(kube, f"--begin=now+{BEGIN_S}", "later.sh")
+            kueue.wait_passes()
+            assert _reason(kube, dependent) == "PENDING Dependency"
+            assert _reason(kube, later) == "PENDING BeginTime"
+            for name in (f"down-{dependent}", f"later-{later}"):
+                _out_of_kueue(_workload(kube, name))
+                assert name not in kueue.seen
+        finally:
+            go.touch()
 
         def written(name: str) -> bool:
             """The file is there with its line (the shell creates it before writing)."""

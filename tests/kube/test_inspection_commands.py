@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 import yaml
 
 from sbatch_k8s.runtime.log_stream.frames import MARK
+from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submit
 from tests.kubelet.memory_cgroups import available as memory_cgroups_available
-from tests.local.harness import run_tool, tool_argv, tool_env
+from tests.local.harness import run_tool, tool_argv, tool_env, until_exists
 from tests.ui.harness import node1_script
 
 pytestmark = pytest.mark.slow
@@ -159,21 +159,47 @@ def test_yaml_shows_the_objects_but_never_secret_data(kube: KubeSlurm, kubelet: 
     assert "hunter2" not in json.dumps(as_json)
 
 
+def _both_started(shown: str, pods: Dict[str, Dict[str, Any]]) -> bool:
+    """Whether ``scontrol -d show job`` output has a line for each of the two pods saying it
+    runs, its container's start its last event."""
+    lines = [next((ln for ln in shown.splitlines() if f" Pod={name} " in ln), "")
+             for name in pods]
+    return len(lines) == 2 and all(" Phase=Running " in line and
+                                   re.search(r" LastEvent=\S+ Started: ", line)
+                                   for line in lines)
+
+
 def test_scontrol_details_name_each_nodes_pod(kube: KubeSlurm, kubelet: Any) -> None:
-    job = submit(kube, "-N2", "--wrap", "sleep 30")
-    kube.wait_for(lambda: "RUNNING" in kube.run("scontrol", "show", "job", str(job)).stdout,
-                  timeout=WAIT_S, interval=0.5)
-    time.sleep(1)
-    done = kube.run("scontrol", "-d", "show", "job", str(job))
-    assert done.returncode == 0, done.stderr
-    shown = done.stdout
-    pods = {p["metadata"]["name"]: p for p in _pods(kube, job)}
-    assert "   DerivedExitCode=0:0\n" in shown
-    assert re.search(rf"\n   JOB_GRES=\(null\)\n     Nodes=wrap-{job}-\[0-1\] CPU_IDs=0 "
-                     r"Mem=\d+ GRES=\n", shown), shown
-    for index, (name, pod) in enumerate(pods.items()):
-        line = next(ln for ln in shown.splitlines() if f" Pod={name} " in ln)
-        assert line.startswith(f"     Node=wrap-{job}-{index} Pod={name} Phase=Running "
-                               f"Restarts=0 Host={pod['spec']['nodeName']} LastEvent="), line
-        assert re.search(r"LastEvent=\S+ Started: Started container \S+$", line), line
+    """While the job runs (until the test has looked), ``scontrol -d`` gives a line per
+    node naming its pod, running on its host, its container started."""
+    stop = kube.work / "stop"
+    job = submit(kube, "-N2", "--wrap", until_exists(stop))
+    try:
+        kube.wait_for(lambda: "RUNNING" in kube.run("scontrol", "show", "job",
+                                                    str(job)).stdout,
+                      timeout=WAIT_S, interval=0.5)
+        last = [""]
+
+        def started() -> Optional[Tuple[str, Dict[str, Dict[str, Any]]]]:
+            done = kube.run("scontrol", "-d", "show", "job", str(job))
+            assert done.returncode == 0, done.stderr
+            last[0] = done.stdout
+            pods = {p["metadata"]["name"]: p for p in _pods(kube, job)}
+            return (done.stdout, pods) if _both_started(done.stdout, pods) else None
+
+        try:          # each pod's start reaches the API server in its own time
+            shown, pods = wait_until(started, 120, "both pods running and started")
+        except AssertionError as e:
+            raise AssertionError(f"{e}:\n{last[0]}") from None
+        assert "   DerivedExitCode=0:0\n" in shown
+        assert re.search(rf"\n   JOB_GRES=\(null\)\n     Nodes=wrap-{job}-\[0-1\] CPU_IDs=0 "
+                         r"Mem=\d+ GRES=\n", shown), shown
+        for index, (name, pod) in enumerate(pods.items()):
+            line = next(ln for ln in shown.splitlines() if f" Pod={name} " in ln)
+            assert line.startswith(f"     Node=wrap-{job}-{index} Pod={name} Phase=Running "
+                                   f"Restarts=0 Host={pod['spec']['nodeName']} "
+                                   "LastEvent="), line
+            assert re.search(r"LastEvent=\S+ Started: Started container \S+$", line), line
+    finally:
+        stop.touch()
     kube.run("scancel", str(job))

@@ -19,6 +19,7 @@ tests make it rotate at a small size so that a few megabytes cross several files
 from __future__ import annotations
 
 import base64
+import glob
 import os
 import re
 import subprocess
@@ -35,7 +36,7 @@ from sbatch_k8s.runtime.log_stream.frames import MARK, StreamEncoder
 from tests.apiserver.support import wait_until
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
 from tests.kubelet.cri_log import LogPolicy
-from tests.local.harness import BIN
+from tests.local.harness import BIN, until_exists
 
 #: What the job writes: no trailing newline, NUL and 0xff bytes, CRLF, a lone CR, a line that
 #: looks like a record, a 1 MB line, and lines longer than a plain line may be.
@@ -365,31 +366,96 @@ def _lost_bytes(stderr: str, job_id: int) -> int:
     return int(found.group(1))
 
 
+#: Room left below the rotation size before the job's last lines: they and what the runtime
+#: writes until the job ends (``at`` records every 2 s, the ``end``) stay in the current file.
+LAST_LINES_ROOM = 6 << 10
+
+
+
+def _log_settled(kubelet: Any, namespace: str, pod: str, line: int, room: int = 0,
+                 anchored: bool = False) -> bool:
+    """Whether the pod's log has numbered ``line`` (in its current file or the rotated one)
+    and the current file is ``room`` bytes below the rotation size: every rotation due has
+    happened, and no other comes before the job writes more. ``anchored``: the current file
+    also has an ``at`` record, which places the plain lines after it (a plain line first in
+    a file may be the tail of one a rotation cut: a reader leaves it a hole)."""
+    path = kubelet.log_path(namespace, pod)
+    if path is None:
+        return False
+    try:
+        current = Path(path).read_bytes()
+    except OSError:
+        return False
+    found = b"%08d " % line in current
+    for rotated in glob.glob(glob.escape(path) + ".*"):
+        try:
+            found = found or b"%08d " % line in Path(rotated).read_bytes()
+        except OSError:                     # removed meanwhile: looked at again
+            pass
+    return (found and len(current) + room < kubelet.log_policy.max_size
+            and (not anchored or MARK + b"at " in current))
+
+
+@pytest.fixture
+def go_dir() -> Iterator[Path]:
+    """A directory for a job's go files that pods with a ``/tmp`` of their own see."""
+    import shutil
+    import tempfile
+
+    made = tempfile.mkdtemp(prefix="sbatch-k8s-go-", dir="/var/tmp")
+    try:
+        yield Path(made)
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
 def test_bytes_rotated_away_unread_are_counted_and_fail_sbatch_wait(
-        kube: KubeSlurm, cluster: Any, shredding: Any) -> None:
+        kube: KubeSlurm, cluster: Any, shredding: Any, go_dir: Path) -> None:
     if getattr(cluster, "faults", None) is None:
         pytest.skip("blocks the log with the emulated API server's faults")
     from sbatch_k8s.backends.kubernetes.api.kinds import POD
 
     # nobody can read node 0's log while the job writes 900 KB: the kubelet keeps only the
-    # newest rotated file and serves only the current one
+    # newest rotated file and serves only the current one. The job writes it in three parts,
+    # each once the log has all of the one before and the kubelet has rotated it, then its
+    # last lines, which stay in the current file after an ``at`` record that places them.
+    go = go_dir
     kube.script("shredded.sh", f"{ROTATION_HEADER}"
-                f"{_numbered_writer(0, 3000)}\nsleep 1.5\n{_numbered_writer(3000, 6000)}\n"
-                f"sleep 1.5\n{_numbered_writer(6000, 9000)}\nsleep 1.5\n"
+                f"{_numbered_writer(0, 3000)}\n{until_exists(go / '1')}\n"
+                f"{_numbered_writer(3000, 6000)}\n{until_exists(go / '2')}\n"
+                f"{_numbered_writer(6000, 9000)}\n{until_exists(go / '3')}\n"
                 f"{_numbered_writer(9000, 9010)}\n{AWAIT_USR1}")
     blocked = cluster.faults.add(method="GET", path="/log$", status=503, times=None)
     waiting = kube.start("sbatch", "--wait", "shredded.sh")
-    assert waiting.stdout is not None
-    job_id = submitted_id(waiting.stdout.readline())
+    try:
+        assert waiting.stdout is not None
+        job_id = submitted_id(waiting.stdout.readline())
 
-    def node0_log() -> str:
-        pods = kube.objects(POD, f"sbatch-k8s.io/job-id={job_id}")
-        return shredding.logs(kube.namespace, pods[0]["metadata"]["name"]) if pods else ""
+        def node0() -> str:
+            pods = kube.objects(POD, f"sbatch-k8s.io/job-id={job_id}")
+            return pods[0]["metadata"]["name"] if pods else ""
 
-    wait_until(lambda: "00009009 " in node0_log(), 120, "the job's last lines")
-    assert blocked.hits > 0
-    cluster.faults.clear()
-    assert kube.run("scancel", "-b", "-s", "USR1", str(job_id)).returncode == 0
+        pod = wait_until(node0, 120, f"job {job_id}'s pod")
+
+        def node0_log() -> str:
+            return shredding.logs(kube.namespace, pod)
+
+        for part, line in ((1, 2999), (2, 5999)):
+            wait_until(lambda: _log_settled(shredding, kube.namespace, pod, line), 120,
+                       f"part {part} of the output in the log, rotated")
+            (go / str(part)).touch()
+        wait_until(lambda: _log_settled(shredding, kube.namespace, pod, 8999, LAST_LINES_ROOM,
+                                        anchored=True), 120,
+                   "part 3 of the output in the log, rotated, the stream's place said again")
+        (go / "3").touch()
+        wait_until(lambda: "00009009 " in node0_log(), 120, "the job's last lines")
+        assert blocked.hits > 0
+        cluster.faults.clear()
+        assert kube.run("scancel", "-b", "-s", "USR1", str(job_id)).returncode == 0
+    finally:
+        for part in "123":
+            (go / part).touch()
+        cluster.faults.clear()
     _, stderr = waiting.communicate(timeout=180)
     assert waiting.returncode == 1, stderr
     lost = _lost_bytes(stderr, job_id)

@@ -17,6 +17,7 @@ from sbatch_k8s.backends.kubernetes.api.client import KubeError
 from tests.apiserver.support import wait_until
 from tests.kube.real_nodes import skip_on_real_nodes
 from tests.kube.harness import CONFIG, KubeSlurm, submitted_id
+from tests.local.harness import until_exists
 from tests.kube.multi_user import (
     POLICY_LABEL,
     Site,
@@ -90,8 +91,9 @@ def test_each_user_in_a_namespace_of_their_own(site: Site) -> None:
     a, b, operator = slurms["alice"], slurms["bob"], slurms["carol"]
     try:
         with TestKubelet(site.cluster.kubeconfig, nodes=1):
-            for slurm in (a, b):
-                slurm.script("sleep.sh", "#!/bin/sh\necho in $SLURM_JOB_USER\nsleep 60\n")
+            for slurm in (a, b):       # each job runs until cancelled (or its stop file)
+                slurm.script("sleep.sh", "#!/bin/sh\necho in $SLURM_JOB_USER\n"
+                             f"{until_exists(slurm.work / 'stop')}\n")
             first = submitted_id(_ok(a, "sbatch", "sleep.sh"))
             second = submitted_id(_ok(b, "sbatch", "sleep.sh"))
             assert second == first + 1                       # one counter for everyone
@@ -123,6 +125,7 @@ def test_each_user_in_a_namespace_of_their_own(site: Site) -> None:
             print("\nrefused to B across namespaces:", ", ".join(refused))
     finally:
         for slurm in slurms.values():
+            (slurm.work / "stop").touch()
             slurm.cleanup()
 
 

@@ -15,6 +15,7 @@ import pytest
 from tests.apiserver import watch_stream
 from tests.apiserver.support import wait_until
 from tests.kube.harness import KubeSlurm, submitted_id
+from tests.local.harness import until_exists
 from sbatch_k8s.backends.kubernetes.read.watch_cache import USER_AGENT as CACHE_AGENT
 from sbatch_k8s.runtime.cluster.kube_api import USER_AGENT as RUNTIME_AGENT
 from tests.kubelet.api import KUBELET_AGENT
@@ -22,6 +23,7 @@ from tests.kubelet.api import KUBELET_AGENT
 pytestmark = pytest.mark.slow
 
 RECORD_SELECTOR = "sbatch-k8s.io/kind=record"
+
 
 
 @pytest.fixture
@@ -89,16 +91,23 @@ def test_warm_commands_see_sbatch_and_scancel_at_once_with_no_api_call(
 
 def test_state_changes_reach_squeue_through_the_cache(emulated: Any, kube: KubeSlurm,
                                                       kubelet: Any) -> None:
+    """RUNNING and then COMPLETED, which the cluster makes, are seen through the cache (the
+    job runs until the test has seen it RUNNING)."""
     warm(emulated, kube)
-    kube.script("short.sh", "#!/bin/sh\n#SBATCH -J short\nsleep 4\n")
+    go = kube.work / "go"
+    kube.script("short.sh", f"#!/bin/sh\n#SBATCH -J short\n{until_exists(go)}\n")
     job_id = submitted_id(kube.run("sbatch", "short.sh").stdout)
 
     def state() -> List[Any]:
         done, calls = counted(emulated, kube, "squeue", "-h", "-t", "all", "-o", "%i %T")
         return [done.stdout.split()[1:], calls] if done.stdout else []
 
-    wait_until(lambda: state() == [["RUNNING"], 0], 60, f"job {job_id} RUNNING from the cache")
-    wait_until(lambda: state()[0] == ["COMPLETED"], 60, f"job {job_id} COMPLETED")
+    try:
+        wait_until(lambda: state() == [["RUNNING"], 0], 120,
+                   f"job {job_id} RUNNING from the cache")
+    finally:
+        go.touch()
+    wait_until(lambda: state()[0] == ["COMPLETED"], 120, f"job {job_id} COMPLETED")
     assert state() == [["COMPLETED"], 0]  # written back once, then read from the cache
     accounting, calls = counted(emulated, kube, "sacct", "-j", str(job_id), "-X", "-n", "-P",
                                 "-o", "State,ExitCode")
@@ -157,7 +166,7 @@ def test_commands_work_cold_when_the_server_is_killed(emulated: Any, kube: KubeS
     assert pids, "the command server runs"
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
-    wait_until(lambda: not _server_pids(kube), 10, "the server gone")
+    wait_until(lambda: not _server_pids(kube), 60, "the server gone")
     listing, calls = counted(emulated, kube, "squeue", "-h", "-o", "%i %T")
     assert listing.stdout == f"{job_id} PENDING\n" and calls > 0  # cold: LISTs
     assert kube.run("scancel", str(job_id)).returncode == 0

@@ -54,7 +54,7 @@ class FakeApi:
     def create_event(self, event: Dict[str, Any]) -> None:
         self.events.append(event)
 
-    def wait_for(self, predicate: Any, timeout_s: float = 20.0) -> Any:
+    def wait_for(self, predicate: Any, timeout_s: float = 60.0) -> Any:
         """Wait until ``predicate(self)`` is truthy; its value (AssertionError on timeout)."""
         with self.changed:
             value = self.changed.wait_for(lambda: predicate(self), timeout_s)

@@ -66,7 +66,7 @@ def _writer(log: CriLog, data: bytes) -> None:
     finally:
         os.close(out)
         os.close(err)
-    assert log.wait_drained(10)
+    assert log.wait_drained(60)
 
 
 def test_a_real_process_writes_through_the_runtime(tmp_path: Path) -> None:
@@ -101,11 +101,11 @@ def test_a_rotation_cuts_the_line_being_written_in_two(tmp_path: Path) -> None:
     os.close(stderr)
     os.write(write_end, b"whole line\nthe head of a line ")
     wait_until(lambda: os.path.getsize(log.path) > 0 and log._pending.get(b"stdout"),
-               10, "the first line stored")
+               60, "the first line stored")
     assert log.rotate_if_needed()
     os.write(write_end, b"and its tail\n")
     os.close(write_end)
-    log.wait_drained(10)
+    log.wait_drained(60)
     log.close()
     rotated = [name for name in os.listdir(tmp_path) if name != "main.log"]
     old = (tmp_path / rotated[0]).read_bytes()
@@ -159,7 +159,7 @@ class Follow:
             self.served += chunk
         self.ended.set()
 
-    def has(self, data: bytes, timeout_s: float = 10) -> bool:
+    def has(self, data: bytes, timeout_s: float = 60) -> bool:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.served.endswith(data):
@@ -182,17 +182,31 @@ def _follow(run: Run) -> Follow:
     return Follow(LogReading(run, True, None, threading.Event()))
 
 
+def _waiting(follow: Follow) -> None:
+    """Until the follow, having read to the end of the file, waits there for more."""
+    wait_until(lambda: follow._reading._waiting_since is not None, 60,
+               "the follow waiting at the end of the file")
+
+
+def _stored(run: Run, data: bytes) -> bytes:
+    """The current log file once it holds ``data`` (the runtime writes it from its pipe)."""
+    def probe() -> Optional[bytes]:
+        text = read_log(run.log.path)
+        return text if data in text else None
+    return wait_until(probe, 60, f"{data[:20]!r} in the log")
+
+
 def test_a_follow_waiting_at_a_rotation_stalls_until_the_container_ends(run: Run) -> None:
     follow = _follow(run)
     run.say(b"x" * 150 + b"\n")
     assert follow.has(b"x\n")
-    time.sleep(0.2)                         # the follow waits at the end of the file
+    _waiting(follow)                        # the follow waits at the end of the file
     assert run.log.rotate_if_needed()
     run.say(b"after the rotation\n")
     assert not follow.has(b"after the rotation\n", 1.0)     # it stalled
-    assert read_log(run.log.path) == b"after the rotation\n"
+    assert _stored(run, b"after the rotation\n") == b"after the rotation\n"
     run.end()
-    assert follow.ended.wait(10)            # the stream ends with the container...
+    assert follow.ended.wait(60)            # the stream ends with the container...
     assert follow.served == b"x" * 150 + b"\n"             # ...without the newest file
 
 
@@ -201,10 +215,10 @@ def test_a_stalled_follow_jumps_to_the_newest_file_once_the_old_is_compressed(
     follow = _follow(run)
     run.say(b"first " + b"1" * 150 + b"\n")
     assert follow.has(b"1\n")
-    time.sleep(0.2)
+    _waiting(follow)
     assert run.log.rotate_if_needed()       # stalls the waiting follow
     run.say(b"skipped " + b"2" * 150 + b"\n")
-    time.sleep(0.3)
+    _stored(run, b"skipped ")
     assert run.log.rotate_if_needed()       # compresses the file it waits on
     run.say(b"newest\n")
     assert follow.has(b"newest\n")
@@ -214,7 +228,7 @@ def test_a_stalled_follow_jumps_to_the_newest_file_once_the_old_is_compressed(
 def test_a_follow_still_reading_at_a_rotation_goes_on_seamlessly(run: Run) -> None:
     reading = LogReading(run, True, None, threading.Event())    # opens the current file
     run.say(b"a" * 150 + b"\n")
-    wait_until(lambda: read_log(run.log.path), 10, "the log")
+    wait_until(lambda: read_log(run.log.path), 60, "the log")
     assert run.log.rotate_if_needed()       # before the follow read that file to its end
     run.say(b"b\n")
     follow = Follow(reading)
@@ -224,10 +238,10 @@ def test_a_follow_still_reading_at_a_rotation_goes_on_seamlessly(run: Run) -> No
 
 def test_a_plain_read_serves_the_newest_file_only(run: Run) -> None:
     run.say(b"old\n")
-    wait_until(lambda: read_log(run.log.path), 10, "the log")
+    wait_until(lambda: read_log(run.log.path), 60, "the log")
     run.log.policy = run.log.policy._replace(max_size=1)
     assert run.log.rotate_if_needed()
     run.say(b"new\n")
-    assert wait_until(lambda: read_log(run.log.path), 10, "the log") == b"new\n"
+    assert wait_until(lambda: read_log(run.log.path), 60, "the log") == b"new\n"
     served = b"".join(LogReading(run, False, None, threading.Event()).chunks())
     assert served == b"new\n"

@@ -44,7 +44,7 @@ def test_the_container_sees_its_hostname_volumes_hosts_and_user(spec, tmp_path):
     process = ContainerProcess(spec._replace(argv=["sh", "-c", script], uid=1234, gid=2345,
                                              groups=[3456]))
     assert process.start_error is None
-    assert process.wait(20) == 3
+    assert process.wait(60) == 3
     lines = log_of(spec).splitlines()
     assert lines[0] == "pod-a"
     assert lines[1] == "from the volume"
@@ -65,7 +65,7 @@ def test_dropped_capabilities_and_no_new_privileges_hold_after_the_exec(spec, ui
     process = ContainerProcess(spec._replace(argv=["cat", "/proc/self/status"], uid=uid,
                                              gid=uid, no_new_privileges=True,
                                              drop_capabilities=("ALL",)))
-    assert process.start_error is None and process.wait(20) == 0
+    assert process.start_error is None and process.wait(60) == 0
     status = _status(log_of(spec))
     assert status["NoNewPrivs"].strip() == "1"
     assert int(status["CapBnd"], 16) == 0 and int(status["CapEff"], 16) == 0   # even root
@@ -74,13 +74,13 @@ def test_dropped_capabilities_and_no_new_privileges_hold_after_the_exec(spec, ui
 def test_some_capabilities_dropped_the_rest_kept_for_root(spec):
     process = ContainerProcess(spec._replace(argv=["cat", "/proc/self/status"],
                                              drop_capabilities=("NET_RAW", "CAP_SYS_ADMIN")))
-    assert process.start_error is None and process.wait(20) == 0
+    assert process.start_error is None and process.wait(60) == 0
     status = _status(log_of(spec))
     bounding = int(status["CapBnd"], 16)
     assert not bounding & (1 << 13) and not bounding & (1 << 21) and bounding & 1
     assert status["NoNewPrivs"].strip() == "0"
     bad = ContainerProcess(spec._replace(drop_capabilities=("FLY",)))
-    assert bad.start_error == "unknown capability 'FLY'" and bad.wait(10) == 128
+    assert bad.start_error == "unknown capability 'FLY'" and bad.wait(60) == 128
 
 
 @pytest.mark.parametrize("change, error", [
@@ -91,21 +91,21 @@ def test_some_capabilities_dropped_the_rest_kept_for_root(spec):
 def test_start_errors_are_told_apart_from_exits(spec, change, error):
     process = ContainerProcess(spec._replace(**change))
     assert process.start_error is not None and process.start_error.startswith(error)
-    assert process.wait(10) == 128
+    assert process.wait(60) == 128
 
 
 def test_a_working_dir_inside_a_volume_is_created(spec, tmp_path):
     process = ContainerProcess(spec._replace(argv=["pwd"], mounts=[
         Mount(str(tmp_path / "volume"), "/etc/sbatch-k8s/test-kubelet", False)],
         working_dir="/etc/sbatch-k8s/test-kubelet/sub/dir"))
-    assert process.wait(20) == 0
+    assert process.wait(60) == 0
     assert (tmp_path / "volume" / "sub" / "dir").is_dir()
 
 
 def test_stop_delivers_sigterm_to_the_group_and_waits_for_a_clean_exit(spec):
-    script = "trap 'echo TERM received; exit 7' TERM; echo ready; sleep 60 & wait"
+    script = "trap 'echo TERM received; exit 7' TERM; echo ready; sleep 300 & wait"
     process = ContainerProcess(spec._replace(argv=["sh", "-c", script]))
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while "ready" not in log_of(spec) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert process.stop(grace_s=10) == 7
@@ -114,18 +114,18 @@ def test_stop_delivers_sigterm_to_the_group_and_waits_for_a_clean_exit(spec):
 
 def test_stop_kills_after_the_grace_period_including_escaped_children(spec, tmp_path):
     pid_file = tmp_path / "child.pid"
-    script = (f"setsid sh -c 'echo $$ > {pid_file}; trap \"\" TERM; sleep 60' & "
-              "trap '' TERM; echo ready; sleep 60")
+    script = (f"setsid sh -c 'echo $$ > {pid_file}; trap \"\" TERM; sleep 300' & "
+              "trap '' TERM; echo ready; sleep 300")
     process = ContainerProcess(spec._replace(argv=["sh", "-c", script]))
-    deadline = time.monotonic() + 10
-    while not (pid_file.exists() and pid_file.read_text().strip()) and \
-            time.monotonic() < deadline:
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text().strip()
+               and "ready" in log_of(spec)) and time.monotonic() < deadline:
         time.sleep(0.05)
     child = int(pid_file.read_text())
     started = time.monotonic()
     assert process.stop(grace_s=1) == 137
-    assert 0.9 < time.monotonic() - started < 8
-    deadline = time.monotonic() + 5
+    assert 0.9 < time.monotonic() - started < 120     # killed, not waited for (300 s)
+    deadline = time.monotonic() + 60
     while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
         with open(f"/proc/{child}/stat") as f:
             if f.read().split(")")[-1].split()[0] == "Z":

@@ -74,7 +74,7 @@ class LocalSlurm:
         """A file of the working directory."""
         return (self.work / name).read_text()
 
-    def wait_for(self, predicate, timeout: float = 30.0, interval: float = 0.05) -> None:
+    def wait_for(self, predicate, timeout: float = 120.0, interval: float = 0.05) -> None:
         """Poll ``predicate`` until true; AssertionError on timeout."""
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -128,6 +128,20 @@ def find_python(version: str) -> Optional[str]:
                                         capture_output=True).returncode == 0:
             return candidate
     return None
+
+
+def shell_wait(condition: str, seconds: int = 120) -> str:
+    """Shell (one line, POSIX sh, no single quote) that polls ``condition``, a shell command,
+    every 0.1 s until it holds, for at most about ``seconds``: what a job's script or task
+    waits for (a test's go file, another step's line) instead of sleeping a fixed time a
+    loaded machine may overrun."""
+    return (f"i=0; until {condition} || [ $i -ge {seconds * 10} ]; do sleep 0.1; "
+            f"i=$((i + 1)); done")
+
+
+def until_exists(path: Path, seconds: int = 120) -> str:
+    """:func:`shell_wait` for the file ``path`` (a test's go or stop file)."""
+    return shell_wait(f"[ -e {path} ]", seconds)
 
 
 def job_id_of(submitted: str) -> int:

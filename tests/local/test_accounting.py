@@ -8,25 +8,29 @@ from typing import Dict, List
 
 import pytest
 
-from tests.local.harness import LocalSlurm, job_id_of
+from tests.local.harness import LocalSlurm, job_id_of, shell_wait
 
 pytestmark = pytest.mark.slow
 
 MIB = 1 << 20
-#: Holds MB megabytes (touched), burns CPU seconds, then sleeps NAP seconds (sstat's window).
-HOLD_AND_BURN = ("import sys, time\n"
-                 "mb, cpu, nap = (float(a) for a in sys.argv[1:])\n"
+#: Holds MB megabytes (touched), burns CPU seconds, then, given a file STOP, sleeps until it
+#: exists (at most 120 s): sstat's window, which the test closes once it has looked.
+HOLD_AND_BURN = ("import os, sys, time\n"
+                 "mb, cpu = (float(a) for a in sys.argv[1:3])\n"
                  "block = bytearray(int(mb) * 1024 * 1024)\n"
                  "for i in range(0, len(block), 4096): block[i] = 1\n"
                  "end = time.process_time() + cpu\n"
                  "while time.process_time() < end: pass\n"
                  "print('ready', flush=True)\n"
-                 "time.sleep(nap)\n")
+                 "end = time.time() + 120\n"
+                 "while sys.argv[3:] and not os.path.exists(sys.argv[3]) and time.time() < end:\n"
+                 "    time.sleep(0.1)\n")
 #: The batch script holds 60 MB and burns 1.5 s itself, then a 2-node step of two tasks
-#: each holds 80 MB, burns 1 s and sleeps 6 s, then a task too short to be sampled.
+#: each holds 80 MB, burns 1 s and sleeps until the file {stop} exists, then a task too
+#: short to be sampled.
 JOB = ("#!/bin/sh\n#SBATCH -N2 --ntasks-per-node=1 --acctg-freq=1 --mem=1G\n"
-       "python3 hold.py 60 1.5 0\n"
-       "srun python3 hold.py 80 1 6\n"
+       "python3 hold.py 60 1.5\n"
+       "srun python3 hold.py 80 1 {stop}\n"
        "srun -n1 true\n")
 
 
@@ -57,28 +61,33 @@ def test_usage_live_in_sstat_then_in_sacct_and_seff(slurm: LocalSlurm) -> None:
 
 
 def usage_story(slurm: LocalSlurm) -> None:
-    """:data:`JOB`'s usage: in sstat while step 0 sleeps, in sacct and seff after the end
-    (the Kubernetes tier tells the same story: tests/kube/test_accounting.py)."""
+    """:data:`JOB`'s usage: in sstat while step 0 sleeps (until the story has looked), in
+    sacct and seff after the end (the Kubernetes tier tells the same story, its pods on this
+    machine seeing the working directory at the same path: tests/kube/test_accounting.py)."""
+    stop = slurm.work / "hold.stop"
     slurm.script("hold.py", HOLD_AND_BURN)
-    slurm.script("job.sh", JOB)
+    slurm.script("job.sh", JOB.format(stop=stop))
     job = job_id_of(slurm.run("sbatch", "job.sh").stdout)
 
     def step_sampled() -> bool:
         rows = _fields(slurm, "sstat", "-j", str(job), "-o", "JobID,NTasks,MaxRSS")
         return bool(rows) and rows[0]["MaxRSS"] != "" and _bytes(rows[0]["MaxRSS"]) > 75 * MIB
 
-    slurm.wait_for(step_sampled, timeout=60, interval=0.5)
-    live = _fields(slurm, "sstat", "-a", "-j", str(job),
-                   "-o", "JobID,NTasks,Nodelist,MaxRSS,MaxRSSNode,AveCPU,TRESUsageInMax")
-    assert [row["JobID"] for row in live] == [f"{job}.batch", f"{job}.0"]
-    step = live[1]
-    nodes = slurm.run("squeue", "-h", "-j", str(job), "-o", "%N").stdout.strip()
-    assert step["NTasks"] == "2" and step["Nodelist"] == nodes
-    assert step["MaxRSSNode"] in slurm.run("scontrol", "show", "hostnames", nodes).stdout
-    assert step["TRESUsageInMax"].startswith("cpu=00:00:0")
-    missing = slurm.run("sstat", "-j", f"{job}.7", "-o", "JobID")
-    assert missing.returncode == 0
-    assert missing.stderr == f"sstat: error: StepId={job}.7 not found running.\n"
+    try:        # step 0 sleeps until told to stop
+        slurm.wait_for(step_sampled, timeout=90, interval=0.5)
+        live = _fields(slurm, "sstat", "-a", "-j", str(job),
+                       "-o", "JobID,NTasks,Nodelist,MaxRSS,MaxRSSNode,AveCPU,TRESUsageInMax")
+        assert [row["JobID"] for row in live] == [f"{job}.batch", f"{job}.0"]
+        step = live[1]
+        nodes = slurm.run("squeue", "-h", "-j", str(job), "-o", "%N").stdout.strip()
+        assert step["NTasks"] == "2" and step["Nodelist"] == nodes
+        assert step["MaxRSSNode"] in slurm.run("scontrol", "show", "hostnames", nodes).stdout
+        assert step["TRESUsageInMax"].startswith("cpu=00:00:0")
+        missing = slurm.run("sstat", "-j", f"{job}.7", "-o", "JobID")
+        assert missing.returncode == 0
+        assert missing.stderr == f"sstat: error: StepId={job}.7 not found running.\n"
+    finally:
+        stop.touch()
 
     slurm.wait_for(lambda: slurm.run("sacct", "-n", "-X", "-j", str(job), "-o", "State")
                    .stdout.strip() == "COMPLETED", timeout=120, interval=0.5)
@@ -147,7 +156,7 @@ esac
 def test_gpu_utilisation_reaches_the_console_charts(gpu_slurm: LocalSlurm) -> None:
     """A step on 2 (pretend) GPUs per node, sampled every second with nvidia-smi answering:
     the node's GPU utilisation — the mean of the GPUs its tasks see — is a point of the
-    console's charts while the step runs."""
+    console's charts while the step runs (until the test has seen it)."""
     import os
 
     from sbatch_k8s.ui.jobs_source import JobsSource
@@ -157,8 +166,10 @@ def test_gpu_utilisation_reaches_the_console_charts(gpu_slurm: LocalSlurm) -> No
     (tools / "nvidia-smi").write_text(FAKE_NVIDIA_SMI)
     (tools / "nvidia-smi").chmod(0o755)
     path = f"{tools}{os.pathsep}{gpu_slurm.env['PATH']}"
+    stop = gpu_slurm.work / "gpu.stop"
+    until_stopped = shell_wait(f"[ -e {stop} ]")
     gpu_slurm.script("gpu.sh", "#!/bin/sh\n#SBATCH --gpus-per-node=2 --acctg-freq=1\n"
-                               "srun sleep 8\n")
+                               f"srun sh -c '{until_stopped}'\n")
     job = job_id_of(gpu_slurm.run("sbatch", "gpu.sh", env={"PATH": path}).stdout)
     source = JobsSource(dict(gpu_slurm.env, PATH=path), str(gpu_slurm.work))
 
@@ -168,4 +179,7 @@ def test_gpu_utilisation_reaches_the_console_charts(gpu_slurm: LocalSlurm) -> No
         series = answer["series"] if isinstance(answer, dict) else []
         return any(v.get("gpu") == 50.0 for s in series for _, v in s["points"])
 
-    gpu_slurm.wait_for(measured, timeout=60, interval=0.5)
+    try:        # the step runs until told to stop
+        gpu_slurm.wait_for(measured, timeout=120, interval=0.5)
+    finally:
+        stop.touch()

@@ -9,7 +9,7 @@ import os
 import re
 import signal
 import subprocess
-import time
+from pathlib import Path
 from typing import Tuple
 
 import pytest
@@ -69,14 +69,32 @@ def test_node_one_log_read_followed_and_written_byte_exact(slurm: LocalSlurm) ->
     assert batch.returncode == 0 and batch.stdout == _node_log(slurm, job, 0)
 
 
+def _following(pid: int, log: Path) -> bool:
+    """Whether ``logs -f`` (process ``pid``) has got to following: node 0's ``log`` open, or
+    asleep between its looks for a node 0 not started yet (``time.sleep``'s wait channel).
+    Not a fixed time: a loaded machine may still be importing, and Python's SIGINT handler
+    is installed from its first instant (SigCgt says nothing), so a Ctrl-C there is a
+    KeyboardInterrupt traceback."""
+    proc = Path(f"/proc/{pid}")
+    try:
+        if (proc / "wchan").read_text() == "hrtimer_nanosleep":
+            return True
+        return any(os.readlink(fd) == str(log) for fd in (proc / "fd").iterdir())
+    except OSError:     # it ended, or a descriptor closed meanwhile
+        return False
+
+
 def _followed_then_interrupted(slurm: LocalSlurm, job: int) -> Tuple[int, bytes, bytes]:
-    """``logs -f JOB`` for 2 s, then Ctrl-C: its exit status, stdout and stderr."""
+    """``logs -f JOB`` until it follows (at most 120 s), then Ctrl-C: its exit status, stdout
+    and stderr."""
     following = subprocess.Popen(tool_argv("logs", "-f", str(job)), cwd=slurm.work,
                                  env=tool_env(slurm), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE)
-    time.sleep(2)
+    log = slurm.state / "jobs" / str(job) / "node-0.log"
+    slurm.wait_for(lambda: following.poll() is not None or _following(following.pid, log),
+                   timeout=120)
     following.send_signal(signal.SIGINT)
-    out, err = following.communicate(timeout=30)
+    out, err = following.communicate(timeout=60)
     return following.returncode, out, err
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import List
 
-from tests.local.harness import LocalSlurm
+from tests.local.harness import LocalSlurm, shell_wait
 
 #: Each run appends its restart count to a file, then waits for the test's go.
 RUNS = r"""#!/bin/sh
@@ -69,20 +69,26 @@ def test_requeue_of_a_running_job(slurm: LocalSlurm) -> None:
 def test_a_job_being_requeued_shows_completing(slurm: LocalSlurm) -> None:
     """Between ``scontrol requeue`` and its run's end (a script that ignores SIGTERM lasts
     KillWait), real slurmctld shows the job ``CG COMPLETING`` (reason None) with its restart
-    count already raised, and sacct the run ``REQUEUED``."""
+    count already raised, and sacct the run ``REQUEUED``. KillWait is long here (a loaded
+    machine runs the test's commands slowly); the script ends by itself once they ran."""
     slurm.env["SBATCHK8S_REQUEUE_DELAY"] = "600"
-    slurm.env["SBATCHK8S_KILL_WAIT"] = "10"
+    slurm.env["SBATCHK8S_KILL_WAIT"] = "60"
+    go = slurm.work / "go"
+    holding = shell_wait(f"[ -e {go} ]")
     job = slurm.run("sbatch", "--parsable", "-o", "/dev/null", "--wrap",
-                    "trap '' TERM; echo up > up.txt; sleep 60").stdout.strip()
+                    f"trap '' TERM; echo up > up.txt; {holding}").stdout.strip()
     slurm.wait_for(lambda: (slurm.work / "up.txt").exists(), WAIT_S)
-    assert slurm.run("scontrol", "requeue", job).returncode == 0
-    assert slurm.run("squeue", "-h", "-j", job, "-o", "%i %t %T %r").stdout.split() == \
-        [job, "CG", "COMPLETING", "None"]
-    shown = slurm.run("scontrol", "show", "job", job).stdout
-    assert "JobState=COMPLETING Reason=None" in shown and "Requeue=1 Restarts=1" in shown
-    assert _sacct(slurm, job, "-X") == [f"{job}|REQUEUED|0:0"]
-    assert slurm.run("squeue", "-h", "-j", job, "-t", "R").stdout == ""
-    slurm.wait_for(lambda: _squeue(slurm, job) == f"{job} PENDING BeginTime", WAIT_S)
+    try:
+        assert slurm.run("scontrol", "requeue", job).returncode == 0
+        assert slurm.run("squeue", "-h", "-j", job, "-o", "%i %t %T %r").stdout.split() == \
+            [job, "CG", "COMPLETING", "None"]
+        shown = slurm.run("scontrol", "show", "job", job).stdout
+        assert "JobState=COMPLETING Reason=None" in shown and "Requeue=1 Restarts=1" in shown
+        assert _sacct(slurm, job, "-X") == [f"{job}|REQUEUED|0:0"]
+        assert slurm.run("squeue", "-h", "-j", job, "-t", "R").stdout == ""
+    finally:
+        go.touch()
+    slurm.wait_for(lambda: _squeue(slurm, job) == f"{job} PENDING BeginTime", 120)
     assert "Restarts=1" in slurm.run("scontrol", "show", "job", job).stdout
     slurm.run("scancel", job)
 

@@ -14,7 +14,7 @@ from typing import Iterator, List
 import pytest
 
 from sbatch_k8s.backends.local.supervisor import adopt_running
-from tests.local.harness import LocalSlurm, job_id_of
+from tests.local.harness import LocalSlurm, job_id_of, shell_wait
 
 
 @pytest.fixture
@@ -111,18 +111,26 @@ def test_a_job_that_can_never_fit_is_refused(small: LocalSlurm) -> None:
 
 
 def test_killing_the_scheduler_loses_no_job_and_starts_none_twice(small: LocalSlurm) -> None:
+    """The first job runs until the test has killed the scheduler and a new one has taken
+    it over; the second, waiting for its CPUs meanwhile, runs after it, once."""
+    go = small.work / "first.go"
+    holding = shell_wait(f"[ -e {go} ]")
     first = submit(small, "-c", "2", "-o", "first.out", "--wrap",
-                   "echo started; sleep 4; echo first")
+                   f"echo started; {holding}; echo first")
     second = submit(small, "-c", "2", "-o", "second.out", "--wrap", "echo second")
-    small.wait_for(lambda: (small.work / "first.out").exists())
-    started = row(small, first)["start_time"]
-    # A new job reads "None" until the scheduler's next pass weighs it (Slurm's too).
-    small.wait_for(lambda: reason(small, second) == "PD Resources")
-    (killed,) = schedulers(small)
-    os.kill(killed, signal.SIGKILL)
-    small.wait_for(lambda: killed not in schedulers(small))
-    # The next command starts a new scheduler; it takes the running job over.
-    assert small.run("squeue").returncode == 0
+    try:
+        small.wait_for(lambda: (small.work / "first.out").exists(), timeout=60)
+        started = row(small, first)["start_time"]
+        # A new job reads "None" until the scheduler's next pass weighs it (Slurm's too).
+        small.wait_for(lambda: reason(small, second) == "PD Resources", timeout=60)
+        (killed,) = schedulers(small)
+        os.kill(killed, signal.SIGKILL)
+        small.wait_for(lambda: killed not in schedulers(small), timeout=60)
+        # The next command starts a new scheduler; it takes the running job over.
+        assert small.run("squeue").returncode == 0
+        small.wait_for(lambda: len(schedulers(small)) == 1, timeout=60)
+    finally:
+        go.touch()
     small.wait_for(lambda: row(small, second)["state"] == "COMPLETED", timeout=60)
     done = row(small, first)
     assert (done["state"], done["exit_code"], done["start_time"]) == ("COMPLETED", 0, started)
@@ -148,9 +156,11 @@ def test_a_job_marked_running_but_never_launched_goes_back_to_pending(
 
 
 def test_begin_time_then_run(slurm: LocalSlurm) -> None:
-    job = submit(slurm, "--begin=now+2", "-o", "/dev/null", "--wrap", "true")
+    """A job waits for its begin time (still ahead when squeue looks, however slow the
+    machine), then runs."""
+    job = submit(slurm, "--begin=now+15", "-o", "/dev/null", "--wrap", "true")
     assert reason(slurm, job) == "PD BeginTime"
-    slurm.wait_for(lambda: row(slurm, job)["state"] == "COMPLETED", timeout=30)
+    slurm.wait_for(lambda: row(slurm, job)["state"] == "COMPLETED", timeout=60)
     assert row(slurm, job)["start_time"] >= row(slurm, job)["begin_time"]
 
 
@@ -172,10 +182,18 @@ def test_kill_on_invalid_dep_and_wait_woken_by_scancel(slurm: LocalSlurm) -> Non
 
 
 def test_array_limit_with_one_scheduler(slurm: LocalSlurm) -> None:
-    base = submit(slurm, "--array=0-5%2", "-o", "/dev/null", "--wrap", "sleep 1")
-    slurm.wait_for(lambda: "JobArrayTaskLimit" in reason(slurm, base))
-    assert len(schedulers(slurm)) == 1
-    slurm.wait_for(lambda: not slurm.run("squeue", "-h").stdout, timeout=60)
+    """``%2``: the elements beyond two wait (``JobArrayTaskLimit``, one scheduler deciding)
+    while two run; the elements run until the test has seen that, and never more than two
+    at once."""
+    go = slurm.work / "go"
+    base = submit(slurm, "--array=0-5%2", "-o", "/dev/null", "--wrap",
+                  shell_wait(f"[ -e {go} ]"))
+    try:
+        slurm.wait_for(lambda: "JobArrayTaskLimit" in reason(slurm, base), timeout=60)
+        assert len(schedulers(slurm)) == 1
+    finally:
+        go.touch()
+    slurm.wait_for(lambda: not slurm.run("squeue", "-h").stdout, timeout=120)
     conn = sqlite3.connect(slurm.state / "jobs.db")
     spans = conn.execute("SELECT start_time, end_time FROM jobs WHERE array_job_id=?",
                          (base,)).fetchall()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from tests.local.harness import LocalSlurm, job_id_of
+from tests.local.harness import LocalSlurm, job_id_of, shell_wait
 
 
 def _job(slurm: LocalSlurm, body: str, options: str = "-N1 -n2") -> str:
@@ -69,13 +69,18 @@ def test_step_states_in_sacct(slurm: LocalSlurm) -> None:
 
 
 def test_scancel_of_one_step_and_sacct_of_a_running_job(slurm: LocalSlurm) -> None:
-    body = """\
+    """``scancel -s USR1`` of a step reaches both its tasks (the script cancels the step once
+    both lines are in its output, job.out), ``scancel`` ends it; sacct lists the running job
+    and its steps."""
+    both_up = shell_wait("[ -e up.0 ] && [ -e up.1 ]")
+    both_got = shell_wait('[ "$(grep -c "^got USR1" job.out)" -ge 2 ]')
+    body = f"""\
 srun -n2 bash -c 'trap "echo got USR1 \\$SLURM_PROCID" USR1; touch up.$SLURM_PROCID
   while true; do sleep 0.1; done' &
 pid=$!
-for i in $(seq 200); do [ -e up.0 ] && [ -e up.1 ] && break; sleep 0.05; done
+{both_up}
 scancel -v -s USR1 $SLURM_JOB_ID.0
-sleep 0.5
+{both_got}
 scancel -v $SLURM_JOB_ID.0
 wait $pid; echo "srun rc=$?"
 srun -n1 true

@@ -31,10 +31,13 @@ import sqlite3
 import time
 from typing import Dict, List, Optional, Tuple
 
-from tests.local.harness import LocalSlurm, job_id_of
+from tests.local.harness import LocalSlurm, job_id_of, shell_wait
 
 STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
 FAST_MINUTE = {"SBATCHK8S_SECONDS_PER_MINUTE": "2"}
+#: A minute long enough for a step to start within a job's one-minute limit on a loaded
+#: machine (srun's start-up can take seconds there).
+ROOMY_MINUTE = {"SBATCHK8S_SECONDS_PER_MINUTE": "20"}
 
 
 def run_job(slurm: LocalSlurm, body: str, *args: str,
@@ -76,8 +79,8 @@ def test_a_job_reaching_its_limit_ends_its_running_step_once(slurm: LocalSlurm) 
     """The step's limit is longer than what is left of the job's: Slurm takes it as given,
     and the job's limit ends the step first. No line twice, no false node failure, every
     step recorded."""
-    job, out = run_job(slurm, "srun -t 60 sleep 60; echo rc=$?\necho after\n",
-                       "-N2", "-t", "1", env=FAST_MINUTE)
+    job, out = run_job(slurm, "srun -t 60 sleep 600; echo rc=$?\necho after\n",
+                       "-N2", "-t", "1", env=ROOMY_MINUTE)
     lines = out.splitlines()
     assert len(lines) == len(set(lines)), lines
     assert lines[0] == "srun: Job step aborted: Waiting up to 3 seconds for job step to finish."
@@ -174,11 +177,19 @@ def test_a_step_gets_only_the_gpus_it_asks_for(gpu_slurm: LocalSlurm) -> None:
 
 def test_parallel_steps_get_distinct_gpus_and_wait_for_them(gpu_slurm: LocalSlurm) -> None:
     """As Slurm binds them: each one-GPU step the lowest free GPU; a step finding none free
-    waits until one is released; a step asking for none (all of them) waits for all."""
+    waits until one is released; a step asking for none (all of them) waits for all. The
+    script starts each step once the one before has printed (in run_job's job.out), and the
+    steps hold their GPUs until it lets them go (step 0's first)."""
+    probe = "echo $SLURM_STEP_ID $CUDA_VISIBLE_DEVICES"
+    holding = shell_wait("[ -e go.$SLURM_STEP_ID ]")
     body = "".join(
-        f"srun -N1 -n1 --exact --gpus=1 bash -c 'echo $SLURM_STEP_ID $CUDA_VISIBLE_DEVICES; "
-        f"sleep {pause}' &\nsleep 0.5\n" for pause in (3, 3, 3, 0))
-    body += "wait\nsrun -N1 -n1 --exact bash -c 'echo all $CUDA_VISIBLE_DEVICES'\n"
+        f"srun -N1 -n1 --exact --gpus=1 bash -c '{probe}; {holding}' &\n"
+        + shell_wait(f'[ "$(wc -l < job.out)" -ge {printed} ]') + "\n"
+        for printed in (1, 2, 3))
+    body += (f"srun -N1 -n1 --exact --gpus=1 bash -c '{probe}' & last=$!\n"
+             + shell_wait('grep -q "Requested nodes are busy" job.out') + "\n"
+             "touch go.0; wait $last; touch go.1 go.2; wait\n"
+             "srun -N1 -n1 --exact bash -c 'echo all $CUDA_VISIBLE_DEVICES'\n")
     _, out = run_job(gpu_slurm, body, "-N1", "-n4", "--gres=gpu:3")
     lines = out.splitlines()
     assert lines[:3] == ["0 0", "1 1", "2 2"]

@@ -3,19 +3,22 @@ in-process, signals forwarded, and a fallback when the server cannot be reached.
 
 from __future__ import annotations
 
-from tests.local.harness import LocalSlurm
+from tests.local.harness import LocalSlurm, shell_wait
 
 # Waits until the step's task has started, then counts the srun process's epoll descriptors:
-# an in-process srun runs an event loop (one), a served srun is only a client (none).
+# an in-process srun runs an event loop (one), a served srun is only a client (none). The
+# task runs until they are counted.
 EPOLL_PROBE = """
 probe() {{
-  rm -f started.$1
-  {env} srun -N1 -n1 bash -c 'touch started.$1; sleep 3' _ "$1" & pid=$!
-  for i in $(seq 100); do [ -e started.$1 ] && break; sleep 0.05; done
+  rm -f started.$1 counted.$1
+  {env} srun -N1 -n1 bash -c 'touch started.$1; TASK_WAIT' _ "$1" & pid=$!
+  PROBE_WAIT
   echo "$1 epoll=$(ls -l /proc/$pid/fd | grep -c eventpoll)"
+  touch counted.$1
   wait $pid
 }}
-"""
+""".replace("TASK_WAIT", shell_wait("[ -e counted.$1 ]")).replace(
+    "PROBE_WAIT", shell_wait("[ -e started.$1 ]"))
 
 STEPS = """\
 srun -N2 -n4 --label printenv SLURM_PROCID SLURM_STEP_ID SLURM_NODEID | sort
@@ -52,8 +55,8 @@ def test_served_and_in_process_steps_agree(slurm: LocalSlurm) -> None:
 
 def test_signals_reach_a_served_step(slurm: LocalSlurm) -> None:
     body = ("rm -f ready\nsrun -N1 -n1 bash -c 'trap \"echo got TERM; exit 7\" TERM; touch ready; "
-            "sleep 30 & wait' & pid=$!\n"
-            "for i in $(seq 200); do [ -e ready ] && break; sleep 0.05; done\n"
+            "sleep 120 & wait' & pid=$!\n"
+            f"{shell_wait('[ -e ready ]')}\n"
             "kill -TERM $pid; wait $pid; echo \"rc=$?\"\n")
     served = _job(slurm, body, nodes=1)
     alone = _job(slurm, "export SBATCHK8S_SERVER=0\n" + body, nodes=1)

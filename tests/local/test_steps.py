@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from tests.local.harness import LocalSlurm, job_id_of
+from tests.local.harness import LocalSlurm, job_id_of, shell_wait
 
 
 def run_job(slurm: LocalSlurm, body: str, *args: str) -> str:
@@ -69,17 +70,27 @@ def test_stdin_goes_to_every_task_by_default(slurm: LocalSlurm) -> None:
 
 
 def test_background_step_on_one_node_and_wait(slurm: LocalSlurm) -> None:
-    out = run_job(slurm, "srun --overlap -N1 -n1 -w 127.0.0.3 bash -c 'sleep 0.5; "
-                  "echo bg $SLURMD_NODENAME' &\n"
+    """A step in the background runs beside the steps that follow (it prints once the
+    foreground step has ended), and ``wait`` waits for it."""
+    after_fg = shell_wait("[ -e fg.done ]")
+    out = run_job(slurm, "srun --overlap -N1 -n1 -w 127.0.0.3 bash -c "
+                  f"'{after_fg}; echo bg $SLURMD_NODENAME' &\n"
                   "srun --overlap -n2 bash -c 'echo fg $SLURM_PROCID' | sort\n"
-                  "wait\necho all done\n", "-N2")
+                  "touch fg.done\nwait\necho all done\n", "-N2")
     assert out.splitlines() == ["fg 0", "fg 1", "bg 127.0.0.3", "all done"]
 
 
 def test_parallel_steps_wait_for_cpus_unless_they_overlap(slurm: LocalSlurm) -> None:
-    out = run_job(slurm, "srun -n2 bash -c 'sleep 1; echo A' &\nsleep 0.3\n"
+    """While step A holds the job's CPUs (both its tasks up, until the script lets it end),
+    an overlapping step C runs at once and step B waits, saying so, until A has ended."""
+    a_holds = shell_wait("[ -e a.go ]")
+    a_is_up = shell_wait("[ -e a.0 ] && [ -e a.1 ]")
+    b_waits = shell_wait('grep -q "Requested nodes are busy" job.out')   # run_job's -o
+    out = run_job(slurm, f"srun -n2 bash -c 'touch a.$SLURM_PROCID; {a_holds}; echo A' &\n"
+                  f"{a_is_up}\n"
                   "srun --overlap -N1 -n1 echo C\n"
-                  "srun -N1 -n1 echo B 2>&1\nwait\n", "-N2")
+                  "srun -N1 -n1 echo B 2>&1 &\n"
+                  f"{b_waits}\ntouch a.go\nwait\n", "-N2")
     lines = out.splitlines()
     assert lines[0] == "C"
     assert "srun: Job" in out and "step creation temporarily disabled, retrying " \
@@ -172,17 +183,24 @@ def test_pyxis_options_on_srun(slurm: LocalSlurm) -> None:
         "when the job starts (give them to sbatch's --container-mounts)", "rc=1"]
 
 
-def test_jobs_that_do_not_fit_wait_for_resources(tmp_path) -> None:
+def test_jobs_that_do_not_fit_wait_for_resources(tmp_path: Path) -> None:
+    """A job that does not fit beside a running one waits (``PD Resources``) until it ends
+    (the first job runs until the test has seen that); one that can never fit is refused."""
     cluster = LocalSlurm(tmp_path, config="[local]\ncpus = 4\n")
+    go = cluster.work / "first.go"
     try:
-        first = job_id_of(cluster.run("sbatch", "-n4", "--wrap", "sleep 2").stdout)
+        first = job_id_of(cluster.run("sbatch", "-n4", "--wrap",
+                                      shell_wait(f"[ -e {go} ]")).stdout)
         second = job_id_of(cluster.run("sbatch", "-n2", "-o", "second.out", "--wrap",
                                        "echo ran").stdout)
-        cluster.wait_for(lambda: cluster.run("squeue", "-h", "-j", str(second), "-o",
-                                             "%t %r").stdout == "PD Resources\n", timeout=10)
-        assert cluster.run("squeue", "-h", "-j", str(first), "-o", "%t").stdout == "R\n"
-        cluster.wait_for(lambda: (cluster.work / "second.out").exists(), timeout=30)
-        cluster.wait_for(lambda: cluster.read("second.out") == "ran\n", timeout=10)
+        try:
+            cluster.wait_for(lambda: cluster.run("squeue", "-h", "-j", str(second), "-o",
+                                                 "%t %r").stdout == "PD Resources\n", timeout=60)
+            assert cluster.run("squeue", "-h", "-j", str(first), "-o", "%t").stdout == "R\n"
+        finally:
+            go.touch()
+        cluster.wait_for(lambda: (cluster.work / "second.out").exists(), timeout=60)
+        cluster.wait_for(lambda: cluster.read("second.out") == "ran\n", timeout=60)
         too_big = cluster.run("sbatch", "-n5", "--wrap", "true")
         assert (too_big.returncode, too_big.stderr) == (
             1, "sbatch: error: the job needs 5 CPUs; this machine offers 4 (cpus = N in the "

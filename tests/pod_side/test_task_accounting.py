@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -55,13 +56,17 @@ def test_nvidia_smi_parsing() -> None:
 
 
 def test_tree_follows_descendants() -> None:
-    child = subprocess.Popen(["sh", "-c", "sleep 5 & sleep 5; wait"])
+    child = subprocess.Popen(["sh", "-c", "sleep 120 & sleep 120; wait"],
+                             start_new_session=True)
     try:
-        time.sleep(0.3)
+        deadline = time.monotonic() + 30        # until sh has forked both sleeps
         pids = tree_pids(child.pid, parent_map())
+        while len(pids) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            pids = tree_pids(child.pid, parent_map())
         assert pids[0] == child.pid and len(pids) == 3
     finally:
-        child.kill()
+        os.killpg(child.pid, signal.SIGKILL)    # sh and its sleeps
         child.wait()
 
 

@@ -135,7 +135,8 @@ def wait_for(predicate: Any, timeout: float = 60.0, interval: float = 0.2) -> An
 
 
 #: A batch script whose task on node 1 writes to node 1's own log (the runtime process's
-#: stderr: a pod's container log, the local node's log file), one line a second.
+#: stderr: a pod's container log, the local node's log file), one line a second (HOLD: what
+#: it does before its last line, see :func:`node1_script`).
 NODE1_LOG = r"""#!/bin/bash
 #SBATCH -N 2
 echo batch starts
@@ -149,16 +150,22 @@ while pid > 1:
     pid = int(next(l for l in open(f"/proc/{pid}/status") if l.startswith("PPid:")).split()[1])
 with open(f"/proc/{pid}/fd/2", "w") as log:
     for i in range(LINES):
-        print(f"node-one line {i}", file=log, flush=True)
+HOLD        print(f"node-one line {i}", file=log, flush=True)
         time.sleep(1)
 '
 echo batch ends
 """
 
 
-def node1_script(lines: int) -> str:
-    """:data:`NODE1_LOG` writing ``lines`` lines."""
-    return NODE1_LOG.replace("LINES", str(lines))
+def node1_script(lines: int, stop: Optional[Path] = None) -> str:
+    """:data:`NODE1_LOG` writing ``lines`` lines; with ``stop``, its last line only once
+    that file exists (at most 120 s): the job runs until a test saw what it looks for."""
+    hold = ("        if i == LINES - 1:\n"
+            "            end = time.time() + 120\n"
+            "            while time.time() < end and not os.path.exists(\"STOP\"):\n"
+            "                time.sleep(0.2)\n") if stop is not None else ""
+    return NODE1_LOG.replace("HOLD", hold).replace("LINES", str(lines)) \
+        .replace("STOP", str(stop))
 
 
 #: Python that holds ~100 MB and keeps one core busy until the file STOP exists (at most

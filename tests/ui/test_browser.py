@@ -22,7 +22,8 @@ from tests.ui.harness import RunningConsole, burn_script, node1_script
 
 pytestmark = pytest.mark.slow
 
-#: Node 1's task writes this many lines, one a second: long enough to be read while it runs.
+#: Node 1's task writes this many lines, one a second, the last only once the test saw the
+#: job run (its stop file): it is read while it runs, however slow the machine.
 LOG_LINES = 6
 
 @pytest.fixture
@@ -33,6 +34,7 @@ def browser(tmp_path: Path) -> Iterator[Any]:
 def test_a_user_s_session_in_the_browser(slurm: LocalSlurm, console: RunningConsole,
                                          browser: Any, tmp_path: Path) -> None:
     shots = tmp_path / "screenshots"
+    stop = slurm.work / "node1.stop"
     jobs_tab = browser.new_page()
     jobs_tab.goto(console.url)
     shoot(jobs_tab, shots, "jobs-empty", ["#jobs thead th[data-key='job']", "#filters",
@@ -43,7 +45,7 @@ def test_a_user_s_session_in_the_browser(slurm: LocalSlurm, console: RunningCons
     # Submit: the script pasted, a name and --hold chosen; lint answers as one types.
     page = browser.new_page()
     page.goto(console.url.split("?")[0] + "#/submit")
-    page.fill("#script", node1_script(LOG_LINES))
+    page.fill("#script", node1_script(LOG_LINES, stop))
     page.fill("#script-name", "two.sh")
     page.fill("#job-name", "browser-job")
     page.fill("#options", "--time=bogus")
@@ -76,18 +78,22 @@ def test_a_user_s_session_in_the_browser(slurm: LocalSlurm, console: RunningCons
     assert page.inner_text("#action-result") == f"Job is pending execution for job {job}"
     shoot(page, shots, "job-pending", ["#job-title", "#pending", "#act-release", "#overview"])
 
-    # Release (confirmed); node 1's log read while the job runs.
-    confirm(page, "#act-release", yes=True)
-    page.wait_for_selector("#action-result.ok")
-    page.wait_for_selector("#steps tr[data-step='0']")
-    page.click("#tab-logs")
-    page.click("#log-sources button[data-key='node-1']")
-    wait_for_text(page, "#log-view", "node-one line 1")
-    assert "RUNNING" in page.inner_text("#job-title")
-    assert "node-one line 0\nnode-one line 1\n" in page.inner_text("#log-view")
-    page.fill("#log-search", "line 1")
-    assert page.locator("#log-view mark").first.inner_text() == "line 1"
-    shoot(page, shots, "job-logs", ["#log-view mark", "#log-sources", "#logs-zip"])
+    # Release (confirmed); node 1's log read while the job runs (until the stop file).
+    try:
+        confirm(page, "#act-release", yes=True)
+        page.wait_for_selector("#action-result.ok")
+        page.wait_for_selector("#steps tr[data-step='0']")
+        page.click("#tab-logs")
+        page.click("#log-sources button[data-key='node-1']")
+        wait_for_text(page, "#log-view", "node-one line 1")
+        assert "RUNNING" in page.inner_text("#job-title")
+        assert "node-one line 0\nnode-one line 1\n" in page.inner_text("#log-view")
+        page.fill("#log-search", "line 1")
+        assert page.locator("#log-view mark").first.inner_text() == "line 1"
+        shoot(page, shots, "job-logs", ["#log-view mark", "#log-sources", "#logs-zip"])
+        jobs_tab.wait_for_selector(f"#job-rows tr[data-key='{job}'][data-state='RUNNING']")
+    finally:
+        stop.touch()
     page.fill("#log-search", "")
     page.wait_for_selector("#log-view[data-ended='1']")
     lines = "".join(f"node-one line {i}\n" for i in range(LOG_LINES))
@@ -116,7 +122,7 @@ def test_a_user_s_session_in_the_browser(slurm: LocalSlurm, console: RunningCons
     assert "Submitted" in page.inner_text("#events")
     shoot(page, shots, "job-events", ["#events"])
     page.click("#tab-script")
-    assert page.locator("#script").text_content() == node1_script(LOG_LINES)
+    assert page.locator("#script").text_content() == node1_script(LOG_LINES, stop)
     shoot(page, shots, "job-script", ["#script"])
     page.click("#tab-yaml")
     assert "job_name: browser-job" in page.locator("#yaml").text_content()

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
 pytest.importorskip("kubernetes")
 
 from sbatch_k8s.backends.kubernetes.api import kinds  # noqa: E402
-from sbatch_k8s.backends.kubernetes.api.client import KubeClient, connect  # noqa: E402
+from sbatch_k8s.backends.kubernetes.api.client import KubeClient, KubeError, connect  # noqa: E402
 from sbatch_k8s.backends.kubernetes.read.reflector import Reflector  # noqa: E402
 from tests.apiserver import EmulatedCluster, watch_stream  # noqa: E402
 from tests.apiserver.support import wait_until  # noqa: E402
@@ -44,9 +44,9 @@ def _mirror(cluster: EmulatedCluster, kind: kinds.Kind = kinds.CONFIG_MAP,
     mirror = Reflector(lambda: _client(cluster), kind, "default", selector,
                        threading.Condition(), memo=lambda obj: obj["metadata"]["name"].upper())
     mirror.start()
-    wait_until(lambda: mirror.synced and mirror.live, 10, "the first LIST")
+    wait_until(lambda: mirror.synced and mirror.live, 60, "the first LIST")
     if not mirror.absent:  # live right after its LIST: wait for the watch it opens next
-        wait_until(lambda: watch_stream.open_watches(cluster.store) >= 1, 10, "the watch")
+        wait_until(lambda: watch_stream.open_watches(cluster.store) >= 1, 60, "the watch")
     return mirror
 
 
@@ -66,7 +66,7 @@ def test_lists_then_follows_every_change(cluster: EmulatedCluster) -> None:
         changed = client.merge_patch(kinds.CONFIG_MAP, "a", "default", {"data": {"k": "v"}})
         gone = client.delete(kinds.CONFIG_MAP, "b", "default")
         assert gone
-        wait_until(lambda: "b" not in mirror.objects and mirror.rv > _rv(made), 10,
+        wait_until(lambda: "b" not in mirror.objects and mirror.rv > _rv(made), 60,
                    "the delete")
         assert mirror.objects["a"][0]["data"] == {"k": "v"}
         assert mirror.objects["a"][0]["kind"] == "ConfigMap"
@@ -81,7 +81,7 @@ def test_bookmarks_move_the_resource_version_while_nothing_matches(
     mirror = _mirror(cluster)
     try:
         elsewhere = _client(cluster).create(_config_map("x", record=False), "default")
-        wait_until(lambda: mirror.rv >= _rv(elsewhere), 15, "a bookmark past the write")
+        wait_until(lambda: mirror.rv >= _rv(elsewhere), 60, "a bookmark past the write")
         assert mirror.objects == {}
     finally:
         mirror.stop()
@@ -94,7 +94,7 @@ def test_a_dropped_watch_is_resumed_from_its_resource_version(
     try:
         assert watch_stream.drop_watches(cluster.store) == 1
         made = client.create(_config_map("during"), "default")
-        wait_until(lambda: "during" in mirror.objects and mirror.live, 15,
+        wait_until(lambda: "during" in mirror.objects and mirror.live, 60,
                    "the change made while the watch was down")
         assert mirror.rv >= _rv(made)
         assert mirror.lists == 1 and mirror.watches >= 2  # resumed, not re-listed
@@ -109,12 +109,12 @@ def test_gone_history_means_a_fresh_list(cluster: EmulatedCluster) -> None:
     try:
         cluster.faults.add(method="GET", path="/configmaps$", status=503, times=None)
         watch_stream.drop_watches(cluster.store)
-        wait_until(lambda: not mirror.live, 10, "the watch seen broken")
+        wait_until(lambda: not mirror.live, 60, "the watch seen broken")
         client.delete(kinds.CONFIG_MAP, "kept", "default")
         client.create(_config_map("new"), "default")
         cluster.store._history.clear()  # compacted past the mirror's revision
         cluster.faults.clear()
-        wait_until(lambda: mirror.lists >= 2 and mirror.live, 20, "a second LIST")
+        wait_until(lambda: mirror.lists >= 2 and mirror.live, 60, "a second LIST")
         assert sorted(mirror.objects) == ["new"]
     finally:
         mirror.stop()
@@ -131,10 +131,10 @@ def test_a_kind_the_server_does_not_serve_mirrors_as_empty(cluster: EmulatedClus
 def test_stop_ends_the_thread_and_its_watch(cluster: EmulatedCluster) -> None:
     mirror = _mirror(cluster)
     mirror.stop()
-    mirror.join(5)
+    mirror.join(60)
     assert not mirror._thread.is_alive()
     assert not mirror.live
-    wait_until(lambda: watch_stream.drop_watches(cluster.store) == 0, 10,
+    wait_until(lambda: watch_stream.drop_watches(cluster.store) == 0, 60,
                "the server's stream closed")
 
 
@@ -146,7 +146,7 @@ def test_an_unreachable_server_leaves_the_mirror_unusable() -> None:
     try:
         mirror.connect = lambda: connect(env)
         cluster.stop()
-        wait_until(lambda: not mirror.live, 10, "the watch seen broken")
+        wait_until(lambda: not mirror.live, 60, "the watch seen broken")
         assert not mirror.usable() and mirror.last_error
     finally:
         mirror.stop()
@@ -161,12 +161,18 @@ def test_a_server_restarted_on_an_empty_store_is_listed_afresh(cluster: Emulated
         before = mirror.rv
         cluster.restart_empty()
         _client(cluster).create(_config_map("after"), "default")
-        wait_until(lambda: mirror.live and sorted(mirror.objects) == ["after"], 30,
+        wait_until(lambda: mirror.live and sorted(mirror.objects) == ["after"], 60,
                    f"the new server's objects only; have {sorted(mirror.objects)}")
         assert mirror.rv < before and mirror.lists == 2
         assert mirror.usable()
     finally:
         mirror.stop()
+
+
+def _names(chunks: List[bytes]) -> List[Optional[str]]:
+    """The objects' names in the complete lines of a watch stream (None: a bookmark)."""
+    return [json.loads(line)["object"]["metadata"].get("name")
+            for line in b"".join(chunks).split(b"\n")[:-1] if line.strip()]
 
 
 def test_a_watch_from_a_revision_the_server_never_reached_is_silent(
@@ -176,17 +182,25 @@ def test_a_watch_from_a_revision_the_server_never_reached_is_silent(
     future = cluster.store.rv + 4
     response = client.stream(kinds.CONFIG_MAP.collection_path("default"),
                              {"watch": "true", "resourceVersion": str(future),
-                              "allowWatchBookmarks": "true", "timeoutSeconds": "4"})
-    got: list = []
-    reading = threading.Thread(target=lambda: got.extend(response.chunks()), daemon=True)
+                              "allowWatchBookmarks": "true", "timeoutSeconds": "120"})
+    got: List[bytes] = []
+
+    def read() -> None:
+        try:
+            for chunk in response.chunks():
+                got.append(chunk)
+                if "late-1" in _names(got):     # the last change: all before it have come
+                    response.abort()
+        except KubeError:
+            pass
+    reading = threading.Thread(target=read, daemon=True)
     reading.start()
     for i in range(4):
         client.create(_config_map(f"early-{i}"), "default")    # at or before `future`
     for i in range(2):
         client.create(_config_map(f"late-{i}"), "default")      # past it
-    reading.join(10)
-    names = [json.loads(line)["object"]["metadata"].get("name")
-             for line in b"".join(got).splitlines() if line.strip()]
+    reading.join(120)
+    names = _names(got)
     assert [n for n in names if n] == ["late-0", "late-1"], names
 
 
@@ -200,10 +214,10 @@ def test_a_mirror_lists_again_within_its_staleness_bound(cluster: EmulatedCluste
     mirror.relist_s = 2.0
     mirror.start()
     try:
-        wait_until(lambda: mirror.synced and "unseen" in mirror.objects, 10, "the first LIST")
+        wait_until(lambda: mirror.synced and "unseen" in mirror.objects, 60, "the first LIST")
         with cluster.store.lock:       # gone without a watch event
             cluster.store._objects["/configmaps"].pop(("default", "unseen"))
-        wait_until(lambda: "unseen" not in mirror.objects, 15, "a LIST within the bound")
+        wait_until(lambda: "unseen" not in mirror.objects, 60, "a LIST within the bound")
         assert mirror.lists >= 2
     finally:
         mirror.stop()
