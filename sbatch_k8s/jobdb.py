@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+from contextlib import contextmanager
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence
 
 from sbatch_k8s.paths import make_state_dir
 
@@ -104,6 +105,19 @@ def connect(environ: Mapping[str, str]) -> sqlite3.Connection:
         from sbatch_k8s.operation_errors import ConfigurationError
 
         raise ConfigurationError(f"job database {path}: {e}") from e
+
+
+@contextmanager
+def opened(environ: Mapping[str, str]) -> Iterator[sqlite3.Connection]:
+    """:func:`connect`, closed on leaving. Every short use takes this: a connection sits in
+    a reference cycle (its statement cache calls it), so one merely dropped keeps its file
+    descriptors until a full garbage collection, and a command looking every second (``logs
+    -f``, a console) would pile them up."""
+    conn = connect(environ)
+    try:
+        yield conn
+    finally:
+        conn.close()
 
 
 def _open(path: str) -> sqlite3.Connection:

@@ -54,7 +54,8 @@ class LocalMachine(ClusterFacts):
         from sbatch_k8s import jobdb
         from sbatch_k8s.backends.local.partition_nodes import local_nodes
 
-        nodes = local_nodes(jobdb.connect(self.environ), self.config.local)
+        with jobdb.opened(self.environ) as conn:
+            nodes = local_nodes(conn, self.config.local)
         return {p.name: nodes for p in self.config.partitions}
 
 
@@ -77,7 +78,8 @@ class LocalLookup(JobLookup):
     def known(self, job_id: int) -> bool:
         from sbatch_k8s import jobdb
 
-        return jobdb.get_job(jobdb.connect(self.environ), job_id) is not None
+        with jobdb.opened(self.environ) as conn:
+            return jobdb.get_job(conn, job_id) is not None
 
 
 class LocalBackend(Backend):
@@ -109,10 +111,10 @@ class LocalBackend(Backend):
         from sbatch_k8s.backends.local.records import active_records
         from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 
-        conn = jobdb.connect(self.environ)
-        ensure_scheduler(self.environ, nudge=False, conn=conn)
-        return active_records(conn, include_finished, now, self.config.cluster_name,
-                              job_ids=job_ids)
+        with jobdb.opened(self.environ) as conn:
+            ensure_scheduler(self.environ, nudge=False, conn=conn)
+            return active_records(conn, include_finished, now, self.config.cluster_name,
+                                  job_ids=job_ids)
 
     def accounting_records(self, start: int, end: int,
                            job_ids: Optional[List[int]]) -> List[JobRecord]:
@@ -128,11 +130,11 @@ class LocalBackend(Backend):
             marks = ", ".join("?" for _ in job_ids)
             clauses.append(f"(job_id IN ({marks}) OR array_job_id IN ({marks}))")
             params += list(job_ids) + list(job_ids)
-        conn = jobdb.connect(self.environ)
-        ensure_scheduler(self.environ, nudge=False, conn=conn)
-        return fold_pending_arrays(accounting_records(
-            conn, " AND ".join(clauses), params, self.config.cluster_name,
-            lambda job_id: job_dir_of(self.environ, job_id)), waiting_last=True)
+        with jobdb.opened(self.environ) as conn:
+            ensure_scheduler(self.environ, nudge=False, conn=conn)
+            return fold_pending_arrays(accounting_records(
+                conn, " AND ".join(clauses), params, self.config.cluster_name,
+                lambda job_id: job_dir_of(self.environ, job_id)), waiting_last=True)
 
     def cancel(self, job_id: int, signum: Optional[int] = None, batch: bool = False,
                full: bool = False, step: Optional[int] = None) -> str:
@@ -145,22 +147,22 @@ class LocalBackend(Backend):
         from parsers.formats.job_values import eligible_from
         from sbatch_k8s import jobdb
 
-        conn = jobdb.connect(self.environ)
-        row = jobdb.get_job(conn, job_id)
-        if row is None:
-            return UNKNOWN
-        if row["state"] != PENDING:
-            return FINISHED
-        # Held or released, a job's begin time ahead (a requeued one: Slurm's delay) stays its
-        # eligible time; a held one else has none.
-        eligible = eligible_from(row["begin_time"], bool(reason), time.time())
-        jobdb.update_job(conn, job_id, hold=1 if reason else 0, reason=reason or "None",
-                         eligible_time=eligible)
-        if not reason:
-            from sbatch_k8s.backends.local.wakeup import ensure_scheduler
+        with jobdb.opened(self.environ) as conn:
+            row = jobdb.get_job(conn, job_id)
+            if row is None:
+                return UNKNOWN
+            if row["state"] != PENDING:
+                return FINISHED
+            # Held or released, a job's begin time ahead (a requeued one: Slurm's delay) stays its
+            # eligible time; a held one else has none.
+            eligible = eligible_from(row["begin_time"], bool(reason), time.time())
+            jobdb.update_job(conn, job_id, hold=1 if reason else 0, reason=reason or "None",
+                             eligible_time=eligible)
+            if not reason:
+                from sbatch_k8s.backends.local.wakeup import ensure_scheduler
 
-            ensure_scheduler(self.environ, conn=conn)
-        return DONE
+                ensure_scheduler(self.environ, conn=conn)
+            return DONE
 
     def requeue(self, job_id: int, hold: bool = False) -> str:
         from sbatch_k8s.backends.local.requeue import requeue_job
@@ -172,8 +174,8 @@ class LocalBackend(Backend):
         from sbatch_k8s.backends.local.layout import job_dir_of
         from sbatch_k8s.backends.local.records import running_steps
 
-        return running_steps(jobdb.connect(self.environ), record,
-                             job_dir_of(self.environ, record.job_id))
+        with jobdb.opened(self.environ) as conn:
+            return running_steps(conn, record, job_dir_of(self.environ, record.job_id))
 
     def job_texts(self, record: JobRecord) -> Tuple[Optional[str], Optional[Dict[str, str]]]:
         from sbatch_k8s.backends.local.job_files import batch_script, start_environment

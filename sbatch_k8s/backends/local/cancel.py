@@ -17,33 +17,33 @@ def cancel_job(environ: Mapping[str, str], job_id: int, uid: int,
                step: Optional[int] = None) -> str:
     """Cancel (or, with ``signum``, signal) one job or one of its steps; ``done``,
     ``finished`` or ``unknown``."""
-    conn = jobdb.connect(environ)
-    row = jobdb.get_job(conn, job_id)
-    if row is None:
-        return "unknown"
-    if step is not None:
+    with jobdb.opened(environ) as conn:
+        row = jobdb.get_job(conn, job_id)
+        if row is None:
+            return "unknown"
+        if step is not None:
+            if row["state"] != RUNNING:
+                return "finished"
+            request = {"type": "cancel", "signal": signum, "step": step}
+            return "done" if send_while_running(conn, job_id, request) else "finished"
+        if row["state"] == PENDING:
+            if signum is not None:
+                return "done"
+            if conn.execute("UPDATE jobs SET state=?, end_time=?, cancelled_by=? "
+                            "WHERE job_id=? AND state=?", (CANCELLED, time.time(), uid, job_id,
+                                                           PENDING)).rowcount:
+                # Jobs depending on it, and whoever waits for it, learn now.
+                ensure_scheduler(environ, conn=conn)
+                wake_waiters(state_dir(environ))
+                return "done"
+            row = jobdb.get_job(conn, job_id)
         if row["state"] != RUNNING:
             return "finished"
-        request = {"type": "cancel", "signal": signum, "step": step}
+        if signum is None:
+            jobdb.update_job(conn, job_id, cancelled_by=uid)
+        request = {"type": "cancel", "signal": signum, "batch": batch, "full": full}
+        ensure_scheduler(environ, nudge=False, conn=conn)  # someone must record the end
         return "done" if send_while_running(conn, job_id, request) else "finished"
-    if row["state"] == PENDING:
-        if signum is not None:
-            return "done"
-        if conn.execute("UPDATE jobs SET state=?, end_time=?, cancelled_by=? "
-                        "WHERE job_id=? AND state=?", (CANCELLED, time.time(), uid, job_id,
-                                                       PENDING)).rowcount:
-            # Jobs depending on it, and whoever waits for it, learn now.
-            ensure_scheduler(environ, conn=conn)
-            wake_waiters(state_dir(environ))
-            return "done"
-        row = jobdb.get_job(conn, job_id)
-    if row["state"] != RUNNING:
-        return "finished"
-    if signum is None:
-        jobdb.update_job(conn, job_id, cancelled_by=uid)
-    request = {"type": "cancel", "signal": signum, "batch": batch, "full": full}
-    ensure_scheduler(environ, nudge=False, conn=conn)  # someone must record the end
-    return "done" if send_while_running(conn, job_id, request) else "finished"
 
 
 def signal_batch_shell(environ: Mapping[str, str], job_id: int, signum: int) -> None:

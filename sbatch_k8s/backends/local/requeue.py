@@ -114,28 +114,28 @@ def requeue_job(environ: Mapping[str, str], job_id: int, hold: bool) -> str:
     from sbatch_k8s.backends.local.wakeup import ensure_scheduler, wake_waiters
     from sbatch_k8s.paths import state_dir
 
-    conn = jobdb.connect(environ)
-    now = time.time()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        row = jobdb.get_job(conn, job_id)
-        outcome = _outcome(row, now)
-        if outcome == DONE and row["state"] == RUNNING:
-            jobdb.update_job(conn, job_id, requeue_request=_request(hold, environ))
-        elif outcome == DONE:
-            _requeue_ended(conn, row, hold, now, requeue_delay_s(environ), killed=False)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    if outcome != DONE:
-        return outcome
-    ensure_scheduler(environ, conn=conn)
-    if row["state"] == RUNNING:
-        _kill(conn, job_id)
-    else:
-        wake_waiters(state_dir(environ))
-    return DONE
+    with jobdb.opened(environ) as conn:
+        now = time.time()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = jobdb.get_job(conn, job_id)
+            outcome = _outcome(row, now)
+            if outcome == DONE and row["state"] == RUNNING:
+                jobdb.update_job(conn, job_id, requeue_request=_request(hold, environ))
+            elif outcome == DONE:
+                _requeue_ended(conn, row, hold, now, requeue_delay_s(environ), killed=False)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        if outcome != DONE:
+            return outcome
+        ensure_scheduler(environ, conn=conn)
+        if row["state"] == RUNNING:
+            _kill(conn, job_id)
+        else:
+            wake_waiters(state_dir(environ))
+        return DONE
 
 
 def _kill(conn: sqlite3.Connection, job_id: int) -> None:

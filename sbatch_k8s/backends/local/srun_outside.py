@@ -115,25 +115,25 @@ def _follow(job_id: int, spool: str, fifo: str, environ: Mapping[str, str],
         signal.signal(signum, interrupt)
     followers = [Follower(os.path.join(spool, "srun.out"), sink.write_out),
                  Follower(os.path.join(spool, "srun.err"), sink.write_err)]
-    conn = jobdb.connect(environ)
-    waiter = Waiter(environ)
-    checked = 0.0
-    try:
-        while True:
-            for follower in followers:
-                follower.pump()
-            if waiter.wait(FOLLOW_INTERVAL_S) or time.time() - checked > CHECK_INTERVAL_S:
-                checked = time.time()
-                if not unfinished(conn, job_id):
-                    break
-                ensure_scheduler(environ, nudge=False, conn=conn)
-    finally:
-        waiter.close()
-    for follower in followers:
-        follower.pump()
-    row = jobdb.get_job(conn, job_id)
-    if row is None:
-        return 1
-    if row["exit_signal"]:
-        return 128 + int(row["exit_signal"])
-    return int(row["exit_code"] or 0)
+    with jobdb.opened(environ) as conn:
+        waiter = Waiter(environ)
+        checked = 0.0
+        try:
+            while True:
+                for follower in followers:
+                    follower.pump()
+                if waiter.wait(FOLLOW_INTERVAL_S) or time.time() - checked > CHECK_INTERVAL_S:
+                    checked = time.time()
+                    if not unfinished(conn, job_id):
+                        break
+                    ensure_scheduler(environ, nudge=False, conn=conn)
+        finally:
+            waiter.close()
+        for follower in followers:
+            follower.pump()
+        row = jobdb.get_job(conn, job_id)
+        if row is None:
+            return 1
+        if row["exit_signal"]:
+            return 128 + int(row["exit_signal"])
+        return int(row["exit_code"] or 0)
