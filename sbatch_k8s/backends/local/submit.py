@@ -146,35 +146,34 @@ def create_job(plan: SubmissionPlan, environ: Mapping[str, str]) -> Submitted:
     if not quiet:
         for note in plan.warnings:
             print_warning(command, note)
-    conn = jobdb.connect(environ)
-    _check_request(job, allocation, config, conn)
-    context = plan.context
-    count = job.array.count() if job.array else 1
-    base_id = jobdb.allocate_job_ids(conn, count)
-    if plan.submit.test_only:
-        return Submitted((), estimate=_estimate(base_id, allocation, partition.name))
-    workdir = _workdir(job, context)
-    environment = job_environment(job, dict(context.environment),
-                                  drop=_runtime_variables(dict(context.environment)))
-    desc = describe_job(job, allocation, context, base_id, config.cluster_name, workdir,
-                        environment)
-    desc["partition"] = partition.name
-    desc.update(profile_entry(job.k8s_contract or partition.contract))
-    job_dir = job_dir_of(environ, base_id)
-    os.makedirs(job_dir, mode=0o700, exist_ok=True)
-    write_private(os.path.join(job_dir, "script"),
-                  job.script.text.encode("utf-8", "surrogateescape"))
-    write_private(os.path.join(job_dir, "token"), secrets.token_hex(32).encode())
-    public, private = split_description(desc)
-    write_private(os.path.join(job_dir, ENVIRONMENT_KEY), description_to_json(private).encode())
-    write_private(os.path.join(job_dir, DESCRIPTION_KEY), description_to_json(public).encode())
-    write_launch_settings(job_dir, environ)
-    jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc,
-                                  batch=command != SRUN_COMMAND))
-    sys.stdout.flush()   # the scheduler may be forked from here: nothing buffered twice
-    sys.stderr.flush()
-    ensure_scheduler(environ, conn=conn)
-    conn.close()
+    with jobdb.opened(environ) as conn:
+        _check_request(job, allocation, config, conn)
+        context = plan.context
+        count = job.array.count() if job.array else 1
+        base_id = jobdb.allocate_job_ids(conn, count)
+        if plan.submit.test_only:
+            return Submitted((), estimate=_estimate(base_id, allocation, partition.name))
+        workdir = _workdir(job, context)
+        environment = job_environment(job, dict(context.environment),
+                                      drop=_runtime_variables(dict(context.environment)))
+        desc = describe_job(job, allocation, context, base_id, config.cluster_name, workdir,
+                            environment)
+        desc["partition"] = partition.name
+        desc.update(profile_entry(job.k8s_contract or partition.contract))
+        job_dir = job_dir_of(environ, base_id)
+        os.makedirs(job_dir, mode=0o700, exist_ok=True)
+        write_private(os.path.join(job_dir, "script"),
+                      job.script.text.encode("utf-8", "surrogateescape"))
+        write_private(os.path.join(job_dir, "token"), secrets.token_hex(32).encode())
+        public, private = split_description(desc)
+        write_private(os.path.join(job_dir, ENVIRONMENT_KEY), description_to_json(private).encode())
+        write_private(os.path.join(job_dir, DESCRIPTION_KEY), description_to_json(public).encode())
+        write_launch_settings(job_dir, environ)
+        jobdb.insert_jobs(conn, _rows(job, allocation, context, base_id, job_dir, workdir, desc,
+                                      batch=command != SRUN_COMMAND))
+        sys.stdout.flush()   # the scheduler may be forked from here: nothing buffered twice
+        sys.stderr.flush()
+        ensure_scheduler(environ, conn=conn)
     return Submitted(tuple(range(base_id, base_id + count)))
 
 

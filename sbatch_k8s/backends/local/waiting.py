@@ -118,14 +118,13 @@ def wait_for_job(environ: Mapping[str, str], job_id: int) -> int:
     :data:`WAIT_LOOK_S` and restarts the scheduler if it died."""
     from sbatch_k8s.backends.local.wakeup import Waiter, ensure_scheduler
 
-    conn = jobdb.connect(environ)
-    waiter = Waiter(environ)
-    try:
-        while unfinished(conn, job_id):
-            ensure_scheduler(environ, nudge=False, conn=conn)
-            waiter.wait(WAIT_LOOK_S)
-        return exit_code_of(jobdb.select_jobs(conn, "job_id=? OR array_job_id=?",
-                                              (job_id, job_id)))
-    finally:
-        waiter.close()
-        conn.close()
+    with jobdb.opened(environ) as conn:
+        waiter = Waiter(environ)
+        try:
+            while unfinished(conn, job_id):
+                ensure_scheduler(environ, nudge=False, conn=conn)
+                waiter.wait(WAIT_LOOK_S)
+            return exit_code_of(jobdb.select_jobs(conn, "job_id=? OR array_job_id=?",
+                                                  (job_id, job_id)))
+        finally:
+            waiter.close()

@@ -85,13 +85,11 @@ def ensure_scheduler(environ: Mapping[str, str], nudge: bool = True,
         return
     if not nudge and _listening(fifo):
         return
-    own = conn is None
-    connection = jobdb.connect(environ) if conn is None else conn
-    try:
-        work = has_work(connection)
-    finally:
-        if own:
-            connection.close()
+    if conn is not None:
+        work = has_work(conn)
+    else:
+        with jobdb.opened(environ) as own:
+            work = has_work(own)
     if work:
         _start_or_wake(environ, directory, fifo)
 
